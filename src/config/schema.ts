@@ -1,0 +1,100 @@
+// The configuration's shape: one JSON Schema (validated with ajv, every problem listed) and the
+// TypeScript type it guarantees. Sections owned by other modules (the log sources) plug their own
+// schema in here so that the whole file is still checked in one pass.
+import type { JSONSchemaType } from 'ajv'
+
+export interface Config {
+  server: { host: string; port: number }
+  dataDir: string
+  api: { basePath: string; maxBodyBytes: number; tokenReloadMs: number }
+  backend: { kind: 'snowflake' | 'databricks' }
+  git: {
+    branch: string
+    committer: { name: string; email: string }
+    remote: { url: string | null }
+  }
+  reconcile: { schedule: string; massDeleteShare: number; massDeleteMin: number }
+  python: { command: string; poolSize: number; timeoutMs: number }
+  log: { level: string }
+  /** Sections owned by other modules (log sources, …); each checks its own. */
+  [section: string]: unknown
+}
+
+export const configSchema = {
+  type: 'object',
+  required: ['server', 'dataDir', 'api', 'backend', 'git', 'reconcile', 'python', 'log'],
+  properties: {
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['host', 'port'],
+      properties: {
+        host: { type: 'string', minLength: 1 },
+        port: { type: 'integer', minimum: 0, maximum: 65535 },
+      },
+    },
+    dataDir: { type: 'string', minLength: 1 },
+    api: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['basePath', 'maxBodyBytes', 'tokenReloadMs'],
+      properties: {
+        basePath: { type: 'string', pattern: '^/([A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*)?/?$' },
+        maxBodyBytes: { type: 'integer', minimum: 1024 },
+        tokenReloadMs: { type: 'integer', minimum: 10, maximum: 1000 },
+      },
+    },
+    backend: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { type: 'string', enum: ['snowflake', 'databricks'] } },
+    },
+    git: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['branch', 'committer', 'remote'],
+      properties: {
+        branch: { type: 'string', pattern: '^[A-Za-z0-9._/-]+$' },
+        committer: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name', 'email'],
+          properties: { name: { type: 'string', minLength: 1 }, email: { type: 'string', minLength: 1 } },
+        },
+        remote: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['url'],
+          properties: { url: { type: ['string', 'null'] } },
+        },
+      },
+    },
+    reconcile: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['schedule', 'massDeleteShare', 'massDeleteMin'],
+      properties: {
+        schedule: { type: 'string', minLength: 1 },
+        massDeleteShare: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        massDeleteMin: { type: 'integer', minimum: 0 },
+      },
+    },
+    python: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['command', 'poolSize', 'timeoutMs'],
+      properties: {
+        command: { type: 'string', minLength: 1 },
+        poolSize: { type: 'integer', minimum: 1, maximum: 64 },
+        timeoutMs: { type: 'integer', minimum: 100 },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['level'],
+      properties: { level: { type: 'string', enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] } },
+    },
+  },
+} as const satisfies Partial<JSONSchemaType<unknown>> | object

@@ -1,0 +1,55 @@
+// The seam between the rules service and the rule languages: one RuleEngine per kind checks a
+// rule beyond its JSON schema (the detection language) and runs its unit tests. Engines are pure
+// with respect to storage: they get the rule in file form and a read-only view of its neighbours.
+import type { RuleFile, RuleKind, RuleProblem, SupportFile } from '../rules/model.js'
+
+/** What an engine may look up while checking or testing a rule. */
+export interface EngineContext {
+  /** Any rule of the current revision (after the change under test is applied). */
+  findRule(id: string): RuleFile | undefined
+  /** Non-rule analysis files (globals, queries, Python streaming rules), by their id. */
+  findSupport(id: string): SupportFile | undefined
+}
+
+export interface FunctionOutcome {
+  output: unknown
+  error: string | null
+}
+
+export interface TestOutcome {
+  name: string
+  expected: boolean
+  /** The rule's outcome; null when it errored before producing one. */
+  actual: boolean | null
+  /** true / false; null when the test could not run (never reported as a pass). */
+  passed: boolean | null
+  error: string | null
+  /** Scheduled and simple rules: whether any function raised. */
+  errored?: boolean
+  /** Scheduled and simple rules: per function (`detection`, `title`, …) its output and error. */
+  functions?: Record<string, FunctionOutcome>
+  warnings?: string[]
+}
+
+export interface CheckResult {
+  errors: RuleProblem[]
+  warnings: RuleProblem[]
+}
+
+export interface RuleEngine {
+  readonly kind: RuleKind
+  /** Checks the rule's language content; every problem at once, each with its path. */
+  check(rule: RuleFile, ctx: EngineContext): CheckResult
+  /** Runs every test of the rule. Rejects with a RulekeeperError (e.g. 503) when it cannot run at all. */
+  runTests(rule: RuleFile, ctx: EngineContext): Promise<TestOutcome[]>
+}
+
+/** The engines this build has, by kind. Engines register themselves from engine/registry.ts. */
+export type EngineRegistry = Partial<Record<RuleKind, RuleEngine>>
+
+/** What is missing when a kind has no engine (used in 501 messages and `notRun` reasons). */
+export const MISSING_ENGINE: Record<RuleKind, string> = {
+  simple: 'the simple-rule (YAML detection) test engine is not available in this build',
+  correlation: 'the correlation-rule test evaluator is not available in this build',
+  scheduled: 'the Python test runner for scheduled rules is not available in this build',
+}

@@ -1,0 +1,74 @@
+// The one error module. Every failure the service can explain to a caller is a RulekeeperError with
+// a stable `code` and an HTTP `status`; only the error funnel (api/error-funnel.ts) turns them into
+// responses. Anything else that is thrown is an internal error: logged, never shown.
+
+export interface FieldProblem {
+  /** JSON pointer into the request body (API) or the file path (CLI/status). */
+  path: string
+  message: string
+  /** 1-based line and column inside a YAML-text field or file, when the problem has a location. */
+  line?: number
+  column?: number
+}
+
+export type ErrorCode =
+  | 'BadRequest'
+  | 'ValidationFailed'
+  | 'TestsFailed'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'Conflict'
+  | 'PayloadTooLarge'
+  | 'UnsupportedMediaType'
+  | 'NotImplemented'
+  | 'Unavailable'
+  | 'RefConflict'
+  | 'DataDirLocked'
+  | 'ConfigInvalid'
+
+const STATUS: Record<ErrorCode, number> = {
+  BadRequest: 400,
+  ValidationFailed: 400,
+  TestsFailed: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  NotImplemented: 501,
+  Unavailable: 503,
+  RefConflict: 409,
+  DataDirLocked: 500,
+  ConfigInvalid: 500,
+}
+
+export class RulekeeperError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  /** Extra members of the JSON error body (`errors`, `testResults`, …). */
+  readonly body: Record<string, unknown>
+
+  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}) {
+    super(message)
+    this.name = 'RulekeeperError'
+    this.code = code
+    this.status = STATUS[code]
+    this.body = body
+  }
+}
+
+export const badRequest = (message: string) => new RulekeeperError('BadRequest', message)
+export const notFound = (message: string) => new RulekeeperError('NotFound', message)
+export const conflict = (message: string) => new RulekeeperError('Conflict', message)
+export const notImplemented = (message: string) => new RulekeeperError('NotImplemented', message)
+export const unavailable = (message: string) => new RulekeeperError('Unavailable', message)
+
+export function validationFailed(errors: FieldProblem[], message = 'the request body is invalid'): RulekeeperError {
+  return new RulekeeperError('ValidationFailed', message, { errors })
+}
+
+export function isRulekeeperError(err: unknown): err is RulekeeperError {
+  return err instanceof RulekeeperError
+}

@@ -1,0 +1,53 @@
+// The domain model shared by every layer: the three rule kinds, a rule as read from its file
+// (file form: PascalCase keys, exactly the YAML structure), and the problems found in one.
+// Pure types and tiny helpers; imports nothing from api/, store/, reconcile/ or audit/.
+
+export const RULE_KINDS = ['correlation', 'scheduled', 'simple'] as const
+export type RuleKind = (typeof RULE_KINDS)[number]
+
+/** `AnalysisType` values of the three kinds served as rules. */
+export const ANALYSIS_TYPE: Record<RuleKind, string> = {
+  correlation: 'correlation_rule',
+  scheduled: 'scheduled_rule',
+  simple: 'rule',
+}
+
+export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const
+export type Severity = (typeof SEVERITIES)[number]
+
+/** A path inside a rule's file form, e.g. ['Detection', 0, 'Condition']. */
+export type DataPath = ReadonlyArray<string | number>
+
+export interface RuleProblem {
+  /** Where in the file form the problem is ([] = the file as a whole). */
+  path: DataPath
+  message: string
+  /** Set by the loader when the file's text is known. */
+  line?: number
+  column?: number
+}
+
+/**
+ * One rule as the engines see it: the file form (PascalCase keys, plain JSON values, YAML 1.2
+ * core schema), plus the Python source of a scheduled rule. Built from a file in the repository
+ * or from an API body mapped to file form; engines never know which.
+ */
+export interface RuleFile {
+  kind: RuleKind
+  id: string
+  /** Repository-relative path of the YAML file ('' for a rule not yet written). */
+  path: string
+  data: Readonly<Record<string, unknown>>
+  /** Scheduled rules: the module named by `Filename`. */
+  pythonSource?: string
+  pythonPath?: string
+}
+
+/** An analysis file the repository holds that is not served as a rule but that rules may need. */
+export interface SupportFile {
+  analysisType: string
+  path: string
+  data: Readonly<Record<string, unknown>>
+  /** `global` helpers: the module source named by `Filename`. */
+  pythonSource?: string
+}
