@@ -22,6 +22,8 @@ export interface RuleProblem {
   /** Where in the file form the problem is ([] = the file as a whole). */
   path: DataPath
   message: string
+  /** A stable tag for problems callers treat specially, e.g. 'DanglingReference'. */
+  code?: string
   /** Set by the loader when the file's text is known. */
   line?: number
   column?: number
