@@ -1,0 +1,133 @@
+// The bare rules repository: create it, read revisions, commit a set of file changes on top of a
+// parent and move the branch by compare-and-swap. The only module (with object-db.ts) that touches
+// Git's files; no working tree is ever needed.
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import git from 'isomorphic-git'
+import { ObjectBatch, ObjectDb, serializeCommit, TREE_MODE, type CommitInfo, type Person } from './object-db.js'
+import { clearStaleRefLock, compareAndSwapRef, readRef } from './ref-cas.js'
+import { editTree, type FileChanges } from './tree-edit.js'
+import { diffTrees, listFiles, type FileDiff, type FileEntry } from './tree-diff.js'
+
+export type { FileChanges, FileDiff, FileEntry, CommitInfo, Person }
+
+export interface NewCommit {
+  parent: string | null
+  changes: FileChanges
+  author: Person
+  committer: Person
+  message: string
+}
+
+export class GitRepository {
+  readonly db: ObjectDb
+  readonly ref: string
+
+  private constructor(
+    readonly gitdir: string,
+    readonly branch: string,
+  ) {
+    this.db = new ObjectDb(gitdir)
+    this.ref = `refs/heads/${branch}`
+  }
+
+  static exists(gitdir: string): boolean {
+    return fs.existsSync(path.join(gitdir, 'HEAD')) && fs.existsSync(path.join(gitdir, 'objects'))
+  }
+
+  /** Opens an existing bare repository, clearing a ref lock a crash of ours left behind. */
+  static async open(gitdir: string, branch: string): Promise<GitRepository> {
+    if (!GitRepository.exists(gitdir)) throw new Error(`no Git repository at ${gitdir}`)
+    const repo = new GitRepository(gitdir, branch)
+    await clearStaleRefLock(gitdir, repo.ref)
+    return repo
+  }
+
+  /** Creates an empty bare repository whose HEAD names `branch`. */
+  static async init(gitdir: string, branch: string): Promise<GitRepository> {
+    await fsp.mkdir(gitdir, { recursive: true })
+    await git.init({ fs, gitdir, bare: true, defaultBranch: branch })
+    // Let plain `git push` into this repository update the checked-out-less branch.
+    await git.setConfig({ fs, gitdir, path: 'receive.denyCurrentBranch', value: 'ignore' })
+    return new GitRepository(gitdir, branch)
+  }
+
+  head(): Promise<string | null> {
+    return readRef(this.gitdir, this.ref)
+  }
+
+  readCommit(oid: string): Promise<CommitInfo> {
+    return this.db.readCommit(oid)
+  }
+
+  async treeOf(commit: string | null): Promise<string | null> {
+    return commit ? (await this.db.readCommit(commit)).tree : null
+  }
+
+  async listFiles(commit: string): Promise<FileEntry[]> {
+    const tree = await this.treeOf(commit)
+    return tree ? listFiles(this.db, tree) : []
+  }
+
+  async diff(oldCommit: string | null, newCommit: string): Promise<FileDiff[]> {
+    return diffTrees(this.db, await this.treeOf(oldCommit), await this.treeOf(newCommit))
+  }
+
+  /** The blob oid at `filePath` in a tree, or null. */
+  async blobAt(tree: string | null, filePath: string): Promise<string | null> {
+    let cur = tree
+    const parts = filePath.split('/')
+    for (let i = 0; i < parts.length && cur; i++) {
+      const e = (await this.db.readTree(cur)).find((x) => x.name === parts[i])
+      if (!e) return null
+      if (i === parts.length - 1) return e.mode === TREE_MODE ? null : e.oid
+      cur = e.mode === TREE_MODE ? e.oid : null
+    }
+    return null
+  }
+
+  readBlob(oid: string): Promise<Buffer> {
+    return this.db.readBlob(oid)
+  }
+
+  /**
+   * Builds the commit objects for a chain of changes (each on the previous) into one batch; the
+   * caller writes the batch once (one round of fsyncs for all of them) and then moves the branch.
+   */
+  async buildCommit(batch: ObjectBatch, c: NewCommit, parentTree?: string | null): Promise<{ commit: string; tree: string }> {
+    const base = parentTree !== undefined ? parentTree : await this.treeOf(c.parent)
+    const tree = await editTree(this.db, batch, base, c.changes)
+    const commit = batch.add(
+      'commit',
+      serializeCommit({ tree, parents: c.parent ? [c.parent] : [], author: c.author, committer: c.committer, message: c.message }),
+    )
+    return { commit, tree }
+  }
+
+  writeObjects(batch: ObjectBatch): Promise<void> {
+    return this.db.writeBatch(batch)
+  }
+
+  /** Moves the branch from `expected` to `next`; throws RefConflictError if it moved meanwhile. */
+  moveBranch(expected: string | null, next: string): Promise<void> {
+    return compareAndSwapRef(this.gitdir, this.ref, expected, next)
+  }
+
+  /**
+   * The first-parent chain from `to` back to (excluding) `from`, oldest first; null when `from` is
+   * not on that chain (history rewritten), so the caller must rebuild from scratch.
+   */
+  async firstParentChain(from: string | null, to: string, limit = 1_000_000): Promise<CommitInfo[] | null> {
+    const out: CommitInfo[] = []
+    let cur: string | null = to
+    while (cur && cur !== from) {
+      if (out.length >= limit) return null
+      const c: CommitInfo = await this.db.readCommit(cur)
+      out.push(c)
+      cur = c.parents[0] ?? null
+    }
+    if (cur !== from) return null
+    return out.reverse()
+  }
+}

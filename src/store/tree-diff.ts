@@ -1,0 +1,48 @@
+// Tree walks: every file of a revision, and the files that differ between two revisions. Equal
+// subtrees (same oid) are skipped without being read, so a diff costs what changed, not the size
+// of the repository.
+import { ObjectDb, TREE_MODE } from './object-db.js'
+
+export interface FileEntry {
+  path: string
+  oid: string
+}
+
+export interface FileDiff {
+  path: string
+  oldOid: string | null
+  newOid: string | null
+}
+
+const skipFolder = (name: string) => name.startsWith('.') || name === '__pycache__'
+
+export async function listFiles(db: ObjectDb, treeOid: string, prefix = ''): Promise<FileEntry[]> {
+  const out: FileEntry[] = []
+  for (const e of await db.readTree(treeOid)) {
+    const p = prefix ? `${prefix}/${e.name}` : e.name
+    if (e.mode === TREE_MODE) {
+      if (!skipFolder(e.name)) out.push(...(await listFiles(db, e.oid, p)))
+    } else if (e.mode !== '160000') out.push({ path: p, oid: e.oid })
+  }
+  return out
+}
+
+export async function diffTrees(db: ObjectDb, oldTree: string | null, newTree: string | null, prefix = ''): Promise<FileDiff[]> {
+  if (oldTree === newTree) return []
+  const a = new Map((oldTree ? await db.readTree(oldTree) : []).map((e) => [e.name, e]))
+  const b = new Map((newTree ? await db.readTree(newTree) : []).map((e) => [e.name, e]))
+  const out: FileDiff[] = []
+  for (const name of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(name)
+    const y = b.get(name)
+    if (x && y && x.oid === y.oid && x.mode === y.mode) continue
+    const p = prefix ? `${prefix}/${name}` : name
+    const xTree = x?.mode === TREE_MODE ? x.oid : null
+    const yTree = y?.mode === TREE_MODE ? y.oid : null
+    if ((xTree || yTree) && !skipFolder(name)) out.push(...(await diffTrees(db, xTree, yTree, p)))
+    const xFile = x && x.mode !== TREE_MODE && x.mode !== '160000' ? x.oid : null
+    const yFile = y && y.mode !== TREE_MODE && y.mode !== '160000' ? y.oid : null
+    if (xFile !== yFile) out.push({ path: p, oldOid: xFile, newOid: yFile })
+  }
+  return out
+}
