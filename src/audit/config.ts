@@ -1,0 +1,119 @@
+// The `logSources:` and `audit:` config sections: their shape, their defaults, and the check that
+// loadConfig runs with every other section (registered at module load, so importing this module
+// before loadConfig is enough). resolveLogSources turns the raw sections into trusted settings.
+import { registerConfigSection } from '../config/load.js'
+
+export type AuthMethod = 'Bearer'
+
+export interface SourceLimits {
+  /** Bytes on the wire (after any transfer framing, before gzip inflation). */
+  maxCompressedBytes: number
+  /** Bytes after gzip inflation: the gzip-bomb bound. */
+  maxDecompressedBytes: number
+  maxRecords: number
+}
+
+export interface LogSourceConfig {
+  id: string
+  logType: string
+  auth: { method: AuthMethod; tokenEnv: string }
+  limits: SourceLimits
+}
+
+export interface AuditSettings {
+  /** A data file is closed and a new one started once it passes this size. */
+  fileRollBytes: number
+  dedupWindowHours: number
+  maxErrorsInResponse: number
+}
+
+export const SUPPORTED_LOG_TYPES = ['Editor.Audit'] as const
+const SUPPORTED_AUTH: readonly string[] = ['Bearer']
+const SOURCE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/
+
+export const DEFAULT_LIMITS: SourceLimits = {
+  maxCompressedBytes: 1024 * 1024,
+  maxDecompressedBytes: 16 * 1024 * 1024,
+  maxRecords: 10_000,
+}
+export const DEFAULT_AUDIT: AuditSettings = { fileRollBytes: 128 * 1024 * 1024, dedupWindowHours: 24, maxErrorsInResponse: 20 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0
+
+/** Lists every problem of the two sections; an empty list means resolveLogSources will succeed. */
+export function checkAuditConfig(config: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  const audit = config.audit
+  if (audit !== undefined) {
+    if (!isObject(audit)) problems.push('/audit must be an object')
+    else {
+      for (const [k, v] of Object.entries(audit)) {
+        if (k === 'limits') problems.push(...checkLimits('/audit/limits', v))
+        else if (k in DEFAULT_AUDIT) {
+          if (!isPositiveInt(v)) problems.push(`/audit/${k} must be a positive integer`)
+        } else problems.push(`/audit/${k} is not a known setting`)
+      }
+    }
+  }
+  const sources = config.logSources
+  if (sources === undefined) return problems
+  if (!Array.isArray(sources)) return [...problems, '/logSources must be a list']
+  const seen = new Set<string>()
+  sources.forEach((s, i) => {
+    const at = `/logSources/${i}`
+    if (!isObject(s)) return void problems.push(`${at} must be an object`)
+    for (const k of Object.keys(s)) {
+      if (!['id', 'logType', 'auth', 'limits'].includes(k)) problems.push(`${at}/${k} is not a known setting`)
+    }
+    if (typeof s.id !== 'string' || !SOURCE_ID.test(s.id)) problems.push(`${at}/id must match ${SOURCE_ID.source}`)
+    else if (seen.has(s.id)) problems.push(`${at}/id "${s.id}" is used twice`)
+    else seen.add(s.id)
+    if (!(SUPPORTED_LOG_TYPES as readonly unknown[]).includes(s.logType)) {
+      problems.push(`${at}/logType must be one of ${SUPPORTED_LOG_TYPES.join(', ')}`)
+    }
+    if (!isObject(s.auth)) problems.push(`${at}/auth must be an object`)
+    else {
+      if (!SUPPORTED_AUTH.includes(s.auth.method as string)) problems.push(`${at}/auth/method must be one of ${SUPPORTED_AUTH.join(', ')}`)
+      if (typeof s.auth.tokenEnv !== 'string' || !ENV_NAME.test(s.auth.tokenEnv)) {
+        problems.push(`${at}/auth/tokenEnv must name an environment variable`)
+      }
+    }
+    if (s.limits !== undefined) problems.push(...checkLimits(`${at}/limits`, s.limits))
+  })
+  return problems
+}
+
+function checkLimits(at: string, v: unknown): string[] {
+  if (!isObject(v)) return [`${at} must be an object`]
+  const problems: string[] = []
+  for (const [k, n] of Object.entries(v)) {
+    if (!(k in DEFAULT_LIMITS)) problems.push(`${at}/${k} is not a known limit`)
+    else if (!isPositiveInt(n)) problems.push(`${at}/${k} must be a positive integer`)
+  }
+  return problems
+}
+
+registerConfigSection(checkAuditConfig)
+
+/** Settings with defaults applied. Call only on a config that passed checkAuditConfig. */
+export function resolveLogSources(config: Record<string, unknown>): { sources: LogSourceConfig[]; audit: AuditSettings } {
+  const problems = checkAuditConfig(config)
+  if (problems.length > 0) throw new Error(`invalid log-source configuration: ${problems.join('; ')}`)
+  const audit = (config.audit ?? {}) as Partial<AuditSettings> & { limits?: Partial<SourceLimits> }
+  const baseLimits = { ...DEFAULT_LIMITS, ...(audit.limits ?? {}) }
+  const settings: AuditSettings = {
+    fileRollBytes: audit.fileRollBytes ?? DEFAULT_AUDIT.fileRollBytes,
+    dedupWindowHours: audit.dedupWindowHours ?? DEFAULT_AUDIT.dedupWindowHours,
+    maxErrorsInResponse: audit.maxErrorsInResponse ?? DEFAULT_AUDIT.maxErrorsInResponse,
+  }
+  const raw = (config.logSources ?? []) as Array<Record<string, any>>
+  const sources = raw.map((s) => ({
+    id: s.id as string,
+    logType: s.logType as string,
+    auth: { method: s.auth.method as AuthMethod, tokenEnv: s.auth.tokenEnv as string },
+    limits: { ...baseLimits, ...(s.limits ?? {}) },
+  }))
+  return { sources, audit: settings }
+}

@@ -1,0 +1,77 @@
+// Checks one `Editor.Audit` record and builds the stored form: the record as it came (integer
+// counts sent as strings turned into numbers) plus the standard p_* fields that rules and
+// correlation rules join on.
+import {
+  EDITOR_AUDIT_KINDS, EMAIL_FIELDS, ENVELOPE_KEYS, describeSchemaError, editorAuditValidator,
+} from './editor-audit-schema.js'
+
+export type RecordVerdict =
+  | { ok: true; stored: Record<string, unknown>; eventMs: number; id: string | undefined; unknownKind: boolean }
+  | { ok: false; reason: string }
+
+export interface StandardFieldContext {
+  sourceId: string
+  parseTime: string
+  rowId: string
+}
+
+export const LOG_TYPE = 'Editor.Audit'
+
+const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Sorted distinct non-empty values, `unknown` excluded (the vendor's placeholder for system events). */
+function indicatorList(values: unknown[]): string[] {
+  const set = new Set<string>()
+  for (const v of values) if (typeof v === 'string' && v !== '' && v !== 'unknown') set.add(v)
+  return [...set].sort()
+}
+
+export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext): RecordVerdict {
+  if (!isObject(value)) return { ok: false, reason: 'the record is not a JSON object' }
+  const validate = editorAuditValidator()
+  if (!validate(value)) return { ok: false, reason: describeSchemaError(validate.errors) }
+
+  const extra = Object.keys(value).filter((k) => !ENVELOPE_KEYS.has(k))
+  const reserved = extra.find((k) => k.startsWith('p_'))
+  if (reserved) return { ok: false, reason: `${reserved}: top-level p_* fields are reserved for standard fields` }
+  if (extra.length === 0) return { ok: false, reason: 'the record names no event kind (one top-level key besides the envelope)' }
+  const known = extra.filter((k) => k in EDITOR_AUDIT_KINDS)
+  if (known.length > 1) return { ok: false, reason: `the record names more than one event kind: ${known.join(', ')}` }
+  const kind = known[0]
+  if (kind === undefined && extra.length > 1) {
+    return { ok: false, reason: `the record names more than one event kind: ${extra.join(', ')}` }
+  }
+
+  const metadata = value.metadata as Record<string, any>
+  const eventMs = Date.parse(metadata.timestamp)
+  if (!Number.isFinite(eventMs)) return { ok: false, reason: 'metadata.timestamp cannot be read as a point in time' }
+
+  if (kind !== undefined) {
+    const detail = value[kind] as Record<string, unknown>
+    // Check every count before changing any, so a rejected record is kept exactly as it came.
+    const counts: Array<[string, number]> = []
+    for (const [field, t] of Object.entries(EDITOR_AUDIT_KINDS[kind]!)) {
+      if (t !== 'i' || detail[field] === undefined) continue
+      const n = Number(detail[field])
+      if (!Number.isSafeInteger(n)) return { ok: false, reason: `${kind}.${field} must be an integer within ±2^53` }
+      counts.push([field, n])
+    }
+    for (const [field, n] of counts) detail[field] = n
+  }
+
+  const context = isObject(metadata.context) ? metadata.context : {}
+  const detail = kind !== undefined ? (value[kind] as Record<string, unknown>) : {}
+  const stored: Record<string, unknown> = {
+    ...value,
+    p_log_type: LOG_TYPE,
+    p_event_time: new Date(eventMs).toISOString(),
+    p_parse_time: ctx.parseTime,
+    p_row_id: ctx.rowId,
+    p_source_id: ctx.sourceId,
+    p_any_ip_addresses: indicatorList([value.ip_address]),
+    p_any_emails: indicatorList([value.user_email, ...(EMAIL_FIELDS[kind ?? ''] ?? []).map((f) => detail[f])]),
+    p_any_trace_ids: indicatorList([metadata.id, context.request_id]),
+    p_any_actor_ids: indicatorList([context.auth_id]),
+  }
+  return { ok: true, stored, eventMs, id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined, unknownKind: kind === undefined }
+}

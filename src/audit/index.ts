@@ -1,0 +1,48 @@
+// Entry point of the HTTP log sources: builds every configured source (token, recovery of its files,
+// duplicate filter) and the router that serves them. The composition root mounts `router` at the
+// root, prints `bannerLines`, and awaits `close()` on shutdown so queued lines are flushed.
+import type { Router } from '@koa/router'
+import type { Registry } from 'prom-client'
+import type { Logger } from '../log.js'
+import { resolveLogSources } from './config.js'
+import { createIngestMetrics } from './ingest-metrics.js'
+import { createIngestRouter } from './ingest-router.js'
+import { LogSource } from './log-source.js'
+
+export interface LogSources {
+  router: Router
+  bannerLines: string[]
+  close(): Promise<void>
+}
+
+export async function createLogSources(opts: {
+  config: Record<string, unknown>
+  dataDir: string
+  logger: Logger
+  metrics: Registry
+  env: Record<string, string | undefined>
+}): Promise<LogSources> {
+  const { sources: configs, audit } = resolveLogSources(opts.config)
+  const metrics = createIngestMetrics(opts.metrics)
+  const sources = new Map<string, LogSource>()
+  try {
+    for (const config of configs) {
+      sources.set(
+        config.id,
+        await LogSource.open({ config, settings: audit, dataDir: opts.dataDir, env: opts.env, logger: opts.logger, metrics }),
+      )
+    }
+  } catch (err) {
+    for (const s of sources.values()) await s.close()
+    throw err
+  }
+  return {
+    router: createIngestRouter(sources, metrics),
+    bannerLines: [...sources.values()].map((s) => s.auth.bannerLine),
+    async close() {
+      for (const s of sources.values()) await s.close()
+    },
+  }
+}
+
+export { checkAuditConfig } from './config.js'

@@ -1,0 +1,152 @@
+// One running log source: its authenticator, its writer and duplicate filter, and storeDelivery,
+// which sorts a parsed delivery into accepted, rejected and duplicate records, queues the lines,
+// and answers only once they are durable.
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import type { Logger } from '../log.js'
+import type { AuditSettings, LogSourceConfig } from './config.js'
+import { DuplicateFilter } from './duplicate-filter.js'
+import { checkEditorAuditRecord } from './editor-audit-record.js'
+import { GroupCommitWriter, type AppendEntry } from './group-commit-writer.js'
+import type { IngestMetrics } from './ingest-metrics.js'
+import { hasIllFormedText, type ParsedPayload } from './parse-payload.js'
+import { recoverSourceFiles } from './recover-store.js'
+import { createSourceAuthenticator, type SourceAuthenticator } from './source-auth.js'
+
+export interface DeliveryResult {
+  accepted: number
+  rejected: number
+  duplicates: number
+  unknownKind: number
+  errors: Array<{ index: number; line?: number; message: string }>
+}
+
+export class LogSource {
+  readonly filter: DuplicateFilter
+  private readonly writer: GroupCommitWriter
+  // p_row_id: a per-start random prefix and a counter are unique without coordination.
+  private readonly rowPrefix = randomBytes(6).toString('hex')
+  private rowSeq = 0
+  private pruneTimer: NodeJS.Timeout
+
+  private constructor(
+    readonly config: LogSourceConfig,
+    readonly auth: SourceAuthenticator,
+    private readonly settings: AuditSettings,
+    private readonly logsRoot: string,
+    private readonly metrics: IngestMetrics,
+  ) {
+    this.filter = new DuplicateFilter(settings.dedupWindowHours * 3600_000)
+    this.writer = new GroupCommitWriter({
+      root: logsRoot,
+      filePrefix: config.id,
+      rollBytes: settings.fileRollBytes,
+      onCommit: ({ seconds, lines }) => {
+        metrics.fsyncSeconds.observe({ source: config.id }, seconds)
+        metrics.batchLines.observe({ source: config.id }, lines)
+      },
+    })
+    this.pruneTimer = setInterval(() => this.filter.prune(Date.now()), 60_000)
+    this.pruneTimer.unref()
+  }
+
+  static async open(opts: {
+    config: LogSourceConfig
+    settings: AuditSettings
+    dataDir: string
+    env: Record<string, string | undefined>
+    logger: Logger
+    metrics: IngestMetrics
+  }): Promise<LogSource> {
+    const auth = await createSourceAuthenticator(opts.config, opts.dataDir, opts.env)
+    const root = path.join(opts.dataDir, 'logs')
+    const source = new LogSource(opts.config, auth, opts.settings, root, opts.metrics)
+    const report = await recoverSourceFiles({
+      root, logType: opts.config.logType, sourceId: opts.config.id, filter: source.filter, now: Date.now(),
+    })
+    for (const t of report.tornTails) {
+      opts.logger.warn({ source: opts.config.id, file: t.file, offset: t.offset, bytes: t.bytes }, 'moved a torn tail to _rejected')
+      opts.metrics.records.inc({ source: opts.config.id, outcome: 'torn_tail' })
+    }
+    opts.logger.info({ source: opts.config.id, files: report.files, ids: report.idsLoaded }, 'log source ready')
+    return source
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pruneTimer)
+    await this.writer.close()
+  }
+
+  async storeDelivery(payload: ParsedPayload): Promise<DeliveryResult> {
+    const now = Date.now()
+    const receivedAt = new Date(now).toISOString()
+    const sourceId = this.config.id
+    const logType = this.config.logType
+    const rejectedDir = path.join('_rejected', logType, `dt=${receivedAt.slice(0, 10)}`)
+    const result: DeliveryResult = { accepted: 0, rejected: 0, duplicates: 0, unknownKind: 0, errors: [] }
+    const entries: AppendEntry[] = []
+    const newIds: string[] = []
+    const idsInThisRequest = new Set<string>()
+    const waitFor = new Set<Promise<void>>()
+
+    const reject = (index: number, line: number | undefined, message: string, raw: unknown) => {
+      result.rejected++
+      if (result.errors.length < this.settings.maxErrorsInResponse) result.errors.push({ index, ...(line ? { line } : {}), message })
+      entries.push({
+        dir: rejectedDir,
+        line: JSON.stringify({ error: message, receivedAt, sourceId, index, ...(line ? { line } : {}), raw }),
+      })
+    }
+
+    // Everything from here to markPending is synchronous, so no other request can slip in between
+    // checking an id and marking it queued.
+    for (const item of payload.items) {
+      if ('unreadable' in item) {
+        reject(item.index, item.line, item.unreadable, item.raw)
+        continue
+      }
+      if (payload.suspectUnicode && hasIllFormedText(item.value)) {
+        reject(item.index, item.line, 'the record holds invalid UTF-8 (kept with each bad byte 0xNN as \\udcNN)', item.value)
+        continue
+      }
+      const verdict = checkEditorAuditRecord(item.value, {
+        sourceId,
+        parseTime: receivedAt,
+        rowId: `${this.rowPrefix}${(this.rowSeq++).toString(36).padStart(8, '0')}`,
+      })
+      if (!verdict.ok) {
+        reject(item.index, item.line, verdict.reason, item.value)
+        continue
+      }
+      if (verdict.id !== undefined) {
+        if (idsInThisRequest.has(verdict.id)) {
+          result.duplicates++
+          continue
+        }
+        const seen = this.filter.check(verdict.id, now)
+        if (seen.kind !== 'new') {
+          result.duplicates++
+          if (seen.kind === 'pending') waitFor.add(seen.commit)
+          continue
+        }
+        idsInThisRequest.add(verdict.id)
+        newIds.push(verdict.id)
+      }
+      const t = new Date(verdict.eventMs).toISOString()
+      entries.push({ dir: path.join(logType, `dt=${t.slice(0, 10)}`, `hour=${t.slice(11, 13)}`), line: JSON.stringify(verdict.stored) })
+      result.accepted++
+      if (verdict.unknownKind) result.unknownKind++
+    }
+    const commit = this.writer.append(entries)
+    this.filter.markPending(newIds, now, commit)
+    // A duplicate of a record still in flight is acknowledged only once that record is durable.
+    await Promise.all([commit, ...waitFor])
+
+    const m = this.metrics.records
+    m.inc({ source: sourceId, outcome: 'accepted' }, result.accepted)
+    m.inc({ source: sourceId, outcome: 'rejected' }, result.rejected)
+    m.inc({ source: sourceId, outcome: 'duplicate' }, result.duplicates)
+    m.inc({ source: sourceId, outcome: 'unknown_kind' }, result.unknownKind)
+    return result
+  }
+}
