@@ -2,7 +2,10 @@
 // without one answers 501 on writes that must run its tests, and `rulekeeper test` reports its
 // tests as not run.
 import type { EngineRegistry } from './engine.js'
+import { correlationEngine } from './correlation/index.js'
 
 export function createEngineRegistry(): EngineRegistry {
-  return {}
+  return {
+    correlation: correlationEngine,
+  }
 }

@@ -1,0 +1,61 @@
+// Running a correlation rule's unit tests (§2.1, §2.2): each test is one run over its signals;
+// the rule matches if some join value completes the Group or Sequence. A test whose data is
+// wrong (unknown step, bad or mixed timestamps) is an error, never a silent pass or fail.
+import type { TestOutcome } from '../engine.js'
+import { evaluateGroup, type StepTimes } from './evaluate-group.js'
+import { evaluateSequence } from './evaluate-sequence.js'
+import type { CompiledDetection } from './model.js'
+import { describe, isPlainObject } from './problems.js'
+import { collectSignals, type RunSignals } from './signals.js'
+import { UNITS_PER_MINUTE } from './timestamps.js'
+
+const NO_TIMES: readonly number[] = []
+
+/**
+ * Whether one run matches. Candidate join values: every value seen on a joined step, plus one value
+ * seen nowhere (it matters when unjoined steps alone can satisfy the rule). Each candidate costs
+ * O(signals of that value + signals of unjoined steps).
+ */
+export function evaluateRun(detection: CompiledDetection, signals: RunSignals): boolean {
+  if (signals.kind === null) return false
+  const unit = UNITS_PER_MINUTE[signals.kind]
+  const gaps = detection.gapMinutes.map((g) => g * unit)
+  const candidates: Array<string | null> = [...signals.values, null]
+  for (const value of candidates) {
+    const steps: StepTimes[] = detection.steps.map((step, i) => {
+      const kept = signals.steps[i]!
+      const times = step.joinFields.size === 0 ? kept.all : value === null ? NO_TIMES : (kept.byValue.get(value) ?? NO_TIMES)
+      return { times, minMatchCount: step.minMatchCount, maxMatchCount: step.maxMatchCount, absent: step.absent }
+    })
+    const matched =
+      detection.shape === 'Group' ? evaluateGroup(steps, detection.groupMinMatchCount) : evaluateSequence(steps, gaps)
+    if (matched) return true
+  }
+  return false
+}
+
+/** Runs one test item `{Name, ExpectedResult, RuleOutputs}`. */
+export function runCorrelationTest(detection: CompiledDetection, test: unknown, index: number): TestOutcome {
+  if (!isPlainObject(test)) {
+    return failed(`test ${index + 1}`, false, `a test must be a map with Name, ExpectedResult and RuleOutputs, got ${describe(test)}`)
+  }
+  const name = typeof test['Name'] === 'string' ? test['Name'] : `test ${index + 1}`
+  const expectedRaw = test['ExpectedResult']
+  const expected = expectedRaw === true
+  if (typeof expectedRaw !== 'boolean') {
+    return failed(name, expected, `ExpectedResult must be true or false, got ${describe(expectedRaw)}`)
+  }
+  const { signals, errors, warnings } = collectSignals(detection, test['RuleOutputs'])
+  if (signals === null) return failed(name, expected, errors.join('; '), warnings)
+  const actual = evaluateRun(detection, signals)
+  const outcome: TestOutcome = { name, expected, actual, passed: actual === expected, error: null }
+  if (warnings.length > 0) outcome.warnings = warnings
+  return outcome
+}
+
+/** A test that ran into bad data: it has no outcome and counts as failed (it did run). */
+function failed(name: string, expected: boolean, error: string, warnings: string[] = []): TestOutcome {
+  const outcome: TestOutcome = { name, expected, actual: null, passed: false, error }
+  if (warnings.length > 0) outcome.warnings = warnings
+  return outcome
+}
