@@ -3,9 +3,11 @@
 // tests as not run.
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
+import { simpleEngine } from './simple/index.js'
 
 export function createEngineRegistry(): EngineRegistry {
   return {
     correlation: correlationEngine,
+    simple: simpleEngine,
   }
 }
