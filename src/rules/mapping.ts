@@ -1,0 +1,113 @@
+// API resource ⇄ file form. A rule's API view (camelCase, YAML-text fields as text, defaults
+// filled in) is derived from its file data; a write body becomes file data in the canonical key
+// order, leaving out optional keys that hold their default so files stay what a person would write.
+import { ANALYSIS_TYPE, SEVERITIES, type RuleKind, type Severity } from './model.js'
+import { fieldsOf, RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { stringifyYaml } from './yaml-text.js'
+
+/** The order keys take in a file the service creates (files people wrote keep their own). */
+export const CANONICAL_KEY_ORDER = [
+  'AnalysisType', 'Filename', 'RuleID', 'DisplayName', 'Enabled', 'CreateAlert', 'LogTypes', 'ScheduledQueries',
+  'Severity', 'Description', 'Reference', 'Runbook', 'Reports', 'Tags', 'Detection', 'InlineFilters', 'AlertTitle',
+  'AlertContext', 'DynamicSeverities', 'GroupBy', 'Threshold', 'DedupPeriodMinutes', 'OutputIds',
+  'SummaryAttributes', 'Managed', 'CreatedBy', 'Status', 'BaseVersion', 'OnlyUseBaseRiskScore', 'Tests',
+]
+
+const FILE_SEVERITY: Record<Severity, string> = { INFO: 'Info', LOW: 'Low', MEDIUM: 'Medium', HIGH: 'High', CRITICAL: 'Critical' }
+
+/** `High`, `HIGH`, `high` → `HIGH`; anything else is returned as given (the schema rejects it). */
+export function apiSeverity(v: unknown): unknown {
+  if (typeof v !== 'string') return v
+  const up = v.toUpperCase()
+  return (SEVERITIES as readonly string[]).includes(up) ? up : v
+}
+
+function mapKeys(obj: unknown, table: Record<string, string>, nested?: (k: string, v: unknown) => unknown): unknown {
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return obj
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(obj)) {
+    const nk = table[k] ?? k
+    out[nk] = nested ? nested(k, v) : v
+  }
+  return out
+}
+
+const invert = (t: Record<string, string>) => Object.fromEntries(Object.entries(t).map(([a, b]) => [b, a]))
+const TEST_KEYS_FROM_FILE = invert(TEST_KEYS)
+const RULE_OUTPUT_KEYS_FROM_FILE = invert(RULE_OUTPUT_KEYS)
+
+function testsToFile(tests: unknown): unknown {
+  if (!Array.isArray(tests)) return tests
+  return tests.map((t) =>
+    mapKeys(t, TEST_KEYS, (k, v) => (k === 'ruleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS)) : v)),
+  )
+}
+
+export function testsFromFile(tests: unknown): unknown {
+  if (!Array.isArray(tests)) return tests
+  return tests.map((t) =>
+    mapKeys(t, TEST_KEYS_FROM_FILE, (k, v) => (k === 'RuleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS_FROM_FILE)) : v)),
+  )
+}
+
+/** Python test items always show their mocks (default []) so a GET → edit → PUT round trip is exact. */
+function withTestDefaults(kind: RuleKind, tests: unknown): unknown {
+  if (kind === 'correlation' || !Array.isArray(tests)) return tests
+  return tests.map((t) => (t && typeof t === 'object' && !('mocks' in t) ? { ...t, mocks: [] } : t))
+}
+
+const deepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Write body (validated, read-only fields removed, YAML-text fields already parsed into `structures`)
+ * → file data in canonical key order. `pyFilename` names the module of a scheduled rule.
+ */
+export function bodyToFileData(
+  kind: RuleKind,
+  body: Record<string, unknown>,
+  structures: Record<string, unknown>,
+  pyFilename?: string,
+): Record<string, unknown> {
+  const data: Record<string, unknown> = { AnalysisType: ANALYSIS_TYPE[kind] }
+  if (kind === 'scheduled' && pyFilename) data.Filename = pyFilename
+  for (const f of fieldsOf(kind)) {
+    if (f.readOnly) continue
+    let v = f.yamlText ? structures[f.api] : body[f.api]
+    if (v === undefined) {
+      if (f.alwaysWritten && f.default !== undefined) data[f.file] = f.default
+      continue
+    }
+    if (!f.alwaysWritten && f.default !== undefined && deepEqual(v, f.default)) continue
+    if (f.api === 'severity') v = FILE_SEVERITY[v as Severity] ?? v
+    if (f.api === 'tests') v = testsToFile(v)
+    data[f.file] = v
+  }
+  const ordered: Record<string, unknown> = {}
+  for (const k of CANONICAL_KEY_ORDER) if (k in data) ordered[k] = data[k]
+  return ordered
+}
+
+/** File data → the API view of the rule (every field with its effective value; no metadata). */
+export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unknown>>, pythonSource?: string): Record<string, unknown> {
+  const view: Record<string, unknown> = {}
+  for (const f of fieldsOf(kind)) {
+    const raw = data[f.file]
+    if (f.yamlText) {
+      if (raw !== undefined && raw !== null) view[f.api] = stringifyYaml(raw)
+      else if (f.requiredOnWrite) view[f.api] = ''
+      continue
+    }
+    let v = raw === undefined || raw === null ? f.default : raw
+    if (f.api === 'severity') v = apiSeverity(v)
+    if (f.api === 'tests') v = withTestDefaults(kind, testsFromFile(v))
+    if (f.api === 'id' && typeof v !== 'string' && v !== undefined) v = String(v)
+    if (v !== undefined) view[f.api] = v
+  }
+  if (kind === 'scheduled') view.body = pythonSource ?? ''
+  return view
+}
+
+/** The file key of an API field of a kind (for mapping validation errors back to file paths). */
+export function fileKeyOf(kind: RuleKind, api: string): string | undefined {
+  return fieldsOf(kind).find((f) => f.api === api)?.file
+}

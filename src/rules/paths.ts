@@ -1,0 +1,49 @@
+// Where a new rule's files go: `<kind folder>/<group>/<file>.yml` with the group the id's first
+// dot-separated segment in lower case, both sanitized to [A-Za-z0-9._-]; a clash with an existing
+// file gets a short hash of the id. Every path is checked to stay inside the repository tree.
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import type { RuleKind } from './model.js'
+
+export const KIND_FOLDER: Record<RuleKind, string> = {
+  simple: 'simple_rules',
+  scheduled: 'scheduled_rules',
+  correlation: 'correlation_rules',
+}
+
+export function sanitizeSegment(s: string): string {
+  const out = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_')
+  return out === '' ? '_' : out
+}
+
+export function shortIdHash(id: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 8)
+}
+
+/** Candidate YAML paths for a new rule, best first (the plain one, then the hashed one). */
+export function newRulePaths(kind: RuleKind, id: string): string[] {
+  const group = sanitizeSegment((id.split('.')[0] ?? '').toLowerCase())
+  const file = sanitizeSegment(id)
+  const dir = `${KIND_FOLDER[kind]}/${group}`
+  // Keep file names within common file-system limits (255 bytes) even for 255-character ids.
+  const base = file.length > 200 ? `${file.slice(0, 200)}_${shortIdHash(id)}` : file
+  return [`${dir}/${base}.yml`, `${dir}/${base}_${shortIdHash(id)}.yml`].map(assertInsideRepo)
+}
+
+/** The `.py` beside a scheduled rule's YAML file. */
+export function pythonPathFor(yamlPath: string, filename?: string): string {
+  const dir = path.posix.dirname(yamlPath)
+  const name = filename ?? `${path.posix.basename(yamlPath).replace(/\.ya?ml$/, '')}.py`
+  return assertInsideRepo(dir === '.' ? name : `${dir}/${name}`)
+}
+
+/** Rejects absolute paths, `..` segments and empty segments: nothing may land outside the tree. */
+export function assertInsideRepo(p: string): string {
+  const norm = path.posix.normalize(p)
+  if (norm !== p || p.startsWith('/') || p.split('/').some((s) => s === '' || s === '..' || s === '.' || s === '.git')) {
+    throw new Error(`path ${JSON.stringify(p)} is outside the repository tree`)
+  }
+  return p
+}
+
+export const isYamlPath = (p: string) => /\.ya?ml$/i.test(p)

@@ -1,0 +1,110 @@
+// One analysis file of the repository: parse it, decide its kind from `AnalysisType`, check it
+// (unknown keys, schema), and render a rule back to YAML. Rendering edits the existing document
+// when there is one, so the comments, key order and untouched fields people wrote survive.
+import YAML, { isMap, isScalar, type Document } from 'yaml'
+import type { RuleKind, RuleProblem } from './model.js'
+import { FIELDS, fileKeysOf } from './fields.js'
+import { fileDataToView } from './mapping.js'
+import { validateFileView } from './schemas.js'
+import { locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
+
+export interface ParsedAnalysisFile {
+  path: string
+  parsed?: ParsedYaml
+  data?: Record<string, unknown>
+  analysisType?: string
+  /** Set for the three served kinds. */
+  kind?: RuleKind
+  /** RuleID / PolicyID / GlobalID / QueryName, whichever the type has. */
+  id?: string
+  problems: RuleProblem[]
+}
+
+export function kindOf(data: Record<string, unknown>): RuleKind | undefined {
+  switch (data.AnalysisType) {
+    case 'rule':
+      return 'Detection' in data ? 'simple' : undefined
+    case 'scheduled_rule':
+      return 'scheduled'
+    case 'correlation_rule':
+      return 'correlation'
+    default:
+      return undefined
+  }
+}
+
+function idOf(data: Record<string, unknown>): string | undefined {
+  const v = data.RuleID ?? data.PolicyID ?? data.GlobalID ?? data.QueryName
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined
+}
+
+/** Attaches line and column to problems that point into a parsed file. */
+export function locateProblems(parsed: ParsedYaml | undefined, problems: RuleProblem[]): RuleProblem[] {
+  if (!parsed) return problems
+  return problems.map((p) => (p.line !== undefined ? p : { ...p, ...locate(parsed, p.path) }))
+}
+
+export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFile {
+  const parsed = parseYaml(text)
+  if (parsed.errors.length > 0) {
+    return { path, parsed, problems: parsed.errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })) }
+  }
+  const value = parsed.value
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, parsed, problems: [] }
+  const data = value as Record<string, unknown>
+  const analysisType = typeof data.AnalysisType === 'string' ? data.AnalysisType : undefined
+  return { path, parsed, data, analysisType, kind: kindOf(data), id: idOf(data), problems: [] }
+}
+
+/** Structural problems of a rule file (unknown keys, schema); the engines check the language. */
+export function checkRuleData(kind: RuleKind, data: Record<string, unknown>, pythonSource?: string): RuleProblem[] {
+  const problems: RuleProblem[] = []
+  const known = fileKeysOf(kind)
+  for (const key of Object.keys(data)) {
+    if (!known.has(key)) problems.push({ path: [key], message: `unknown key ${key} for a ${kind} rule` })
+  }
+  if ((kind === 'simple' || kind === 'correlation') && (data.Detection === undefined || data.Detection === null)) {
+    problems.push({ path: ['Detection'], message: 'Detection is required' })
+  }
+  if (kind === 'scheduled') {
+    if (typeof data.Filename !== 'string' || data.Filename === '') problems.push({ path: ['Filename'], message: 'Filename is required' })
+    else if (pythonSource === undefined) problems.push({ path: ['Filename'], message: `the Python file ${data.Filename} named by Filename does not exist` })
+  }
+  problems.push(...validateFileView(kind, fileDataToView(kind, data, pythonSource)))
+  return problems
+}
+
+const deepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The YAML text of a rule. With `existing` (the file's current text), the document is edited in
+ * place: keys whose value did not change keep their node (and comments), changed keys are replaced
+ * where they stand, new keys are appended, and keys of the field table that the rule no longer has
+ * are removed. Keys outside the table (housekeeping, unknown) are left as they are.
+ */
+export function renderRuleFile(kind: RuleKind, data: Record<string, unknown>, existing?: string): string {
+  if (existing !== undefined) {
+    const parsed = parseYaml(existing)
+    if (parsed.errors.length === 0 && isMap(parsed.doc.contents)) return editDocument(kind, parsed.doc, data)
+  }
+  return stringifyYaml(data)
+}
+
+function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string, unknown>): string {
+  const old = (doc.toJS({ maxAliasCount: 100 }) ?? {}) as Record<string, unknown>
+  // Only keys the API writes may be removed; housekeeping and read-only keys (CreatedBy) stay.
+  const owned = new Set(FIELDS.filter((f) => f.kinds.includes(kind) && !f.readOnly).map((f) => f.file))
+  for (const [key, value] of Object.entries(data)) {
+    if (key in old && deepEqual(old[key], value)) continue
+    const node = doc.get(key, true)
+    // A changed scalar keeps its node (and so its comment); anything else is a new node in place.
+    if (isScalar(node) && (value === null || typeof value !== 'object')) node.value = value
+    else doc.set(key, doc.createNode(value))
+  }
+  for (const key of Object.keys(old)) {
+    if (!(key in data) && owned.has(key)) doc.delete(key)
+  }
+  return stringifyDocument(doc)
+}
+
+export { YAML }

@@ -1,0 +1,204 @@
+// The immutable in-memory index of one revision: every analysis file by path, the served rules by
+// id, id-ordered lists per kind for pagination, and the invalid files. A change is made on a draft
+// (copy-on-write of the maps) and published as a new index in one step; readers never wait.
+import type { RuleFile, RuleKind, RuleProblem, SupportFile } from './model.js'
+
+/** One YAML analysis file as last read from the repository. */
+export interface FileRecord {
+  path: string
+  analysisType?: string
+  kind?: RuleKind
+  id?: string
+  /** Present when the file is a valid rule. */
+  rule?: IndexedRule
+  support?: SupportFile
+  /** Errors that keep the file from being served. */
+  errors: RuleProblem[]
+}
+
+export interface IndexedRule {
+  kind: RuleKind
+  id: string
+  path: string
+  pythonPath?: string
+  file: RuleFile
+  /** The API view without history metadata. */
+  view: Record<string, unknown>
+  warnings: RuleProblem[]
+  /** Served from its last valid version because the file in the current revision is invalid. */
+  stale?: boolean
+}
+
+export interface InvalidFile {
+  path: string
+  ruleId?: string
+  errors: RuleProblem[]
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+
+function lowerBound(list: readonly string[], id: string): number {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (byteOrder(list[mid]!, id) < 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+export class RuleIndex {
+  constructor(
+    readonly revision: string | null,
+    readonly files: ReadonlyMap<string, FileRecord>,
+    readonly rules: ReadonlyMap<string, IndexedRule>,
+    readonly supports: ReadonlyMap<string, SupportFile>,
+    /** id → paths of every analysis file claiming it, oldest first. */
+    readonly holders: ReadonlyMap<string, readonly string[]>,
+    readonly sorted: Readonly<Record<RuleKind, readonly string[]>>,
+  ) {}
+
+  static empty(): RuleIndex {
+    return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), { correlation: [], scheduled: [], simple: [] })
+  }
+
+  get(kind: RuleKind, id: string): IndexedRule | undefined {
+    const r = this.rules.get(id)
+    return r && r.kind === kind ? r : undefined
+  }
+
+  /** The ids of a kind strictly after `after` (byte order), in order. */
+  *idsAfter(kind: RuleKind, after: string | null): Generator<string> {
+    const list = this.sorted[kind]
+    let i = after === null ? 0 : lowerBound(list, after)
+    if (after !== null && list[i] === after) i++
+    for (; i < list.length; i++) yield list[i]!
+  }
+
+  invalidFiles(): InvalidFile[] {
+    const out: InvalidFile[] = []
+    for (const f of this.files.values()) if (f.errors.length > 0) out.push({ path: f.path, ruleId: f.id, errors: f.errors })
+    return out.sort((a, b) => byteOrder(a.path, b.path))
+  }
+
+  draft(): IndexDraft {
+    return new IndexDraft(this)
+  }
+}
+
+export class IndexDraft {
+  private files: Map<string, FileRecord>
+  private rules: Map<string, IndexedRule>
+  private supports: Map<string, SupportFile>
+  private holders: Map<string, readonly string[]>
+  private touchedIds = new Set<string>()
+
+  constructor(private readonly base: RuleIndex) {
+    this.files = new Map(base.files)
+    this.rules = new Map(base.rules)
+    this.supports = new Map(base.supports)
+    this.holders = new Map(base.holders)
+  }
+
+  getFile(path: string): FileRecord | undefined {
+    return this.files.get(path)
+  }
+
+  allFiles(): Iterable<FileRecord> {
+    return this.files.values()
+  }
+
+  ruleById(id: string): IndexedRule | undefined {
+    return this.rules.get(id)
+  }
+
+  supportById(id: string): SupportFile | undefined {
+    return this.supports.get(id)
+  }
+
+  holdersOf(id: string): readonly string[] {
+    return this.holders.get(id) ?? []
+  }
+
+  putFile(rec: FileRecord): void {
+    const old = this.files.get(rec.path)
+    if (old?.id !== undefined && old.id !== rec.id) this.dropHolder(old.id, rec.path)
+    this.files.set(rec.path, rec)
+    if (rec.id !== undefined) {
+      const h = this.holders.get(rec.id) ?? []
+      if (!h.includes(rec.path)) this.holders.set(rec.id, [...h, rec.path])
+      this.touchedIds.add(rec.id)
+    }
+    if (old?.id !== undefined) this.touchedIds.add(old.id)
+  }
+
+  removeFile(path: string): void {
+    const old = this.files.get(path)
+    if (!old) return
+    this.files.delete(path)
+    if (old.id !== undefined) {
+      this.dropHolder(old.id, path)
+      this.touchedIds.add(old.id)
+    }
+  }
+
+  private dropHolder(id: string, path: string): void {
+    const h = (this.holders.get(id) ?? []).filter((p) => p !== path)
+    if (h.length === 0) this.holders.delete(id)
+    else this.holders.set(id, h)
+  }
+
+  /** Re-decides what each touched id serves: the oldest valid holder, else the last good version. */
+  private resolve(id: string): void {
+    const paths = this.holders.get(id) ?? []
+    const prev = this.rules.get(id)
+    this.supports.delete(id)
+    let served: IndexedRule | undefined
+    for (const p of paths) {
+      const f = this.files.get(p)!
+      if (f.support && !f.rule && served === undefined && !this.supports.has(id)) this.supports.set(id, f.support)
+      if (f.rule && !served) served = f.rule
+    }
+    // Later holders of an id already taken are duplicates: reported on their file.
+    if (paths.length > 1) {
+      const first = paths[0]!
+      for (const p of paths.slice(1)) {
+        const f = this.files.get(p)!
+        const msg = `duplicate id ${id}: also defined in ${first}, which keeps serving`
+        if (!f.errors.some((e) => e.message === msg)) this.files.set(p, { ...f, rule: undefined, support: undefined, errors: [...f.errors, { path: ['RuleID'], message: msg }] })
+      }
+      const f0 = this.files.get(first)!
+      served = f0.rule
+    }
+    if (served) this.rules.set(id, served)
+    else if (prev && paths.some((p) => this.files.get(p)?.kind === prev.kind && this.files.get(p)?.errors.length)) {
+      // The file is still there but invalid: keep serving its last valid version, marked stale.
+      this.rules.set(id, { ...prev, stale: true })
+    } else this.rules.delete(id)
+  }
+
+  publish(revision: string | null): RuleIndex {
+    const sorted = { ...this.base.sorted } as Record<RuleKind, readonly string[]>
+    const lists: Partial<Record<RuleKind, string[]>> = {}
+    const list = (k: RuleKind) => (lists[k] ??= [...sorted[k]])
+    for (const id of this.touchedIds) {
+      const before = this.base.rules.get(id)
+      this.resolve(id)
+      const after = this.rules.get(id)
+      if (before && before.kind !== after?.kind) {
+        const l = list(before.kind)
+        const i = lowerBound(l, id)
+        if (l[i] === id) l.splice(i, 1)
+      }
+      if (after && before?.kind !== after.kind) {
+        const l = list(after.kind)
+        const i = lowerBound(l, id)
+        if (l[i] !== id) l.splice(i, 0, id)
+      }
+    }
+    for (const [k, l] of Object.entries(lists)) sorted[k as RuleKind] = l
+    this.touchedIds.clear()
+    return new RuleIndex(revision, this.files, this.rules, this.supports, this.holders, sorted)
+  }
+}

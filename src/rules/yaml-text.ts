@@ -1,0 +1,81 @@
+// YAML reading and writing for rule files and YAML-text API fields: YAML 1.2 core schema (`On`,
+// `yes`, dates stay strings), a bound on alias expansion (billion laughs is an error, not an
+// outage), every parse error with line and column, and a way back from a data path to its location.
+import YAML, { Document, isNode, LineCounter, type Node } from 'yaml'
+import type { DataPath } from './model.js'
+
+export const MAX_ALIAS_COUNT = 100
+export const MAX_YAML_DEPTH = 100
+
+export interface YamlProblem {
+  message: string
+  line?: number
+  column?: number
+}
+
+export interface ParsedYaml {
+  doc: Document.Parsed
+  lineCounter: LineCounter
+  value: unknown
+  errors: YamlProblem[]
+}
+
+const PARSE_OPTIONS = { version: '1.2', schema: 'core', prettyErrors: false, uniqueKeys: true, strict: true } as const
+
+function depthOf(v: unknown): number {
+  // Iterative, so a pathologically deep value cannot overflow the stack while being measured.
+  let max = 0
+  const stack: Array<[unknown, number]> = [[v, 1]]
+  while (stack.length > 0) {
+    const [cur, d] = stack.pop()!
+    if (d > max) max = d
+    if (d > MAX_YAML_DEPTH) return d
+    if (Array.isArray(cur)) for (const x of cur) stack.push([x, d + 1])
+    else if (cur && typeof cur === 'object') for (const x of Object.values(cur)) stack.push([x, d + 1])
+  }
+  return max
+}
+
+export function parseYaml(text: string): ParsedYaml {
+  const lineCounter = new LineCounter()
+  const doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
+  const errors: YamlProblem[] = doc.errors.map((e) => ({
+    message: e.message.split('\n')[0]!,
+    line: e.linePos?.[0].line,
+    column: e.linePos?.[0].col,
+  }))
+  let value: unknown
+  if (errors.length === 0) {
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
+    } catch (err) {
+      errors.push({ message: `YAML aliases expand too much: ${(err as Error).message}` })
+    }
+    if (errors.length === 0 && depthOf(value) > MAX_YAML_DEPTH) {
+      errors.push({ message: `YAML nests deeper than ${MAX_YAML_DEPTH} levels` })
+    }
+  }
+  return { doc, lineCounter, value, errors }
+}
+
+/** Line and column (1-based) of the node at `path` in a parsed document, or of its nearest parent. */
+export function locate(parsed: Pick<ParsedYaml, 'doc' | 'lineCounter'>, path: DataPath): { line: number; column: number } | undefined {
+  for (let n = path.length; n >= 0; n--) {
+    const node = parsed.doc.getIn(path.slice(0, n) as unknown[], true) as Node | undefined
+    if (isNode(node) && node.range) {
+      const pos = parsed.lineCounter.linePos(node.range[0])
+      return { line: pos.line, column: pos.col }
+    }
+  }
+  return undefined
+}
+
+/** Stable serialization: same value → same bytes; two-space indentation; one trailing newline. */
+export function stringifyYaml(value: unknown): string {
+  return YAML.stringify(value, { version: '1.2', indent: 2, lineWidth: 0, aliasDuplicateObjects: false })
+}
+
+export function stringifyDocument(doc: Document): string {
+  const text = doc.toString({ indent: 2, lineWidth: 0 })
+  return text.endsWith('\n') ? text.replace(/\n+$/, '\n') : `${text}\n`
+}

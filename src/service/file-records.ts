@@ -1,0 +1,82 @@
+// Turns the bytes of one analysis file (and the .py beside it) into a FileRecord of the index:
+// parsed, classified by AnalysisType, checked structurally and by its kind's engine, with every
+// problem located by line and column. Used for full loads, incremental reindexing and API writes.
+import path from 'node:path'
+import type { EngineContext, EngineRegistry } from '../engine/engine.js'
+import type { RuleFile, RuleProblem, SupportFile } from '../rules/model.js'
+import { fileDataToView } from '../rules/mapping.js'
+import { pythonPathFor } from '../rules/paths.js'
+import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
+import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
+
+export interface RecordSources {
+  /** The content of another file of the same revision, or undefined when it does not exist. */
+  readFile(path: string): Promise<string | undefined>
+  engines: EngineRegistry
+  ctx: EngineContext
+}
+
+/** Warnings that depend on other rules are computed when the rule is read, not stored. */
+const isContextual = (p: RuleProblem) => p.code === 'DanglingReference'
+
+export async function buildFileRecord(filePath: string, text: string, src: RecordSources, prev?: FileRecord): Promise<FileRecord | null> {
+  const f = parseAnalysisFile(filePath, text)
+  if (f.problems.length > 0) {
+    // Unparsable: keep the id of the file's previous version so its last good rule keeps serving.
+    return { path: filePath, id: prev?.id, kind: prev?.kind, analysisType: prev?.analysisType, errors: f.problems }
+  }
+  if (!f.data || f.analysisType === undefined) return null
+  const data = f.data
+  const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
+  let pythonPath: string | undefined
+  let pythonSource: string | undefined
+  if (pyName) {
+    try {
+      pythonPath = pythonPathFor(filePath, pyName)
+      pythonSource = await src.readFile(pythonPath)
+    } catch {
+      pythonPath = undefined
+    }
+  }
+  if (!f.kind) {
+    if (f.id === undefined && f.analysisType !== 'global') return { path: filePath, analysisType: f.analysisType, errors: [] }
+    const support: SupportFile = { analysisType: f.analysisType, path: filePath, data, pythonSource }
+    return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [] }
+  }
+  const kind = f.kind
+  const errors: RuleProblem[] = []
+  if (f.id === undefined) errors.push({ path: ['RuleID'], message: 'RuleID is required' })
+  errors.push(...checkRuleData(kind, data, pythonSource))
+  const ruleFile: RuleFile = { kind, id: f.id ?? '', path: filePath, data, pythonSource, pythonPath }
+  let warnings: RuleProblem[] = []
+  const engine = src.engines[kind]
+  if (errors.length === 0 && engine) {
+    const checked = engine.check(ruleFile, src.ctx)
+    errors.push(...checked.errors)
+    warnings = checked.warnings.filter((w) => !isContextual(w))
+  }
+  const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id }
+  if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f.parsed, errors) }
+  const rule: IndexedRule = {
+    kind,
+    id: f.id!,
+    path: filePath,
+    pythonPath,
+    file: ruleFile,
+    view: fileDataToView(kind, data, pythonSource),
+    warnings: locateProblems(f.parsed, warnings),
+  }
+  return { ...base, rule, errors: [] }
+}
+
+/** The YAML files (in `files`) whose `Filename` names the given .py path. */
+export function ownersOfPython(files: Iterable<FileRecord>, pyPath: string): string[] {
+  const dir = path.posix.dirname(pyPath)
+  const base = path.posix.basename(pyPath)
+  const out: string[] = []
+  for (const f of files) {
+    const data = f.rule?.file.data ?? f.support?.data
+    if (data && data.Filename === base && path.posix.dirname(f.path) === dir) out.push(f.path)
+  }
+  return out
+}

@@ -1,0 +1,178 @@
+// History-derived metadata (createdAt/By, lastModified/By) per rule id. Follows rules by RuleID,
+// not by path, so moves keep their creation; a rule deleted and created again starts a new life.
+// Processes each commit once, in order, and persists its state keyed by the last commit processed,
+// so a restart or a write never re-walks history.
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import YAML from 'yaml'
+import type { CommitInfo } from '../store/object-db.js'
+import { isYamlPath } from '../rules/paths.js'
+
+export interface Actor {
+  id: string
+  type: 'user' | 'api-token' | 'system'
+}
+
+export interface Stamp {
+  commit: string
+  at: string
+  actor: Actor
+}
+
+export interface RuleHistory {
+  created: Stamp
+  modified: Stamp
+}
+
+export interface CommitFileChange {
+  path: string
+  /** New text of the file, null when deleted. Only YAML files need their text. */
+  text: string | null
+}
+
+interface State {
+  head: string | null
+  pathToId: Record<string, string>
+  pyOwner: Record<string, string>
+  meta: Record<string, RuleHistory>
+}
+
+const FAST_ID = /^(?:RuleID|PolicyID):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*$/m
+const FAST_FILENAME = /^Filename:[ \t]*([A-Za-z0-9._-]+)[ \t]*$/m
+
+/** RuleID and Filename of an analysis file; a regex for the usual plain form, YAML otherwise. */
+export function quickIdentity(text: string): { id?: string; filename?: string } {
+  const m = FAST_ID.exec(text)
+  if (m && !/^(?:RuleID|PolicyID):/m.test(text.slice(m.index + m[0].length))) {
+    return { id: m[1], filename: FAST_FILENAME.exec(text)?.[1] }
+  }
+  try {
+    const doc = YAML.parseDocument(text, { version: '1.2', schema: 'core' })
+    if (doc.errors.length > 0) return {}
+    const v = doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown> | null
+    if (!v || typeof v !== 'object') return {}
+    const id = v.RuleID ?? v.PolicyID
+    return {
+      id: typeof id === 'string' || typeof id === 'number' ? String(id) : undefined,
+      filename: typeof v.Filename === 'string' ? v.Filename : undefined,
+    }
+  } catch {
+    return {}
+  }
+}
+
+/** The actor of a commit: its trailers, or its author's email for commits made with plain git. */
+export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
+  // Trailers are the last paragraph only: a change reason in the body cannot forge them.
+  const paragraphs = c.message.trimEnd().split(/\n\s*\n/)
+  const trailers = paragraphs.length > 1 ? paragraphs[paragraphs.length - 1]! : ''
+  const id = /^Actor-Id: (.+)$/m.exec(trailers)?.[1]?.trim()
+  const type = /^Actor-Type: (user|api-token|system)$/m.exec(trailers)?.[1] as Actor['type'] | undefined
+  if (id && type) return { id, type }
+  return { id: c.author.email || c.author.name, type: 'user' }
+}
+
+export class HistoryTracker {
+  private state: State = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+  private persistTimer: NodeJS.Timeout | undefined
+  private dirty = false
+
+  constructor(private readonly cacheFile: string | null) {}
+
+  get head(): string | null {
+    return this.state.head
+  }
+
+  get(id: string): RuleHistory | undefined {
+    return this.state.meta[id]
+  }
+
+  async loadCache(): Promise<void> {
+    if (!this.cacheFile) return
+    try {
+      const s = JSON.parse(await fsp.readFile(this.cacheFile, 'utf8')) as State
+      if (s && typeof s === 'object' && s.meta && s.pathToId) this.state = s
+    } catch {
+      /* no cache or a torn one: rebuilt from history */
+    }
+  }
+
+  reset(): void {
+    this.state = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+  }
+
+  /** Applies one commit (its first-parent changes). Commits must come in order. */
+  apply(commit: Pick<CommitInfo, 'oid' | 'message' | 'author'>, changes: readonly CommitFileChange[]): void {
+    const s = this.state
+    const stamp: Stamp = { commit: commit.oid, at: new Date(commit.author.timestamp * 1000).toISOString(), actor: commitActor(commit) }
+    const count = (id: string) => {
+      let n = 0
+      for (const v of Object.values(s.pathToId)) if (v === id) n++
+      return n
+    }
+    const affected = new Set<string>()
+    for (const ch of changes) {
+      const owner = s.pyOwner[ch.path]
+      if (owner) affected.add(owner)
+      const old = s.pathToId[ch.path]
+      if (old) affected.add(old)
+      if (isYamlPath(ch.path) && ch.text !== null) {
+        const { id } = quickIdentity(ch.text)
+        if (id) affected.add(id)
+      }
+    }
+    const existedBefore = new Map([...affected].map((id) => [id, s.meta[id] !== undefined && count(id) > 0]))
+    for (const ch of changes) {
+      if (!isYamlPath(ch.path)) continue
+      const prevId = s.pathToId[ch.path]
+      for (const [py, owner] of Object.entries(s.pyOwner)) if (owner === prevId && path.posix.dirname(py) === path.posix.dirname(ch.path)) delete s.pyOwner[py]
+      delete s.pathToId[ch.path]
+      if (ch.text === null) continue
+      const { id, filename } = quickIdentity(ch.text)
+      if (!id) continue
+      s.pathToId[ch.path] = id
+      if (filename) {
+        const dir = path.posix.dirname(ch.path)
+        s.pyOwner[dir === '.' ? filename : `${dir}/${filename}`] = id
+      }
+    }
+    for (const id of affected) {
+      if (count(id) === 0) delete s.meta[id]
+      else if (!existedBefore.get(id)) s.meta[id] = { created: stamp, modified: stamp }
+      else s.meta[id] = { created: s.meta[id]!.created, modified: stamp }
+    }
+    s.head = commit.oid
+    this.markDirty()
+  }
+
+  private markDirty(): void {
+    this.dirty = true
+    if (!this.cacheFile || this.persistTimer) return
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = undefined
+      void this.persist()
+    }, 2000)
+    this.persistTimer.unref()
+  }
+
+  /** Writes the state atomically (temp + rename); a lost or torn cache only costs a re-walk. */
+  async persist(): Promise<void> {
+    if (!this.cacheFile || !this.dirty) return
+    this.dirty = false
+    const tmp = `${this.cacheFile}.${process.pid}.tmp`
+    await fsp.mkdir(path.dirname(this.cacheFile), { recursive: true })
+    await fsp.writeFile(tmp, JSON.stringify(this.state))
+    await fsp.rename(tmp, this.cacheFile)
+  }
+
+  close(): void {
+    if (this.persistTimer) clearTimeout(this.persistTimer)
+    this.persistTimer = undefined
+    if (this.cacheFile && this.dirty) {
+      fs.mkdirSync(path.dirname(this.cacheFile), { recursive: true })
+      fs.writeFileSync(this.cacheFile, JSON.stringify(this.state))
+      this.dirty = false
+    }
+  }
+}

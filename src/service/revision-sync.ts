@@ -1,0 +1,88 @@
+// Bringing the index and the history metadata up to a revision of the repository: a full load
+// (first start, rewritten history) or an incremental one along the first-parent chain (commits
+// pushed with plain git, a reconcile). Only changed files are re-read.
+import type { EngineContext, EngineRegistry } from '../engine/engine.js'
+import { isYamlPath } from '../rules/paths.js'
+import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
+import type { GitRepository } from '../store/repository.js'
+import { buildFileRecord, ownersOfPython, type RecordSources } from './file-records.js'
+import type { CommitFileChange, HistoryTracker } from './history.js'
+import type { Logger } from '../log.js'
+
+export function draftContext(draft: IndexDraft): EngineContext {
+  return {
+    findRule: (id) => draft.ruleById(id)?.file,
+    findSupport: (id) => draft.supportById(id),
+  }
+}
+
+function sourcesFor(repo: GitRepository, tree: string | null, draft: IndexDraft, engines: EngineRegistry): RecordSources {
+  return {
+    engines,
+    ctx: draftContext(draft),
+    async readFile(p) {
+      const oid = await repo.blobAt(tree, p)
+      return oid ? (await repo.readBlob(oid)).toString('utf8') : undefined
+    },
+  }
+}
+
+/** Re-reads the given paths of `commit` into the draft (YAML files and the YAML owning a .py). */
+export async function reindexPaths(repo: GitRepository, commit: string, draft: IndexDraft, paths: Iterable<string>, engines: EngineRegistry): Promise<number> {
+  const tree = await repo.treeOf(commit)
+  const src = sourcesFor(repo, tree, draft, engines)
+  const yamlPaths = new Set<string>()
+  for (const p of paths) {
+    if (isYamlPath(p)) yamlPaths.add(p)
+    else if (p.endsWith('.py')) for (const owner of ownersOfPython(draft.allFiles(), p)) yamlPaths.add(owner)
+  }
+  // Two passes so that a correlation rule is checked against the rules changed with it.
+  const ordered = [...yamlPaths].sort((a, b) => Number(a.startsWith('correlation_rules/')) - Number(b.startsWith('correlation_rules/')))
+  for (const p of ordered) {
+    const oid = await repo.blobAt(tree, p)
+    if (!oid) {
+      draft.removeFile(p)
+      continue
+    }
+    const text = (await repo.readBlob(oid)).toString('utf8')
+    const rec = await buildFileRecord(p, text, src, draft.getFile(p))
+    if (rec) draft.putFile(rec)
+    else draft.removeFile(p)
+  }
+  return ordered.length
+}
+
+export async function loadFullRevision(repo: GitRepository, commit: string, empty: RuleIndex, engines: EngineRegistry, log?: Logger): Promise<RuleIndex> {
+  const files = await repo.listFiles(commit)
+  const draft = empty.draft()
+  const yaml = files.filter((f) => isYamlPath(f.path)).map((f) => f.path)
+  const started = Date.now()
+  let done = 0
+  for (let i = 0; i < yaml.length; i += 1000) {
+    done += await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines)
+    if (yaml.length > 2000) log?.info({ done, total: yaml.length }, 'full index build progress')
+  }
+  log?.info({ files: done, ms: Date.now() - started }, 'full index build done')
+  return draft.publish(commit)
+}
+
+/** Feeds every commit after `from` up to `to` (first-parent) to the history tracker. */
+export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger): Promise<void> {
+  let chain = await repo.firstParentChain(history.head, to)
+  if (!chain) {
+    history.reset()
+    chain = (await repo.firstParentChain(null, to))!
+  }
+  if (chain.length > 200) log?.info({ commits: chain.length }, 'building history metadata')
+  let n = 0
+  for (const c of chain) {
+    const diffs = await repo.diff(c.parents[0] ?? null, c.oid)
+    const changes: CommitFileChange[] = []
+    for (const d of diffs) {
+      const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
+      changes.push({ path: d.path, text })
+    }
+    history.apply(c, changes)
+    if (++n % 5000 === 0) log?.info({ done: n, total: chain.length }, 'history metadata progress')
+  }
+}

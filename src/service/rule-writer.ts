@@ -1,0 +1,239 @@
+// The one writer of the repository: an in-process queue whose pending writes are committed as a
+// chain (one commit per write) with one round of fsyncs and one compare-and-swap of the branch:
+// group commit. If the branch moved under a batch (a plain `git push`), the index catches up and
+// the batch is rebuilt on the new tip, re-checking every precondition.
+import path from 'node:path'
+import { conflict, notFound, RulekeeperError } from '../errors.js'
+import type { RuleKind } from '../rules/model.js'
+import { newRulePaths, pythonPathFor } from '../rules/paths.js'
+import { renderRuleFile } from '../rules/rule-file.js'
+import type { IndexDraft, IndexedRule } from '../rules/rule-index.js'
+import { ObjectBatch, type Person } from '../store/object-db.js'
+import { RefConflictError } from '../store/ref-cas.js'
+import type { FileChanges } from '../store/tree-edit.js'
+import { buildFileRecord } from './file-records.js'
+import type { Actor, CommitFileChange } from './history.js'
+import { draftContext } from './revision-sync.js'
+import type { RuleStore } from './rule-store.js'
+
+export interface WriteActor extends Actor {
+  /** Shown as the commit author's name. */
+  name: string
+  email: string
+}
+
+export type WriteOp =
+  | { type: 'create' | 'replace'; kind: RuleKind; id: string; data: Record<string, unknown>; pythonSource?: string; actor: WriteActor; requestId: string; reason?: string }
+  | { type: 'delete'; kind: RuleKind; id: string; actor: WriteActor; requestId: string; reason?: string }
+
+export type WriteOutcome = { status: 'created' | 'updated' | 'unchanged' | 'deleted'; commit: string | null }
+
+interface Pending {
+  op: WriteOp
+  resolve(o: WriteOutcome): void
+  reject(e: unknown): void
+}
+
+const KIND_LABEL: Record<RuleKind, string> = { simple: 'simple', scheduled: 'scheduled', correlation: 'correlation' }
+export const MAX_BATCH = 64
+const MAX_REBUILDS = 8
+
+function holderLabel(draft: IndexDraft, id: string): string | undefined {
+  for (const p of draft.holdersOf(id)) {
+    const f = draft.getFile(p)
+    if (f?.kind) return `a ${f.kind} rule (${p})`
+    if (f) return `a ${f.analysisType ?? 'analysis'} file (${p})`
+  }
+  return undefined
+}
+
+export function commitMessage(verb: string, op: WriteOp): string {
+  const reason = (op.reason ?? '').replace(/\r\n?/g, '\n').replace(/\0/g, '').trim()
+  const trailers = [
+    `Rule-Id: ${op.id}`,
+    `Rule-Kind: ${KIND_LABEL[op.kind]}`,
+    `Actor-Id: ${op.actor.id}`,
+    `Actor-Type: ${op.actor.type}`,
+    `Request-Id: ${op.requestId}`,
+  ].join('\n')
+  return `${verb} ${KIND_LABEL[op.kind]} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
+}
+
+export class RuleWriter {
+  private queue: Pending[] = []
+  private running = false
+
+  constructor(private readonly store: RuleStore) {}
+
+  submit(op: WriteOp): Promise<WriteOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ op, resolve, reject })
+      if (!this.running) void this.drain()
+    })
+  }
+
+  /** Waits until every queued write is done (used at shutdown). */
+  async idle(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5))
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH)
+        try {
+          await this.commitBatch(batch)
+        } catch (err) {
+          for (const p of batch) p.reject(err)
+        }
+      }
+    } finally {
+      this.running = false
+    }
+  }
+
+  private async commitBatch(batch: Pending[]): Promise<void> {
+    const s = this.store
+    for (let attempt = 0; ; attempt++) {
+      await s.syncToTip()
+      const base = s.index
+      const draft = base.draft()
+      const objects = new ObjectBatch()
+      let parent = base.revision
+      let tree = await s.repo.treeOf(parent)
+      const outcomes: Array<WriteOutcome | RulekeeperError> = []
+      const commits: Array<{ oid: string; message: string; author: Person; changes: CommitFileChange[] }> = []
+      for (const p of batch) {
+        try {
+          const planned = await this.plan(p.op, draft, tree)
+          if (!planned) {
+            outcomes.push({ status: 'unchanged', commit: null })
+            continue
+          }
+          const now = Math.floor(Date.now() / 1000)
+          const author: Person = { name: p.op.actor.name, email: p.op.actor.email, timestamp: now, tzOffsetMinutes: 0 }
+          const committer: Person = { ...s.committer, timestamp: now, tzOffsetMinutes: 0 }
+          const message = commitMessage(planned.verb, p.op)
+          const built = await s.repo.buildCommit(objects, { parent, changes: planned.changes, author, committer, message }, tree)
+          parent = built.commit
+          tree = built.tree
+          await this.applyToDraft(draft, planned.changes)
+          commits.push({
+            oid: built.commit,
+            message,
+            author,
+            changes: [...planned.changes].map(([p2, c]) => ({ path: p2, text: c === null ? null : c.toString('utf8') })),
+          })
+          outcomes.push({ status: planned.status, commit: built.commit })
+        } catch (err) {
+          if (!(err instanceof RulekeeperError)) throw err
+          outcomes.push(err)
+        }
+      }
+      if (commits.length > 0) {
+        await s.repo.writeObjects(objects)
+        try {
+          await s.repo.moveBranch(base.revision, parent!)
+        } catch (err) {
+          if (err instanceof RefConflictError && attempt < MAX_REBUILDS) {
+            s.metrics.rebuilds.inc()
+            continue // the branch moved: catch up and rebuild the whole batch on the new tip
+          }
+          throw err
+        }
+        for (const c of commits) s.history.apply(c, c.changes)
+        s.publish(draft.publish(parent))
+        s.metrics.commits.inc(commits.length)
+      }
+      batch.forEach((p, i) => {
+        const o = outcomes[i]!
+        if (o instanceof RulekeeperError) p.reject(o)
+        else p.resolve(o)
+      })
+      return
+    }
+  }
+
+  /** The file changes of one write against the draft, or null when it changes nothing. */
+  private async plan(op: WriteOp, draft: IndexDraft, tree: string | null): Promise<{ verb: string; status: WriteOutcome['status']; changes: FileChanges } | null> {
+    const existing: IndexedRule | undefined = draft.ruleById(op.id)
+    const holder = holderLabel(draft, op.id)
+    if (op.type === 'delete') {
+      if (!existing || existing.kind !== op.kind) throw notFound(`${op.kind} rule ${op.id} not found`)
+      const changes: FileChanges = new Map([[existing.path, null]])
+      if (existing.pythonPath) changes.set(existing.pythonPath, null)
+      return { verb: 'Delete', status: 'deleted', changes }
+    }
+    if (op.type === 'create' && holder) throw conflict(`id ${op.id} already exists: ${holder}`)
+    if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
+    const repo = this.store.repo
+    if (existing) {
+      const oldYaml = await repo.blobAt(tree, existing.path)
+      const oldText = oldYaml ? (await repo.readBlob(oldYaml)).toString('utf8') : undefined
+      const data = { ...op.data }
+      if (op.kind === 'scheduled') data.Filename = existing.file.data.Filename ?? path.posix.basename(existing.pythonPath ?? '')
+      const text = renderRuleFile(op.kind, reorderFilename(data), oldText)
+      const changes: FileChanges = new Map()
+      if (text !== oldText) changes.set(existing.path, Buffer.from(text))
+      if (op.kind === 'scheduled') {
+        const py = existing.pythonPath ?? pythonPathFor(existing.path, String(data.Filename))
+        if ((op.pythonSource ?? '') !== (existing.file.pythonSource ?? '')) changes.set(py, Buffer.from(op.pythonSource ?? ''))
+      }
+      if (changes.size === 0) return null
+      return { verb: 'Update', status: 'updated', changes }
+    }
+    let yamlPath: string | undefined
+    for (const candidate of newRulePaths(op.kind, op.id)) {
+      const py = op.kind === 'scheduled' ? pythonPathFor(candidate) : undefined
+      const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.blobAt(tree, p)) !== null
+      if (!(await taken(candidate)) && !(py && (await taken(py)))) {
+        yamlPath = candidate
+        break
+      }
+    }
+    if (!yamlPath) throw conflict(`no free file name for id ${op.id}`)
+    const changes: FileChanges = new Map()
+    const data = { ...op.data }
+    if (op.kind === 'scheduled') {
+      const py = pythonPathFor(yamlPath)
+      data.Filename = path.posix.basename(py)
+      changes.set(py, Buffer.from(op.pythonSource ?? ''))
+    }
+    changes.set(yamlPath, Buffer.from(renderRuleFile(op.kind, reorderFilename(data))))
+    return { verb: 'Create', status: 'created', changes }
+  }
+
+  private async applyToDraft(draft: IndexDraft, changes: FileChanges): Promise<void> {
+    const texts = new Map([...changes].map(([p, c]) => [p, c === null ? undefined : c.toString('utf8')]))
+    const src = {
+      engines: this.store.engines,
+      ctx: draftContext(draft),
+      readFile: async (p: string) => {
+        if (texts.has(p)) return texts.get(p)
+        // An unchanged .py beside a changed YAML: its source is the one the draft already holds.
+        for (const yamlPath of changes.keys()) {
+          const rule = draft.getFile(yamlPath)?.rule
+          if (rule?.pythonPath === p) return rule.file.pythonSource
+        }
+        return undefined
+      },
+    }
+    for (const [p, c] of changes) {
+      if (!/\.ya?ml$/i.test(p)) continue
+      if (c === null) {
+        draft.removeFile(p)
+        continue
+      }
+      const rec = await buildFileRecord(p, c.toString('utf8'), src, draft.getFile(p))
+      if (rec) draft.putFile(rec)
+    }
+  }
+}
+
+/** `Filename` goes right after `AnalysisType` in files the service creates. */
+function reorderFilename(data: Record<string, unknown>): Record<string, unknown> {
+  if (!('Filename' in data)) return data
+  const { AnalysisType, Filename, ...rest } = data
+  return { AnalysisType, Filename, ...rest }
+}
