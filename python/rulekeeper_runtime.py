@@ -1,0 +1,233 @@
+# What runs inside one confined child: load the globals (importable by GlobalID) and the rule module
+# from sources sent by the server, patch the test's Mocks, call rule() and every other defined
+# function on a PantherEvent, and report each step as one JSON line on the result pipe, so a run
+# killed midway still tells which function was running. Type checks follow detections.md §3.
+import importlib.abc
+import io
+import importlib.util
+import json
+import linecache
+import sys
+import traceback
+import types
+from collections.abc import Mapping
+from unittest.mock import MagicMock
+
+from panther_core import ImmutableList, PantherEvent
+
+# Reported name -> module attribute, in the order they are called (rule first, §3.2).
+FUNCTIONS = [
+    ("detection", "rule"),
+    ("title", "title"),
+    ("dedup", "dedup"),
+    ("alertContext", "alert_context"),
+    ("severity", "severity"),
+    ("description", "description"),
+    ("reference", "reference"),
+    ("runbook", "runbook"),
+    ("destinations", "destinations"),
+]
+SEVERITIES = ("INFO", "LOW", "MEDIUM", "HIGH", "CRITICAL")
+MAX_TITLE = 1000
+MAX_OUTPUT_BYTES = 64 * 1024
+KEEP_OUTPUT = 16 * 1024
+
+
+def _json_default(value):
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    if isinstance(value, (ImmutableList, tuple, set, frozenset)):
+        return list(value)
+    return repr(value)
+
+
+def to_json(value):
+    return json.dumps(value, default=_json_default, ensure_ascii=False, allow_nan=False)
+
+
+def _register_source(filename, source):
+    # Tracebacks and inspect read lines through linecache; the sources never touch the disk.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def describe_error(exc, filenames):
+    """'Type: message (file, line N)', the line being the deepest frame in rule or global code."""
+    text = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
+    where = None
+    if isinstance(exc, SyntaxError) and exc.filename in filenames:
+        where = (exc.filename, exc.lineno)
+        text = "%s: %s" % (type(exc).__name__, exc.msg)
+    else:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename in filenames:
+                where = (frame.filename, frame.lineno)
+    if where is None:
+        return text, None, None
+    return "%s (%s, line %s)" % (text, where[0], where[1]), where[0], where[1]
+
+
+class GlobalsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the global helpers the server sent, by GlobalID, ahead of the normal import path."""
+
+    def __init__(self, modules):
+        self.modules = modules
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.modules:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=self.modules[fullname]["filename"])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        entry = self.modules[module.__name__]
+        module.__file__ = entry["filename"]
+        exec(compile(entry["source"], entry["filename"], "exec"), module.__dict__)
+
+
+def load_rule(job, emit):
+    """Returns a fresh rule module (its globals freshly imported too), or None after emitting an
+    import_error event: each test sees module state as the import left it."""
+    rule = job["rule"]
+    modules = job.get("globals") or {}
+    filenames = {rule["filename"]} | {m["filename"] for m in modules.values()}
+    for entry in modules.values():
+        _register_source(entry["filename"], entry["source"])
+    _register_source(rule["filename"], rule["source"])
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, GlobalsFinder)]
+    for name in list(sys.modules):
+        if name.split(".")[0] in modules:
+            del sys.modules[name]
+    sys.meta_path.insert(0, GlobalsFinder(modules))
+    module = types.ModuleType(rule["module"])
+    module.__file__ = rule["filename"]
+    try:
+        exec(compile(rule["source"], rule["filename"], "exec"), module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is an import failure too
+        message, filename, line = describe_error(exc, filenames)
+        emit({"t": "import_error", "message": message, "file": filename, "line": line})
+        return None, filenames
+    return module, filenames
+
+
+def _check_output(name, value, default_severity):
+    """(output, error) after the §3 type rules; outputs are made JSON-safe and bounded."""
+    if name == "detection":
+        if type(value) is not bool:
+            return None, "rule() returned %s, expected a bool" % type(value).__name__
+        return value, None
+    if name in ("title", "dedup", "description", "reference", "runbook"):
+        if value is None:
+            return None, None
+        if not isinstance(value, str):
+            return None, "%s() returned %s, expected a string" % (dict(FUNCTIONS)[name], type(value).__name__)
+        return (value[:MAX_TITLE] if name in ("title", "dedup") else value), None
+    if name == "alertContext":
+        if not isinstance(value, Mapping):
+            return None, "alert_context() returned %s, expected a dict" % type(value).__name__
+        return json.loads(to_json(value)), None
+    if name == "severity":
+        if not isinstance(value, str):
+            return None, "severity() returned %s, expected a string" % type(value).__name__
+        upper = value.upper()
+        if upper == "DEFAULT":
+            return default_severity, None
+        if upper not in SEVERITIES:
+            return None, "severity() returned %r, expected one of %s or DEFAULT" % (value, ", ".join(SEVERITIES))
+        return upper, None
+    if name == "destinations":
+        if value is None:
+            return None, None
+        if not isinstance(value, (list, tuple, ImmutableList)) or not all(isinstance(d, str) for d in value):
+            return None, "destinations() returned %s, expected a list of strings" % type(value).__name__
+        return list(value), None
+    return value, None
+
+
+class OutputLimitExceeded(BaseException):
+    """Raised into rule code by a print past the cap; a BaseException so `except Exception` in the
+    rule does not swallow it (the test fails on the flag anyway)."""
+
+
+class CappedWriter(io.TextIOBase):
+    """sys.stdout / sys.stderr of one test: kept in memory, counted against one shared budget."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.parts = []
+        self.kept = 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        self.budget["used"] += len(text)
+        if self.budget["used"] > self.budget["limit"]:
+            self.budget["exceeded"] = True
+            raise OutputLimitExceeded("printed more than %d characters (the output limit)" % self.budget["limit"])
+        if self.kept < KEEP_OUTPUT:
+            self.parts.append(text[: KEEP_OUTPUT - self.kept])
+            self.kept += len(self.parts[-1])
+        return len(text)
+
+    def text(self):
+        return "".join(self.parts)
+
+
+def run_tests(job, emit):
+    """Every test of the job in order; markers let the worker time and attribute each one."""
+    limit = int(job["limits"]["outputBytes"])
+    for index, test in enumerate(job["tests"]):
+        emit({"t": "test", "i": index})
+        budget = {"used": 0, "limit": limit, "exceeded": False}
+        out, err = CappedWriter(budget), CappedWriter(budget)
+        sys.stdout, sys.stderr = out, err
+        try:
+            run_test(job, test, emit)
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        emit({"t": "end", "i": index, "stdout": out.text(), "stderr": err.text(),
+              "outputChars": budget["used"], "outputExceeded": budget["exceeded"]})
+
+
+def run_test(job, test, emit):
+    module, filenames = load_rule(job, emit)
+    if module is None:
+        return
+    for mock in test.get("mocks") or []:
+        name = mock.get("objectName")
+        if not isinstance(name, str) or name not in module.__dict__:
+            emit({"t": "mock_error", "message": "Mocks: %r is not a name in the rule module" % (name,)})
+            return
+        module.__dict__[name] = MagicMock(return_value=mock.get("returnValue"))
+    event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {})
+    default_severity = str(job["rule"].get("severity") or "").upper() or None
+    for name, attr in FUNCTIONS:
+        fn = module.__dict__.get(attr)
+        if name != "detection" and not callable(fn):
+            continue
+        emit({"t": "start", "fn": name})
+        output, error = None, None
+        if not callable(fn):
+            error = "the module defines no rule(event) function"
+        else:
+            try:
+                output, error = _check_output(name, fn(event), default_severity)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
+                error = describe_error(exc, filenames)[0]
+        line = to_json({"t": "fn", "fn": name, "output": output, "error": error})
+        if len(line) > MAX_OUTPUT_BYTES:
+            line = to_json({"t": "fn", "fn": name, "output": None,
+                            "error": "%s output too large (%d bytes, limit %d)" % (attr, len(line), MAX_OUTPUT_BYTES)})
+        emit(line)
+
+
+def check_module(job, emit):
+    module, _ = load_rule(job, emit)
+    if module is None:
+        return
+    defined = [name for name, attr in FUNCTIONS if callable(module.__dict__.get(attr))]
+    emit({"t": "module", "functions": defined})

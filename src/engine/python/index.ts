@@ -1,0 +1,66 @@
+// The Python side of scheduled rules, assembled: a lazily started pool of warm workers, the
+// scheduled-rule engine on top of it, and the import check the API and `validate` call. The caller
+// (engine registry / main) owns the pool's life: close() kills every worker process.
+import type { Logger } from '../../log.js'
+import type { RuleFile, RuleProblem } from '../../rules/model.js'
+import type { EngineContext, RuleEngine } from '../engine.js'
+import type { RunLimits } from './protocol.js'
+import { createScheduledEngine } from './scheduled-engine.js'
+import { WorkerPool, type PoolInfo } from './worker-pool.js'
+
+export type { PythonTestOutcome } from './verdict.js'
+export type { PoolInfo } from './worker-pool.js'
+
+export interface PythonEngineOptions {
+  /** `python.command`: resolved on the server's PATH at first use. */
+  command: string
+  poolSize: number
+  /** Wall clock per test (default in config: 5000). */
+  timeoutMs: number
+  logger?: Logger
+  /** Address-space limit of the process running rule code (default 512 MiB). */
+  memoryBytes?: number
+  /** CPU seconds per test (default: the timeout rounded up, at least 1). */
+  cpuSecondsPerTest?: number
+  /** Largest file rule code may write in its scratch directory (default 8 MiB). */
+  fileBytes?: number
+  /** What one test may print, stdout and stderr together (default 1 MiB). */
+  outputBytes?: number
+}
+
+export interface PythonPool {
+  /** Kills every worker and removes their scratch root. */
+  close(): Promise<void>
+  /** Probes the interpreter (one short process, no worker) so the server can log it at start. */
+  describe(): Promise<PoolInfo>
+  /** Pids of the live workers (tests, diagnostics). */
+  pids(): number[]
+  /** Round trip of an empty message to a worker (benchmark baseline). */
+  ping(): Promise<void>
+}
+
+export function createPythonEngine(opts: PythonEngineOptions): {
+  engine: RuleEngine
+  pool: PythonPool
+  checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+} {
+  const limits: RunLimits = {
+    timeoutMs: opts.timeoutMs,
+    memoryBytes: opts.memoryBytes ?? 512 * 1024 * 1024,
+    cpuSeconds: opts.cpuSecondsPerTest ?? Math.max(1, Math.ceil(opts.timeoutMs / 1000)),
+    fileBytes: opts.fileBytes ?? 8 * 1024 * 1024,
+    maxProcesses: 0,
+    outputBytes: opts.outputBytes ?? 1024 * 1024,
+  }
+  const workers = new WorkerPool({ command: opts.command, poolSize: opts.poolSize, logger: opts.logger })
+  const { engine, checkPythonModule } = createScheduledEngine(workers, limits)
+  const pool: PythonPool = {
+    close: () => workers.close(),
+    describe: () => workers.describe(),
+    pids: () => workers.pids(),
+    ping: async () => {
+      await workers.run({ op: 'ping' }, opts.timeoutMs + 10_000)
+    },
+  }
+  return { engine, pool, checkPythonModule }
+}

@@ -1,0 +1,83 @@
+// The messages between the server and a warm Python worker (python/rulekeeper_worker.py): one JSON
+// object per line on the worker's stdin and stdout. The worker answers jobs in order, one at a time;
+// every answer carries the job's id. Kept in one place so both ends can be read side by side.
+
+export interface RunLimits {
+  /** Wall clock per test, enforced by the worker; the pool has a backstop above it. */
+  timeoutMs: number
+  /** RLIMIT_AS of the child that runs rule code. */
+  memoryBytes: number
+  /** RLIMIT_CPU of the child (seconds, for all tests of one rule together). */
+  cpuSeconds: number
+  /** RLIMIT_FSIZE: the largest file rule code may write in its scratch directory. */
+  fileBytes: number
+  /** RLIMIT_NPROC (binds only for a non-root uid; the worker drops root to 65534 first). */
+  maxProcesses: number
+  /** Everything one test may print (stdout and stderr together). */
+  outputBytes: number
+}
+
+export interface ModuleSource {
+  filename: string
+  source: string
+}
+
+export interface JobRule extends ModuleSource {
+  /** The module's name (the file stem). */
+  module: string
+  /** The file's `Severity`, what `severity()` returning DEFAULT stands for. */
+  severity: string | null
+}
+
+export interface JobTest {
+  log: unknown
+  mocks: Array<{ objectName: unknown; returnValue: unknown }>
+}
+
+export type JobMessage =
+  | { id: number; op: 'test'; rule: JobRule; globals: Record<string, ModuleSource>; tests: JobTest[]; limits: RunLimits }
+  | { id: number; op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
+  | { id: number; op: 'ping' }
+
+/** One line the child reported about one test. */
+export type RunEvent =
+  | { t: 'start'; fn: string }
+  | { t: 'fn'; fn: string; output: unknown; error: string | null }
+  | { t: 'import_error'; message: string; file: string | null; line: number | null }
+  | { t: 'mock_error'; message: string }
+  | { t: 'module'; functions: string[] }
+  | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }
+
+export type RunStatus = 'ok' | 'timeout' | 'crashed' | 'output-limit' | 'internal'
+
+/** What the worker says about one test (or about the import, for a `check`). */
+export interface TestRecord {
+  i: number
+  status: RunStatus
+  /** Why the run was stopped (status other than ok). */
+  message: string | null
+  events: RunEvent[]
+  /** Output written below Python's sys.stdout (os.write, C code), as the worker caught it. */
+  stdout: string
+  stderr: string
+  ms?: number
+}
+
+export interface HelloMessage {
+  t: 'hello'
+  pid: number
+  python: string
+  executable: string
+  isolation: { network: string; user: string }
+}
+
+export interface ResultMessage {
+  t: 'result'
+  id: number
+  tests: TestRecord[]
+}
+
+export interface PongMessage {
+  t: 'pong'
+  id: number
+}

@@ -1,0 +1,133 @@
+// The RuleEngine for scheduled rules (Python): static checks in check(), the import check in
+// checkPythonModule() (a worker run: it executes the module's top level), and runTests(), which
+// sends all tests of a rule to one worker as one job and turns each report into a §3.2 verdict.
+import { isRulekeeperError } from '../../errors.js'
+import type { RuleFile, RuleProblem } from '../../rules/model.js'
+import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
+import { collectGlobals } from './imports.js'
+import type { JobRule, JobTest, ResultMessage, RunLimits } from './protocol.js'
+import { importProblem, testOutcome } from './verdict.js'
+import type { WorkerPool } from './worker-pool.js'
+import { WorkerError } from './worker-process.js'
+
+/** Time the worker needs beyond the tests' own timeouts (fork, import) before the pool gives up. */
+const BACKSTOP_SLACK_MS = 10_000
+
+export interface ScheduledEngine {
+  engine: RuleEngine
+  checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+}
+
+function moduleProblems(rule: RuleFile): RuleProblem[] {
+  const filename = rule.data.Filename
+  if (typeof filename !== 'string' || filename.trim() === '') {
+    return [{ path: ['Filename'], message: 'Filename (the rule module, a .py file beside the rule) is required' }]
+  }
+  if (!filename.endsWith('.py')) return [{ path: ['Filename'], message: `Filename '${filename}' must name a .py file` }]
+  if (typeof rule.pythonSource !== 'string') {
+    return [{ path: ['Filename'], message: `the rule module '${filename}' was not found beside the rule`, code: 'MissingPythonModule' }]
+  }
+  return []
+}
+
+function jobRule(rule: RuleFile): JobRule {
+  const filename = String(rule.data.Filename)
+  const dir = rule.path.includes('/') ? rule.path.slice(0, rule.path.lastIndexOf('/') + 1) : ''
+  const base = filename.slice(filename.lastIndexOf('/') + 1)
+  return {
+    module: base.replace(/\.py$/, '').replace(/\W/g, '_') || 'rule',
+    filename: rule.pythonPath ?? dir + filename,
+    source: rule.pythonSource ?? '',
+    severity: typeof rule.data.Severity === 'string' ? rule.data.Severity.toUpperCase() : null,
+  }
+}
+
+interface TestSpec {
+  name: string
+  expected: unknown
+  job: JobTest
+}
+
+function testSpecs(rule: RuleFile): TestSpec[] {
+  const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
+  return tests.map((raw, i) => {
+    const t = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>
+    return {
+      name: typeof t.Name === 'string' ? t.Name : `test ${i + 1}`,
+      expected: t.ExpectedResult,
+      job: {
+        log: t.Log ?? {},
+        mocks: Array.isArray(t.Mocks) ? (t.Mocks as Array<{ objectName: unknown; returnValue: unknown }>) : [],
+      },
+    }
+  })
+}
+
+export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
+  const backstop = (tests: number) => limits.timeoutMs * (tests + 1) + BACKSTOP_SLACK_MS
+
+  function check(rule: RuleFile, ctx: EngineContext): CheckResult {
+    const errors = moduleProblems(rule)
+    const warnings: RuleProblem[] = []
+    const queries = Array.isArray(rule.data.ScheduledQueries) ? (rule.data.ScheduledQueries as unknown[]) : []
+    queries.forEach((q, i) => {
+      if (typeof q === 'string' && !ctx.findSupport(q)) {
+        warnings.push({ path: ['ScheduledQueries', i], message: `no scheduled query named '${q}' in this repository`, code: 'UnknownScheduledQuery' })
+      }
+    })
+    testSpecs(rule).forEach((t, i) => {
+      if (typeof t.expected !== 'boolean') errors.push({ path: ['Tests', i, 'ExpectedResult'], message: 'ExpectedResult must be true or false' })
+      t.job.mocks.forEach((m, j) => {
+        if (!m || typeof m !== 'object' || typeof m.objectName !== 'string' || m.objectName === '') {
+          errors.push({ path: ['Tests', i, 'Mocks', j, 'objectName'], message: 'objectName must be a non-empty string' })
+        }
+      })
+    })
+    return { errors, warnings }
+  }
+
+  async function runTests(rule: RuleFile, ctx: EngineContext): Promise<TestOutcome[]> {
+    const specs = testSpecs(rule)
+    if (specs.length === 0) return []
+    const missing = moduleProblems(rule)
+    if (missing.length > 0) {
+      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: missing[0]!.message, errored: true, functions: {} }))
+    }
+    const source = rule.pythonSource!
+    let result: ResultMessage
+    try {
+      result = (await pool.run(
+        { op: 'test', rule: jobRule(rule), globals: collectGlobals(source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
+        backstop(specs.length),
+      )) as ResultMessage
+    } catch (err) {
+      if (isRulekeeperError(err) || !(err instanceof WorkerError)) throw err
+      // The worker itself went away mid-run (killed from outside, or by the rule through ctypes).
+      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: err.message, errored: true, functions: {} }))
+    }
+    const byIndex = new Map(result.tests.map((r) => [r.i, r]))
+    return specs.map((s, i) => {
+      if (typeof s.expected !== 'boolean') {
+        return { name: s.name, expected: false, actual: null, passed: null, error: 'ExpectedResult must be true or false', errored: false, functions: {} }
+      }
+      return testOutcome(s.name, s.expected, byIndex.get(i))
+    })
+  }
+
+  async function checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]> {
+    const missing = moduleProblems(rule)
+    if (missing.length > 0) return missing
+    const job = jobRule(rule)
+    let result: ResultMessage
+    try {
+      result = (await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, backstop(1))) as ResultMessage
+    } catch (err) {
+      if (isRulekeeperError(err) || !(err instanceof WorkerError)) throw err
+      return [{ path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' }]
+    }
+    const problem = importProblem(result.tests[0], job.filename)
+    return problem ? [{ path: ['Filename'], ...problem }] : []
+  }
+
+  return { engine: { kind: 'scheduled', check, runTests }, checkPythonModule }
+}

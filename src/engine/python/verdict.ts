@@ -1,0 +1,86 @@
+// The verdict of detections.md §3.2 from what the worker reported about one test: rule() first,
+// every other defined function after it, each output and error kept. Expected true passes iff rule()
+// returned True and nothing raised or returned the wrong type; expected false iff rule() returned
+// exactly False. A stopped run (timeout, crash, output cap) fails the test with the reason.
+import type { FunctionOutcome, TestOutcome } from '../engine.js'
+import type { RunEvent, TestRecord } from './protocol.js'
+
+/** Captured output, reported when a test printed anything (not part of the §4 JSON contract). */
+export interface PythonTestOutcome extends TestOutcome {
+  output?: { stdout: string; stderr: string }
+}
+
+const OUTPUT_IN_ERROR = 2000
+
+function lastLines(text: string): string {
+  const t = text.trim()
+  return t.length > OUTPUT_IN_ERROR ? '…' + t.slice(-OUTPUT_IN_ERROR) : t
+}
+
+export function testOutcome(name: string, expected: boolean, record: TestRecord | undefined): PythonTestOutcome {
+  if (!record) {
+    return { name, expected, actual: null, passed: false, error: 'the Python worker reported nothing for this test', errored: true, functions: {} }
+  }
+  const functions: Record<string, FunctionOutcome> = {}
+  let running: string | undefined
+  let importError: string | undefined
+  let mockError: string | undefined
+  let end: Extract<RunEvent, { t: 'end' }> | undefined
+  for (const event of record.events) {
+    if (event.t === 'start') running = event.fn
+    else if (event.t === 'fn') {
+      functions[event.fn] = { output: event.output, error: event.error }
+      running = undefined
+    } else if (event.t === 'import_error') importError = `the rule module failed to import: ${event.message}`
+    else if (event.t === 'mock_error') mockError = event.message
+    else if (event.t === 'end') end = event
+  }
+  let stopped: string | undefined
+  if (record.status !== 'ok') {
+    stopped = record.message ?? `the run stopped (${record.status})`
+    if (running) functions[running] = { output: null, error: stopped }
+    else if (!importError && !mockError && Object.keys(functions).length === 0) stopped = `while loading the rule module: ${stopped}`
+  }
+  const stdout = (end?.stdout ?? '') + record.stdout
+  const stderr = (end?.stderr ?? '') + record.stderr
+  const outputError = end?.outputExceeded ? `the test printed more than the output limit (${end.outputChars} characters)` : undefined
+
+  const detection = functions.detection
+  const actual = detection && detection.error === null && typeof detection.output === 'boolean' ? detection.output : null
+  const errors = Object.entries(functions).filter(([, f]) => f.error !== null)
+  const errored = errors.length > 0 || !!importError || !!mockError || !!stopped || !!outputError
+  let passed: boolean
+  if (importError || mockError || outputError || (stopped && !running)) passed = false
+  else if (expected) passed = actual === true && errors.length === 0 && !stopped
+  else passed = actual === false
+
+  let error: string | null = null
+  if (!passed) {
+    const first = errors.find(([fn]) => fn === 'detection') ?? errors[0]
+    error = importError ?? mockError ?? (stopped && !running ? stopped : undefined) ?? outputError ??
+      (first ? `${first[0]}: ${first[1].error}` : null)
+    if (error && stderr.trim()) error += `\nstderr: ${lastLines(stderr)}`
+  }
+  const outcome: PythonTestOutcome = { name, expected, actual, passed, error, errored, functions }
+  if (stdout || stderr) outcome.output = { stdout, stderr }
+  return outcome
+}
+
+/** The import problems of a `check` job, as messages with the Python line when it is the rule's. */
+export function importProblem(record: TestRecord | undefined, ruleFilename: string):
+  { message: string; line?: number; code: string } | undefined {
+  if (!record) return { message: 'the Python worker reported nothing about the module', code: 'PythonImportError' }
+  if (record.status !== 'ok') {
+    return { message: `importing the rule module failed: ${record.message ?? record.status}`, code: 'PythonImportError' }
+  }
+  for (const event of record.events) {
+    if (event.t === 'import_error') {
+      const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
+      return { message: `the rule module failed to import: ${event.message}`, code: 'PythonImportError', ...(line ? { line } : {}) }
+    }
+    if (event.t === 'module' && !event.functions.includes('detection')) {
+      return { message: `${ruleFilename} defines no rule(event) function`, code: 'PythonMissingRule' }
+    }
+  }
+  return undefined
+}
