@@ -45,6 +45,18 @@ def to_json(value):
     return json.dumps(value, default=_json_default, ensure_ascii=False, allow_nan=False)
 
 
+_CODE = {}
+
+
+def _compile(source, filename):
+    # One child runs every test of one rule: compile once, execute into a fresh module per test.
+    key = (filename, source)
+    code = _CODE.get(key)
+    if code is None:
+        code = _CODE[key] = compile(source, filename, "exec")
+    return code
+
+
 def _register_source(filename, source):
     # Tracebacks and inspect read lines through linecache; the sources never touch the disk.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -83,7 +95,7 @@ class GlobalsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         entry = self.modules[module.__name__]
         module.__file__ = entry["filename"]
-        exec(compile(entry["source"], entry["filename"], "exec"), module.__dict__)
+        exec(_compile(entry["source"], entry["filename"]), module.__dict__)
 
 
 def load_rule(job, emit):
@@ -103,7 +115,7 @@ def load_rule(job, emit):
     module = types.ModuleType(rule["module"])
     module.__file__ = rule["filename"]
     try:
-        exec(compile(rule["source"], rule["filename"], "exec"), module.__dict__)
+        exec(_compile(rule["source"], rule["filename"]), module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is an import failure too
         message, filename, line = describe_error(exc, filenames)
         emit({"t": "import_error", "message": message, "file": filename, "line": line})

@@ -1,0 +1,78 @@
+// Shared fixtures of the Python engine tests: the example scheduled rule and its global helper
+// (read from the shared examples), rules built from inline Python, and a context over them.
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parse } from 'yaml'
+import type { EngineContext } from '../../../src/engine/engine.js'
+import type { RuleFile, SupportFile } from '../../../src/rules/model.js'
+
+const EXAMPLES = ['/work/shared/examples/rules/', fileURLToPath(new URL('../../../rules-repo-template/', import.meta.url))]
+
+function readExample(rel: string): string {
+  for (const root of EXAMPLES) {
+    try {
+      return readFileSync(root + rel, 'utf8')
+    } catch {
+      // next root
+    }
+  }
+  throw new Error(`example ${rel} not found`)
+}
+
+export function exampleRule(): RuleFile {
+  const data = parse(readExample('scheduled_rules/editor_admin_grants.yml')) as Record<string, unknown>
+  return {
+    kind: 'scheduled',
+    id: String(data.RuleID),
+    path: 'scheduled_rules/editor_admin_grants.yml',
+    data,
+    pythonSource: readExample('scheduled_rules/editor_admin_grants.py'),
+    pythonPath: 'scheduled_rules/editor_admin_grants.py',
+  }
+}
+
+export function exampleGlobal(): SupportFile {
+  return {
+    analysisType: 'global',
+    path: 'global_helpers/editor_helpers.yml',
+    data: parse(readExample('global_helpers/editor_helpers.yml')) as Record<string, unknown>,
+    pythonSource: readExample('global_helpers/editor_helpers.py'),
+  }
+}
+
+export function contextWith(...globals: SupportFile[]): EngineContext {
+  const byId = new Map(globals.map((g) => [String(g.data.GlobalID), g]))
+  return { findRule: () => undefined, findSupport: (id) => byId.get(id) }
+}
+
+export function globalFile(id: string, source: string): SupportFile {
+  return { analysisType: 'global', path: `global_helpers/${id}.yml`, data: { AnalysisType: 'global', GlobalID: id, Filename: `${id}.py` }, pythonSource: source }
+}
+
+export interface InlineTest {
+  name: string
+  expected: boolean
+  log?: Record<string, unknown>
+  mocks?: Array<{ objectName: string; returnValue: unknown }>
+}
+
+/** A scheduled rule in file form around inline Python. */
+export function inlineRule(source: string, tests: InlineTest[], extra: Record<string, unknown> = {}): RuleFile {
+  return {
+    kind: 'scheduled',
+    id: 'Test.Inline',
+    path: 'scheduled_rules/inline.yml',
+    data: {
+      AnalysisType: 'scheduled_rule',
+      RuleID: 'Test.Inline',
+      Enabled: true,
+      Filename: 'inline.py',
+      ScheduledQueries: [],
+      Severity: 'Low',
+      Tests: tests.map((t) => ({ Name: t.name, ExpectedResult: t.expected, Log: t.log ?? {}, ...(t.mocks ? { Mocks: t.mocks } : {}) })),
+      ...extra,
+    },
+    pythonSource: source,
+    pythonPath: 'scheduled_rules/inline.py',
+  }
+}
