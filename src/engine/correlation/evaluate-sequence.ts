@@ -1,7 +1,7 @@
 // Sequence evaluation for one join value (§2.2 rule 6), exact yet linear after sorting: a DP whose
 // states are the possible completion times of each present step, at most one per signal. The key
-// fact: a step with m required signals can complete at its k-th signal iff some allowed first
-// signal has index ≤ k − m + 1, so its completions are always a suffix of its signals.
+// fact: with m ≥ 2 required signals a step can complete at its k-th signal iff some allowed first
+// signal has index j ≤ k − m + 1 (the m − 2 others fit between); with m = 1, iff k itself is allowed.
 import type { StepTimes } from './evaluate-group.js'
 
 /**
@@ -26,17 +26,13 @@ export function evaluateSequence(steps: readonly StepTimes[], gaps: readonly num
   // The first present step: its first signal f may be any whose lead-in has no absent signal.
   const first = present[0]!
   const firstTimes = steps[first]!.times
-  let jmin = -1
-  for (let j = 0; j < firstTimes.length && jmin < 0; j++) {
-    const f = firstTimes[j]!
-    let clear = true
-    for (let a = 0; a < first && clear; a++) {
-      if (steps[a]!.absent && anyIn(steps[a]!.times, f - (offset[first]! - offset[a]!), f)) clear = false
+  const leadInClear = firstTimes.map((f) => {
+    for (let a = 0; a < first; a++) {
+      if (steps[a]!.absent && anyIn(steps[a]!.times, f - (offset[first]! - offset[a]!), f)) return false
     }
-    if (clear) jmin = j
-  }
-  if (jmin < 0) return false
-  let completions = firstTimes.slice(jmin + steps[first]!.minMatchCount - 1)
+    return true
+  })
+  let completions = completionTimes(firstTimes, steps[first]!.minMatchCount, leadInClear)
 
   for (let p = 0; p < present.length; p++) {
     const from = present[p]!
@@ -55,22 +51,25 @@ export function evaluateSequence(steps: readonly StepTimes[], gaps: readonly num
     if (to === undefined) return true
     const window = offset[to]! - offset[from]!
     const times = steps[to]!.times
-    // Smallest j with times[j] in some [done, done + window]: both lists ascending, two pointers.
-    let next = -1
+    // times[j] may start the step iff it lies in some [done, done + window]; both lists ascend, so
+    // the latest done ≤ times[j] decides, found with a pointer that only moves forward.
+    const allowed: boolean[] = new Array<boolean>(times.length)
     let c = 0
     for (let j = 0; j < times.length; j++) {
       const t = times[j]!
       while (c + 1 < valid.length && valid[c + 1]! <= t) c++
-      if (valid[c]! <= t && t <= valid[c]! + window) {
-        next = j
-        break
-      }
+      allowed[j] = valid[c]! <= t && t <= valid[c]! + window
     }
-    if (next < 0) return false
-    completions = times.slice(next + steps[to]!.minMatchCount - 1)
-    if (completions.length === 0) return false
+    completions = completionTimes(times, steps[to]!.minMatchCount, allowed)
   }
   return false
+}
+
+/** The times at which a step needing `m` signals can complete, given which signals may start it. */
+function completionTimes(times: readonly number[], m: number, allowed: readonly boolean[]): number[] {
+  if (m === 1) return times.filter((_, j) => allowed[j])
+  const jmin = allowed.indexOf(true)
+  return jmin < 0 ? [] : times.slice(jmin + m - 1)
 }
 
 /** Whether a sorted list holds a value in [lo, hi]. */
