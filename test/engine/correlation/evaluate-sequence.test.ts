@@ -155,6 +155,22 @@ const rows: Row[] = [
     signals: { A: { u: [0] }, X: { u: [12] }, B: { u: [15] } },
     expected: true,
   },
+  {
+    name: 'a one-signal step must clear the absence before and the one after with the same signal',
+    rule: sequenceData(
+      [step('X', { Absence: true }), step('A'), step('Y', { Absence: true })],
+      [link('X', 'A', 7), link('A', 'Y', 5)],
+      { LookbackWindowMinutes: 60 },
+    ),
+    signals: { X: { u: [3] }, A: { u: [0, 6] }, Y: { u: [0] } },
+    expected: false,
+  },
+  {
+    name: 'a one-signal step completes only at a signal that may start it',
+    rule: sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 1), link('B', 'C', 2)], { LookbackWindowMinutes: 60 }),
+    signals: { A: { u: [10] }, B: { u: [2, 10, 19] }, C: { u: [21] } },
+    expected: false,
+  },
   { name: 'implicit chain: unjoined steps match any value', rule: IMPLICIT, signals: { A: { a: [0] }, B: { b: [1] }, C: { c: [2] } }, expected: true },
   { name: 'implicit chain: order still matters', rule: IMPLICIT, signals: { A: { a: [0] }, B: { b: [3] }, C: { c: [2] } }, expected: false },
   { name: 'implicit chain: three equal timestamps chain', rule: IMPLICIT, signals: { A: { a: [7] }, B: { b: [7] }, C: { c: [7] } }, expected: true },
