@@ -91,6 +91,16 @@ export function validateTransitions(
       addField(toIndex, match.toField)
     }
   })
+  if (transitions.length > 0 && out.errors.length === 0) {
+    // Legal (the link falls back to the implicit chain), but usually a forgotten transition.
+    for (let i = 0; i + 1 < drafts.length; i++) {
+      if (linkOwner.has(i)) continue
+      out.warning(
+        path,
+        `no transition links "${drafts[i]!.id}" to "${drafts[i + 1]!.id}": that link joins nothing and its window is LookbackWindowMinutes (${lookbackMinutes})`,
+      )
+    }
+  }
   return { joinFields, gapMinutes }
 }
 

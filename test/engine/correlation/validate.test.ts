@@ -151,7 +151,12 @@ t.test('every problem of a block is reported at once', async (t) => {
 t.test('valid rules compile with their defaults', async (t) => {
   const seq = compileDetection(sequenceData([step('A', { MinMatchCount: 2 }), step('B'), step('C', { Absence: true })], [link('A', 'B', 10)]))
   t.same(seq.errors, [])
-  t.same(seq.warnings, [])
+  t.same(seq.warnings, [
+    {
+      path: [...D, 'Transitions'],
+      message: 'no transition links "B" to "C": that link joins nothing and its window is LookbackWindowMinutes (15)',
+    },
+  ])
   t.equal(seq.detection?.lookbackMinutes, 15)
   t.same(seq.detection?.gapMinutes, [10, 15], 'an unlinked pair gets the lookback window')
   t.same(seq.detection?.steps.map((s) => [s.id, s.minMatchCount, s.maxMatchCount, s.absent, [...s.joinFields]]), [
