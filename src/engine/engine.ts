@@ -42,6 +42,11 @@ export interface RuleEngine {
   check(rule: RuleFile, ctx: EngineContext): CheckResult
   /** Runs every test of the rule. Rejects with a RulekeeperError (e.g. 503) when it cannot run at all. */
   runTests(rule: RuleFile, ctx: EngineContext): Promise<TestOutcome[]>
+  /**
+   * Read-only fields derived from the rule and its neighbours at read time (e.g. a correlation
+   * rule's `correlationRuleReferenceIds` and `logTypes`), and warnings that depend on them.
+   */
+  describe?(rule: RuleFile, ctx: EngineContext): { fields: Record<string, unknown>; warnings: RuleProblem[] }
 }
 
 /** The engines this build has, by kind. Engines register themselves from engine/registry.ts. */

@@ -39,11 +39,10 @@ function depthOf(v: unknown): number {
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter()
   const doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
-  const errors: YamlProblem[] = doc.errors.map((e) => ({
-    message: e.message.split('\n')[0]!,
-    line: e.linePos?.[0].line,
-    column: e.linePos?.[0].col,
-  }))
+  const errors: YamlProblem[] = doc.errors.map((e) => {
+    const pos = lineCounter.linePos(e.pos[0])
+    return { message: e.message.split('\n')[0]!, line: pos.line, column: pos.col }
+  })
   let value: unknown
   if (errors.length === 0) {
     try {

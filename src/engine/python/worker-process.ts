@@ -24,6 +24,8 @@ export class PythonWorker {
   hello: HelloMessage | undefined
   /** Set once the process exited or was killed: the pool drops the worker. */
   dead = false
+  /** Set when this side killed the worker (close, backstop): its exit is expected. */
+  private killed = false
   private buffer = ''
   private stderrTail = ''
   private pending: Pending | undefined
@@ -98,6 +100,7 @@ export class PythonWorker {
       const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
       const tail = this.stderrTail.trim()
       const err = new WorkerError(`the Python worker ${why}${tail ? `: ${tail.slice(-2000)}` : ''}`)
+      if (!this.killed) this.logger?.warn({ pid: this.process.pid, code, signal, stderr: tail.slice(-2000) }, 'python worker exited')
       onFail(err)
       this.fail(err)
     })
@@ -139,6 +142,7 @@ export class PythonWorker {
   /** Kills the worker's whole process group (idempotent). */
   kill(): void {
     this.dead = true
+    this.killed = true
     const pid = this.process.pid
     if (pid === undefined) return
     try {

@@ -145,11 +145,13 @@ export function operandFits(type: OperandType | undefined, operand: unknown): bo
 }
 
 /**
- * The test for a condition and operand. An operand of the wrong type (possible only for multi-key,
- * where it comes from the event) makes the positive form false, hence the negated one true.
+ * The positive test of a condition and whether the condition negates it. The compiler applies the
+ * negation inline (one call less per evaluation); `buildConditionTest` wraps it.
+ * An operand of the wrong type (possible only for multi-key, where it comes from the event) makes
+ * the positive form false, hence the negated one true.
  * `IsIn` operands: a list of scalars, or one scalar standing for a one-element list.
  */
-export function buildConditionTest(name: ConditionName, operand: unknown): ValueTest {
+export function buildPositiveTest(name: ConditionName, operand: unknown): { test: ValueTest; negated: boolean } {
   const info = CONDITIONS[name]
   const positive = (info.negates ?? name) as PositiveConditionName
   const builder = CONDITION_TABLE[positive]
@@ -160,6 +162,11 @@ export function buildConditionTest(name: ConditionName, operand: unknown): Value
     const list = Array.isArray(operand) ? operand.filter(isScalar) : isScalar(operand) ? [operand] : []
     test = builder(list)
   } else test = builder(operand)
-  if (info.negates === undefined) return test
-  return (v) => !test(v)
+  return { test, negated: info.negates !== undefined }
+}
+
+/** The test for a condition and operand, negation included. */
+export function buildConditionTest(name: ConditionName, operand: unknown): ValueTest {
+  const { test, negated } = buildPositiveTest(name, operand)
+  return negated ? (v) => !test(v) : test
 }

@@ -50,42 +50,58 @@ export function compileKeySpec(spec: KeySpec): Resolver {
   return compileSegments(keySpecSegments(spec))
 }
 
-function fieldStep(name: string): Resolver {
-  // Names that exist on Object.prototype need the own-property check; all others can trust
-  // `undefined` (JSON has no undefined) and skip it, which keeps the common lookup fast.
-  if (name in Object.prototype) {
-    return (node) =>
-      node !== null && typeof node === 'object' && !Array.isArray(node) && hasOwn.call(node, name)
-        ? (node as Record<string, unknown>)[name]
-        : MISSING
-  }
-  return (node) => {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) return MISSING
-    const v = (node as Record<string, unknown>)[name]
-    return v === undefined ? MISSING : v
-  }
+const OBJECT_PROTO = Object.prototype
+
+/**
+ * One object-field step. JSON values are never functions and never Object.prototype itself, so
+ * only a value that looks inherited (every Object.prototype member is a function, `__proto__`
+ * yields the prototype) pays for the own-property check; the common lookup stays one load.
+ * A top-level function (not a closure) so that the optimiser inlines it into every caller.
+ */
+export function getField(node: unknown, name: string): unknown {
+  if (node === null || typeof node !== 'object' || Array.isArray(node)) return MISSING
+  const v = (node as Record<string, unknown>)[name]
+  if (v === undefined) return MISSING
+  if ((typeof v === 'function' || v === OBJECT_PROTO) && !hasOwn.call(node, name)) return MISSING
+  return v
 }
 
-function indexStep(index: number): Resolver {
-  return (node) => (Array.isArray(node) && index < node.length ? node[index] : MISSING)
+function getIndex(node: unknown, index: number): unknown {
+  return Array.isArray(node) && index < node.length ? node[index] : MISSING
 }
 
-/** A walk without wildcards: specialised for the short paths rules mostly use. */
+/** The field names of a path made only of object fields (the common case), else null. */
+export function plainFieldNames(spec: KeySpec): string[] | null {
+  const names: string[] = []
+  for (const s of keySpecSegments(spec)) {
+    if (s.kind !== 'field') return null
+    names.push(s.name)
+  }
+  return names
+}
+
+/** A walk without wildcards: specialised for the short all-field paths rules mostly use. */
 function compilePlain(segments: readonly PathSegment[]): Resolver {
-  const steps = segments.map((s) => (s.kind === 'field' ? fieldStep(s.name) : indexStep((s as { index: number }).index)))
-  if (steps.length === 0) return (node) => node
-  if (steps.length === 1) return steps[0]!
-  if (steps.length === 2) {
-    const [a, b] = steps as [Resolver, Resolver]
-    return (node) => {
-      const v = a(node)
-      return v === MISSING ? MISSING : b(v)
+  if (segments.length === 0) return (node) => node
+  if (segments.every((s) => s.kind === 'field')) {
+    const names = segments.map((s) => (s as { name: string }).name)
+    if (names.length === 1) {
+      const a = names[0]!
+      return (node) => getField(node, a)
+    }
+    if (names.length === 2) {
+      const [a, b] = names as [string, string]
+      return (node) => {
+        const v = getField(node, a)
+        return v === MISSING ? MISSING : getField(v, b)
+      }
     }
   }
   return (node) => {
     let v: unknown = node
-    for (let i = 0; i < steps.length; i++) {
-      v = steps[i]!(v)
+    for (let i = 0; i < segments.length; i++) {
+      const s = segments[i]!
+      v = s.kind === 'field' ? getField(v, s.name) : getIndex(v, (s as { index: number }).index)
       if (v === MISSING) return MISSING
     }
     return v

@@ -1,0 +1,40 @@
+// The one place errors become HTTP responses. A RulekeeperError answers with its status and
+// `{ message, ...body }`; a Koa/http error with an exposable 4xx status keeps its message; anything
+// else is a 500 whose body carries only the request id (the log has the details, never the client).
+import type Koa from 'koa'
+import { isRulekeeperError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { ApiState } from './context.js'
+
+export function errorFunnel(logger: Logger): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    try {
+      await next()
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404
+        ctx.body = { message: `no route ${ctx.method} ${ctx.path}` }
+      }
+    } catch (err) {
+      const requestId = ctx.state.requestId
+      if (isRulekeeperError(err) && err.status < 500) {
+        ctx.status = err.status
+        ctx.body = { message: err.message, ...err.body }
+      } else if (isRulekeeperError(err)) {
+        ctx.status = err.status
+        ctx.body = { message: err.message, requestId, ...err.body }
+        logger.warn({ requestId, code: err.code, msg: err.message }, 'request failed')
+      } else {
+        const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string }
+        const status = e.status ?? e.statusCode
+        if (status && status >= 400 && status < 500 && e.expose !== false) {
+          ctx.status = status
+          ctx.body = { message: e.message || 'bad request' }
+        } else {
+          ctx.status = 500
+          ctx.body = { message: 'internal error', requestId }
+          logger.error({ requestId, err }, 'internal error')
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// Per-request observability: one JSON log line (request id, actor, route, status, duration) and
+// the Prometheus request counter and histogram, labelled by the matched route, not the raw path,
+// so ids never explode the label set.
+import type Koa from 'koa'
+import type { Logger } from '../log.js'
+import { Counter, Histogram, type Registry } from '../metrics.js'
+import type { ApiState } from './context.js'
+
+export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiState> {
+  const requests = new Counter({ name: 'rulekeeper_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] })
+  const duration = new Histogram({
+    name: 'rulekeeper_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  })
+  return async (ctx, next) => {
+    const start = process.hrtime.bigint()
+    try {
+      await next()
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path)
+      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) }
+      requests.inc(labels)
+      duration.observe(labels, seconds)
+      logger.info(
+        { requestId: ctx.state.requestId, actor: ctx.state.token?.id, method: ctx.method, route: labels.route, status: ctx.status, ms: Math.round(seconds * 1e4) / 10 },
+        'request',
+      )
+    }
+  }
+}

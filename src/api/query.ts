@@ -1,0 +1,70 @@
+// Query-string parsing for the rules API: strict booleans, bounded integers, repeated or
+// comma-separated lists, and unknown parameters reported (a typo in a filter must not silently
+// return everything).
+import type { ParsedUrlQuery } from 'node:querystring'
+import { badRequest } from '../errors.js'
+import { SEVERITIES, type RuleKind } from '../rules/model.js'
+import { decodeCursor, type ListQuery } from '../service/rule-views.js'
+
+function single(q: ParsedUrlQuery, name: string): string | undefined {
+  const v = q[name]
+  if (v === undefined) return undefined
+  if (Array.isArray(v)) throw badRequest(`query parameter ${name} is given more than once`)
+  return v
+}
+
+export function booleanParam(q: ParsedUrlQuery, name: string, dflt: boolean): boolean {
+  const v = single(q, name)
+  if (v === undefined) return dflt
+  if (v === 'true') return true
+  if (v === 'false') return false
+  throw badRequest(`query parameter ${name} must be true or false`)
+}
+
+function listParam(q: ParsedUrlQuery, name: string): string[] | undefined {
+  const v = q[name]
+  if (v === undefined) return undefined
+  const items = (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+  if (items.length === 0) throw badRequest(`query parameter ${name} is empty`)
+  return items
+}
+
+export function rejectUnknownParams(q: ParsedUrlQuery, allowed: readonly string[]): void {
+  const unknown = Object.keys(q).filter((k) => !allowed.includes(k))
+  if (unknown.length > 0) throw badRequest(`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u.slice(0, 64))).join(', ')}; accepted: ${allowed.join(', ')}`)
+}
+
+const LIST_PARAMS: Record<RuleKind, string[]> = {
+  correlation: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by'],
+  scheduled: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by', 'scheduled-query'],
+  simple: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by', 'log-type', 'include-python'],
+}
+
+export function parseListQuery(kind: RuleKind, q: ParsedUrlQuery): ListQuery {
+  rejectUnknownParams(q, LIST_PARAMS[kind])
+  const limitText = single(q, 'limit')
+  let limit = 100
+  if (limitText !== undefined) {
+    if (!/^\d{1,7}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000) throw badRequest('limit must be an integer from 1 to 1000')
+    limit = Number(limitText)
+  }
+  const cursor = single(q, 'cursor')
+  const state = single(q, 'state')
+  if (state !== undefined && state !== 'enabled' && state !== 'disabled') throw badRequest('state must be enabled or disabled')
+  const severity = listParam(q, 'severity')?.map((s) => s.toUpperCase())
+  const bad = severity?.filter((s) => !(SEVERITIES as readonly string[]).includes(s))
+  if (bad && bad.length > 0) throw badRequest(`severity must be among ${SEVERITIES.join(', ')}; got ${bad.map((b) => JSON.stringify(b.slice(0, 32))).join(', ')}`)
+  return {
+    limit,
+    after: cursor === undefined || cursor === '' ? null : decodeCursor(kind, cursor),
+    nameContains: single(q, 'name-contains'),
+    state: state as ListQuery['state'],
+    severity,
+    tag: listParam(q, 'tag'),
+    createdBy: single(q, 'created-by'),
+    lastModifiedBy: single(q, 'last-modified-by'),
+    logType: listParam(q, 'log-type'),
+    scheduledQuery: listParam(q, 'scheduled-query'),
+    includePython: booleanParam(q, 'include-python', false),
+  }
+}

@@ -1,0 +1,140 @@
+// A write body → the rule in file form, or a 400 listing every problem: schema errors as JSON
+// pointers, YAML-text fields parsed with line and column, the kind's engine check mapped back to
+// the field it came from. Then the unit tests (run-tests-first / run-tests-only).
+import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
+import { MISSING_ENGINE, type EngineContext, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
+import { fieldsOf, TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
+import { bodyToFileData } from '../rules/mapping.js'
+import type { DataPath, RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
+import { checkRuleData } from '../rules/rule-file.js'
+import { jsonPointer, readOnlyFieldsOf, validateWriteBody } from '../rules/schemas.js'
+import { locate, parseYaml, type ParsedYaml } from '../rules/yaml-text.js'
+
+interface TextField {
+  parsed?: ParsedYaml
+  /** Whether the text was a document with the field's file key on top (`Detection: …`). */
+  wrapped: boolean
+}
+
+export interface PreparedRule {
+  rule: RuleFile
+  data: Record<string, unknown>
+}
+
+const invert = (t: Record<string, string>) => Object.fromEntries(Object.entries(t).map(([a, b]) => [b, a]))
+const TEST_API_KEY = invert(TEST_KEYS)
+const OUTPUT_API_KEY = invert(RULE_OUTPUT_KEYS)
+
+/** Parses one YAML-text field; returns the structure or pushes located problems. */
+function parseTextField(api: string, fileKey: string, text: string, problems: FieldProblem[], texts: Map<string, TextField>): unknown {
+  const parsed = parseYaml(text)
+  if (api === 'alertTitle') {
+    // A title is a string; text that is not a YAML string (e.g. "{user} logged in") is taken literally.
+    const v = parsed.errors.length === 0 ? parsed.value : undefined
+    const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && fileKey in v ? (v as Record<string, unknown>)[fileKey] : v
+    return typeof inner === 'string' ? inner : text.replace(/\n+$/, '')
+  }
+  if (parsed.errors.length > 0) {
+    for (const e of parsed.errors) problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
+    return undefined
+  }
+  let value = parsed.value
+  let wrapped = false
+  if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && fileKey in value) {
+    value = (value as Record<string, unknown>)[fileKey]
+    wrapped = true
+  }
+  texts.set(api, { parsed, wrapped })
+  if (value === null || value === undefined) {
+    problems.push({ path: `/${api}`, message: `${api} is empty` })
+    return undefined
+  }
+  const needsList = api !== 'alertTitle'
+  if (needsList && !Array.isArray(value)) {
+    problems.push({ path: `/${api}`, message: `${api} must be a YAML list`, ...locate(parsed, []) })
+    return undefined
+  }
+  return value
+}
+
+/** A problem found on the file form → the pointer (and line/column) in the request body. */
+function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextField>): FieldProblem {
+  const [first, ...rest] = p.path as Array<string | number>
+  const field = fieldsOf(kind).find((f) => f.file === first)
+  if (!field) return { path: first === undefined ? '' : jsonPointer([String(first)]), message: p.message }
+  const text = texts.get(field.api)
+  if (field.yamlText && text?.parsed) {
+    const loc = locate(text.parsed, text.wrapped ? p.path : rest)
+    return { path: `/${field.api}`, message: p.message, ...loc }
+  }
+  const parts: Array<string | number> = [field.api]
+  if (field.api === 'tests') {
+    const [i, key, j, sub, ...more] = rest
+    if (i !== undefined) parts.push(i)
+    if (key !== undefined) parts.push(TEST_API_KEY[String(key)] ?? key)
+    if (j !== undefined) parts.push(j)
+    if (sub !== undefined) parts.push(OUTPUT_API_KEY[String(sub)] ?? sub)
+    parts.push(...more)
+  } else parts.push(...rest)
+  return { path: jsonPointer(parts), message: p.message }
+}
+
+/**
+ * Validates a write body for `kind` and maps it to file form. `pathId` is the id in the URL of a
+ * PUT (the body's id must match it; a body without id takes it).
+ */
+export function prepareRule(kind: RuleKind, input: unknown, pathId: string | undefined, engines: EngineRegistry, ctx: EngineContext): PreparedRule {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    throw validationFailed([{ path: '', message: 'the body must be a JSON object' }])
+  }
+  const readOnly = readOnlyFieldsOf(kind)
+  const body: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(input)) if (!readOnly.has(k)) body[k] = v
+  const problems: FieldProblem[] = []
+  if (pathId !== undefined) {
+    if (body.id === undefined) body.id = pathId
+    else if (body.id !== pathId) problems.push({ path: '/id', message: `id ${JSON.stringify(body.id)} does not match the id in the path ${JSON.stringify(pathId)}` })
+  }
+  problems.push(...validateWriteBody(kind, body))
+  const texts = new Map<string, TextField>()
+  const structures: Record<string, unknown> = {}
+  for (const f of fieldsOf(kind)) {
+    if (!f.yamlText || typeof body[f.api] !== 'string') continue
+    const v = parseTextField(f.api, f.file, body[f.api] as string, problems, texts)
+    if (v !== undefined) structures[f.api] = v
+  }
+  if (problems.length > 0) throw validationFailed(problems)
+  const pythonSource = kind === 'scheduled' ? (body.body as string) : undefined
+  const data = bodyToFileData(kind, body, structures, kind === 'scheduled' ? 'rule.py' : undefined)
+  const rule: RuleFile = { kind, id: body.id as string, path: '', data, pythonSource }
+  const fileProblems = checkRuleData(kind, data, pythonSource).filter((p) => p.path[0] !== 'Filename')
+  const engine = engines[kind]
+  if (fileProblems.length === 0 && engine) {
+    const checked = engine.check(rule, ctx)
+    fileProblems.push(...checked.errors)
+    // On an API write a reference to a rule that does not exist is an error, not a warning.
+    fileProblems.push(...checked.warnings.filter((w) => w.code === 'DanglingReference'))
+  }
+  if (fileProblems.length > 0) throw validationFailed(fileProblems.map((p) => toFieldProblem(kind, p, texts)))
+  delete data.Filename
+  return { rule, data }
+}
+
+export function hasTests(rule: RuleFile): boolean {
+  return Array.isArray(rule.data.Tests) && rule.data.Tests.length > 0
+}
+
+/** Runs the rule's tests; never reports a pass for a test that did not run. */
+export async function runRuleTests(rule: RuleFile, engines: EngineRegistry, ctx: EngineContext): Promise<{ passed: boolean; testResults: unknown[] }> {
+  const engine = engines[rule.kind]
+  if (!engine) throw new RulekeeperError('NotImplemented', `cannot run the tests of this ${rule.kind} rule: ${MISSING_ENGINE[rule.kind]}; save it with run-tests-first=false to skip them`)
+  const outcomes = await engine.runTests(rule, ctx)
+  const testResults = outcomes.map((o: TestOutcome) =>
+    rule.kind === 'correlation'
+      ? { name: o.name, passed: o.passed === true, error: o.error }
+      : { name: o.name, passed: o.passed === true, errored: o.errored ?? false, error: o.error, functions: o.functions ?? {} },
+  )
+  return { passed: outcomes.every((o) => o.passed === true), testResults }
+}
+
+export type { DataPath }

@@ -1,0 +1,115 @@
+// The routes of one rule kind: list, create, get, replace, delete. Auth runs first (before the
+// body is read), then the body reader, then validation, the unit tests, and the write through the
+// single writer queue. All failures are thrown; the error funnel answers.
+import Router, { type RouterMiddleware } from '@koa/router'
+import { notFound, notImplemented, RulekeeperError, validationFailed } from '../errors.js'
+import type { TokenStore } from '../auth/token-store.js'
+import type { RuleKind } from '../rules/model.js'
+import { ID_SCHEMA } from '../rules/fields.js'
+import type { RuleStore } from '../service/rule-store.js'
+import type { WriteActor } from '../service/rule-writer.js'
+import { indexContext, listRules, ruleRepresentation, type ReadContext } from '../service/rule-views.js'
+import type { IndexedRule } from '../rules/rule-index.js'
+import { requirePermission } from './auth.js'
+import type { ApiState } from './context.js'
+import { readJsonBody } from './json-body.js'
+import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
+import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
+
+export const KIND_PATHS: Record<RuleKind, string> = {
+  correlation: 'correlation-rules',
+  scheduled: 'scheduled-rules',
+  simple: 'simple-rules',
+}
+
+export interface RuleRoutesDeps {
+  store: RuleStore
+  tokens: TokenStore
+  maxBodyBytes: number
+  backend: 'snowflake' | 'databricks'
+  pythonFor?: (rule: IndexedRule) => string | undefined
+}
+
+const ID_RE = new RegExp(ID_SCHEMA.pattern, 'u')
+
+function validPathId(id: string): boolean {
+  return id.length >= 1 && id.length <= 255 && ID_RE.test(id)
+}
+
+export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: RuleRoutesDeps): void {
+  const base = `/${KIND_PATHS[kind]}`
+  const view = requirePermission(deps.tokens, 'View Rules')
+  const manage = requirePermission(deps.tokens, 'Manage Rules')
+  const body = readJsonBody(deps.maxBodyBytes)
+  const { store } = deps
+  const rc = (): ReadContext => ({ index: store.index, history: store.history, engines: store.engines, pythonFor: deps.pythonFor })
+  const backendGate: RouterMiddleware<ApiState> = async (_ctx, next) => {
+    if (kind === 'correlation' && deps.backend === 'databricks') throw notImplemented('correlation rules are not available on the databricks backend')
+    await next()
+  }
+  const actorOf = (state: ApiState): WriteActor => ({
+    id: state.token!.id,
+    type: 'api-token',
+    name: state.token!.name,
+    email: `${state.token!.id}@api-token.rulekeeper`,
+  })
+
+  router.get(base, view, backendGate, async (ctx) => {
+    ctx.body = listRules(rc(), kind, parseListQuery(kind, ctx.query))
+  })
+
+  router.get(`${base}/:id`, view, backendGate, async (ctx) => {
+    rejectUnknownParams(ctx.query, kind === 'simple' ? ['include-python'] : [])
+    const includePython = kind === 'simple' && booleanParam(ctx.query, 'include-python', false)
+    const rule = store.index.get(kind, ctx.params.id!)
+    if (!rule) throw notFound(`${kind} rule ${ctx.params.id} not found`)
+    ctx.body = ruleRepresentation(rc(), rule, includePython)
+  })
+
+  const write = (method: 'POST' | 'PUT'): RouterMiddleware<ApiState> => async (ctx) => {
+    rejectUnknownParams(ctx.query, ['run-tests-first', 'run-tests-only'])
+    const runFirst = booleanParam(ctx.query, 'run-tests-first', true)
+    const runOnly = booleanParam(ctx.query, 'run-tests-only', false)
+    const pathId = method === 'PUT' ? ctx.params.id! : undefined
+    if (pathId !== undefined && !validPathId(pathId)) {
+      throw validationFailed([{ path: '/id', message: 'the id in the path has characters that are not allowed (no control characters, none of < > & " %, no leading or trailing space)' }])
+    }
+    const reason = ctx.get('X-Change-Reason')
+    if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+    const ectx = indexContext(store.index)
+    const prepared = prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+    if ((runFirst || runOnly) && hasTests(prepared.rule)) {
+      const run = await runRuleTests(prepared.rule, store.engines, ectx)
+      if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })
+    }
+    if (runOnly) {
+      ctx.status = 204
+      return
+    }
+    const outcome = await store.writer.submit({
+      type: method === 'POST' ? 'create' : 'replace',
+      kind,
+      id: prepared.rule.id,
+      data: prepared.data,
+      pythonSource: prepared.rule.pythonSource,
+      actor: actorOf(ctx.state),
+      requestId: ctx.state.requestId,
+      reason: reason || undefined,
+    })
+    const saved = store.index.get(kind, prepared.rule.id)
+    if (!saved) throw new RulekeeperError('Conflict', `${kind} rule ${prepared.rule.id} was changed by another writer meanwhile`)
+    ctx.status = outcome.status === 'created' && method === 'PUT' ? 201 : 200
+    ctx.body = ruleRepresentation(rc(), saved)
+  }
+
+  router.post(base, manage, backendGate, body, write('POST'))
+  router.put(`${base}/:id`, manage, backendGate, body, write('PUT'))
+
+  router.delete(`${base}/:id`, manage, backendGate, async (ctx) => {
+    rejectUnknownParams(ctx.query, [])
+    const reason = ctx.get('X-Change-Reason')
+    if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+    await store.writer.submit({ type: 'delete', kind, id: ctx.params.id!, actor: actorOf(ctx.state), requestId: ctx.state.requestId, reason: reason || undefined })
+    ctx.status = 204
+  })
+}

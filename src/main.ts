@@ -1,0 +1,119 @@
+// Composition root: reads the configuration and environment, builds every part (repository store,
+// engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
+// server; the CLI's `serve` calls startServer and handles signals.
+import http from 'node:http'
+import path from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { createApp } from './api/app.js'
+import { createLogSources } from './audit/index.js'
+import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
+import { loadConfig, PACKAGE_ROOT } from './config/load.js'
+import type { Config } from './config/schema.js'
+import { createEngineRegistry } from './engine/registry.js'
+import { createLogger, type Logger } from './log.js'
+import { createMetricsRegistry } from './metrics.js'
+import { LocalReconciler } from './reconcile/local-reconciler.js'
+import { RuleStore } from './service/rule-store.js'
+import { lockDataDir } from './store/data-dir-lock.js'
+
+export interface StartOptions {
+  env: Record<string, string | undefined>
+  /** Layered over the configuration (tests). */
+  configOverrides?: unknown
+  logger?: Logger
+  /** Register default process metrics (off in tests running several servers). */
+  defaultMetrics?: boolean
+}
+
+export interface RunningServer {
+  url: string
+  config: Config
+  dataDir: string
+  store: RuleStore
+  bannerLines: string[]
+  close(): Promise<void>
+}
+
+export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'rules-repo-template')
+
+export async function startServer(opts: StartOptions): Promise<RunningServer> {
+  const config = loadConfig(opts.env, opts.configOverrides)
+  const logger = opts.logger ?? createLogger({ level: config.log.level })
+  const dataDir = path.resolve(config.dataDir)
+  const lock = lockDataDir(dataDir)
+  const cleanups: Array<() => Promise<void> | void> = [() => lock.release()]
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c()
+  }
+  try {
+    const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
+    const engines = createEngineRegistry()
+    const store = await RuleStore.open({
+      gitdir: path.join(dataDir, 'repo.git'),
+      branch: config.git.branch,
+      committer: config.git.committer,
+      engines,
+      templateDir: TEMPLATE_DIR,
+      cacheDir: path.join(dataDir, 'cache'),
+      logger,
+      metrics,
+    })
+    cleanups.push(() => store.close())
+    const tokens = new TokenStore(dataDir)
+    const bannerLines: string[] = []
+    const boot = ensureBootstrapToken(tokens, opts.env.RULEKEEPER_BOOTSTRAP_TOKEN)
+    if (boot) bannerLines.push(boot)
+    const refresh = setInterval(() => {
+      try {
+        tokens.refresh()
+        tokens.flushUsage()
+      } catch (err) {
+        logger.warn({ err }, 'cannot re-read the token store')
+      }
+    }, config.api.tokenReloadMs)
+    refresh.unref()
+    cleanups.push(() => clearInterval(refresh))
+
+    const reconciler = new LocalReconciler(store, logger, metrics)
+    reconciler.start(config.reconcile.schedule)
+    cleanups.push(() => reconciler.stop())
+
+    const logSources = await createLogSources({ config: config as Record<string, unknown>, dataDir, logger, metrics, env: opts.env })
+    cleanups.push(() => logSources.close())
+    bannerLines.push(...logSources.bannerLines)
+
+    const app = createApp({
+      store,
+      tokens,
+      logger,
+      metrics,
+      status: reconciler,
+      basePath: config.api.basePath,
+      maxBodyBytes: config.api.maxBodyBytes,
+      backend: config.backend.kind,
+      webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
+      rootRouters: [logSources.router],
+    })
+    const server = http.createServer(app.callback())
+    server.keepAliveTimeout = 5000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.server.port, config.server.host, () => resolve())
+    })
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        }),
+    )
+    const addr = server.address() as AddressInfo
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+    const url = `http://${host}:${addr.port}`
+    logger.info({ url, dataDir, revision: store.index.revision, rules: store.index.rules.size }, 'rulekeeper is serving')
+    return { url, config, dataDir, store, bannerLines, close: cleanup }
+  } catch (err) {
+    await cleanup()
+    throw err
+  }
+}

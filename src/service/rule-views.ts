@@ -1,0 +1,115 @@
+// Reads: a rule's full API representation (file view + history metadata + derived fields) and the
+// filtered, cursor-paginated list. Pages are id-ordered (byte order) and the cursor is the last id
+// returned, so a walk never repeats an id and never skips one that stayed unchanged meanwhile.
+import { badRequest } from '../errors.js'
+import type { EngineContext, EngineRegistry } from '../engine/engine.js'
+import type { RuleKind, RuleProblem } from '../rules/model.js'
+import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
+import type { HistoryTracker, Stamp } from './history.js'
+
+export interface ListQuery {
+  limit: number
+  after: string | null
+  nameContains?: string
+  state?: 'enabled' | 'disabled'
+  severity?: string[]
+  tag?: string[]
+  createdBy?: string
+  lastModifiedBy?: string
+  logType?: string[]
+  scheduledQuery?: string[]
+  includePython: boolean
+}
+
+export interface ReadContext {
+  index: RuleIndex
+  history: HistoryTracker
+  engines: EngineRegistry
+  /** Generates `pythonBody` for a simple rule, when this build can. */
+  pythonFor?: (rule: IndexedRule) => string | undefined
+}
+
+export function indexContext(index: RuleIndex): EngineContext {
+  return {
+    findRule: (id) => index.rules.get(id)?.file,
+    findSupport: (id) => index.supports.get(id),
+  }
+}
+
+const UNKNOWN_STAMP: Stamp = { commit: '', at: new Date(0).toISOString(), actor: { id: 'unknown', type: 'system' } }
+
+const publicProblem = (p: RuleProblem) => ({ message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column } : {}) })
+
+export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePython = false): Record<string, unknown> {
+  const h = rc.history.get(rule.id)
+  const created = h?.created ?? UNKNOWN_STAMP
+  const modified = h?.modified ?? UNKNOWN_STAMP
+  const out: Record<string, unknown> = { ...rule.view }
+  const warnings = [...rule.warnings]
+  const described = rc.engines[rule.kind]?.describe?.(rule.file, indexContext(rc.index))
+  if (described) {
+    Object.assign(out, described.fields)
+    warnings.push(...described.warnings)
+  }
+  if (rule.stale) warnings.push({ path: [], message: `the file ${rule.path} is invalid in the current revision; this is its last valid version` })
+  if (includePython && rule.kind === 'simple' && rc.pythonFor) {
+    const py = rc.pythonFor(rule)
+    if (py !== undefined) out.pythonBody = py
+  }
+  out.createdAt = created.at
+  out.createdBy = created.actor
+  out.lastModified = modified.at
+  out.lastModifiedBy = modified.actor
+  out.warnings = warnings.map(publicProblem)
+  return out
+}
+
+function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
+  const v = r.view
+  if (q.state && (v.enabled === true) !== (q.state === 'enabled')) return false
+  if (q.severity && !q.severity.includes(v.severity as string)) return false
+  if (q.nameContains !== undefined) {
+    const name = typeof v.displayName === 'string' && v.displayName !== '' ? v.displayName : r.id
+    if (!name.toLowerCase().includes(q.nameContains.toLowerCase())) return false
+  }
+  if (q.tag) {
+    const tags = ((v.tags as string[]) ?? []).map((t) => String(t).toLowerCase())
+    if (!q.tag.some((t) => tags.includes(t.toLowerCase()))) return false
+  }
+  if (q.logType && !q.logType.some((t) => ((v.logTypes as string[]) ?? []).includes(t))) return false
+  if (q.scheduledQuery && !q.scheduledQuery.some((t) => ((v.scheduledQueries as string[]) ?? []).includes(t))) return false
+  if (q.createdBy !== undefined || q.lastModifiedBy !== undefined) {
+    const h = rc.history.get(r.id)
+    if (q.createdBy !== undefined && h?.created.actor.id !== q.createdBy) return false
+    if (q.lastModifiedBy !== undefined && h?.modified.actor.id !== q.lastModifiedBy) return false
+  }
+  return true
+}
+
+export function encodeCursor(kind: RuleKind, lastId: string): string {
+  return Buffer.from(JSON.stringify({ k: kind, a: lastId })).toString('base64url')
+}
+
+export function decodeCursor(kind: RuleKind, cursor: string): string {
+  try {
+    if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) throw new Error()
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; a?: unknown }
+    if (v.k !== kind || typeof v.a !== 'string') throw new Error()
+    return v.a
+  } catch {
+    throw badRequest('invalid cursor: pass the `next` value of the previous page unchanged')
+  }
+}
+
+export function listRules(rc: ReadContext, kind: RuleKind, q: ListQuery): { results: unknown[]; next: string | null } {
+  const results: unknown[] = []
+  let last: string | null = null
+  for (const id of rc.index.idsAfter(kind, q.after)) {
+    const r = rc.index.rules.get(id)!
+    if (!matches(rc, r, q)) continue
+    if (results.length === q.limit) return { results, next: encodeCursor(kind, last!) }
+    results.push(ruleRepresentation(rc, r, q.includePython))
+    last = id
+  }
+  return { results, next: null }
+}
