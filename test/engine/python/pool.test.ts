@@ -1,0 +1,96 @@
+// The worker pool's life: nothing starts before the first job, workers run the real interpreter
+// (not a shell, not a shim) with an empty environment, concurrent rules share at most poolSize
+// workers, close() leaves no process behind, and a missing interpreter is a clear 503, never a pass.
+import { readFileSync, readdirSync } from 'node:fs'
+import t from 'tap'
+import { isRulekeeperError } from '../../../src/errors.js'
+import { createPythonEngine } from '../../../src/engine/python/index.js'
+import { contextWith, exampleGlobal, exampleRule, inlineRule } from './fixtures.js'
+
+/** Pids of this test process's direct children. */
+function childPids(): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === process.pid) pids.push(Number(entry))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const ctx = contextWith(exampleGlobal())
+
+t.test('no process before the first job; real interpreter, empty environment; close kills all', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
+  t.teardown(() => pool.close())
+  t.same(pool.pids(), [])
+  t.same(await engine.runTests(inlineRule('def rule(e):\n    return True\n', []), ctx), [], 'a rule without tests starts nothing')
+  t.same(childPids(), [], 'creating the engine started no process')
+
+  const outcomes = await engine.runTests(exampleRule(), ctx)
+  t.ok(outcomes.every((o) => o.passed))
+  const [pid] = pool.pids()
+  t.ok(pid && childPids().includes(pid))
+  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+  const info = await pool.describe()
+  t.equal(argv[0], info.interpreter.executable, 'the interpreter itself, no shell or shim in between')
+  t.same(argv.slice(1, 3), ['-I', '-B'])
+  t.match(argv[3], /python\/rulekeeper_worker\.py$/)
+  // tap's processinfo plugin patches spawn() to add its own _TAPJS_* variables (and NODE_OPTIONS)
+  // to every child in the suite; nothing else may be there.
+  const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v && !/^(_TAPJS_|NODE_OPTIONS=)/.test(v))
+  t.same(environ, [], 'an empty environment')
+
+  await pool.close()
+  t.notOk(alive(pid!), 'the worker is gone')
+  t.same(childPids(), [], 'no child process left')
+  await t.rejects(engine.runTests(exampleRule(), ctx), { code: 'Unavailable' }, 'a closed pool refuses work')
+})
+
+t.test('concurrent rules run side by side on at most poolSize workers', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
+  t.teardown(() => pool.close())
+  await pool.ping() // one warm worker; the second starts when two jobs wait at once
+  const slow = inlineRule('import time\n\ndef rule(event):\n    time.sleep(0.6)\n    return True\n', [{ name: 'slow', expected: true }])
+  const started = Date.now()
+  const runs = await Promise.all(Array.from({ length: 4 }, () => engine.runTests(slow, ctx)))
+  const elapsed = Date.now() - started
+  t.ok(runs.flat().every((o) => o.passed === true))
+  t.ok(elapsed < 2200, `4 × 600 ms on 2 workers took ${elapsed} ms (one worker: ≥ 2400 ms)`)
+  t.ok(pool.pids().length <= 2, `pids ${pool.pids()}`)
+})
+
+t.test('no python3: runTests and checkPythonModule reject with a clear 503', async (t) => {
+  for (const command of ['python3-not-installed-rk', '/nonexistent/bin/python3']) {
+    const { engine, pool, checkPythonModule } = createPythonEngine({ command, poolSize: 1, timeoutMs: 5000 })
+    t.teardown(() => pool.close())
+    const err = await engine.runTests(exampleRule(), ctx).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    t.ok(isRulekeeperError(err), command)
+    t.match(err, { code: 'Unavailable', status: 503, message: /Python tests cannot run: python.command '.*python3.*' (was not found on the server's PATH|is not an executable file)/ })
+    await t.rejects(checkPythonModule(exampleRule(), ctx), { code: 'Unavailable', status: 503 })
+    t.same(pool.pids(), [])
+  }
+})
+
+t.test('a command that is not Python is unavailable too', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: '/bin/false', poolSize: 1, timeoutMs: 5000 })
+  t.teardown(() => pool.close())
+  await t.rejects(engine.runTests(exampleRule(), ctx), { code: 'Unavailable', message: /exited with code 1 when asked for its version/ })
+})
