@@ -48,3 +48,30 @@ for (const [raw, error] of invalid) {
 t.test('a leap second reads as the next minute’s first second', async (t) => {
   t.equal(parseRfc3339('2016-12-31T23:59:60Z'), Date.UTC(2017, 0, 1))
 })
+
+t.test('malformed RFC 3339 layouts are refused', async (t) => {
+  const bad = [
+    '2026-11-20T08:00:00.Z',
+    '2026-11-20T08:00:00+0100',
+    '2026-11-20T08:00:00+01:00x',
+    '2026-11-20T08:00:00Zx',
+    '2026-11-20X08:00:00Z',
+    '2026/11/20T08:00:00Z',
+    '2026-11-20T08-00-00Z',
+    '+2026-11-20T08:00:00Z',
+    '2026-11-20T08:00:0aZ',
+    '２０２６-11-20T08:00:00Z',
+  ]
+  for (const text of bad) t.equal(parseRfc3339(text), undefined, text)
+  t.equal(parseRfc3339('2026-11-20T08:00:00.1+00:00'), Date.UTC(2026, 10, 20, 8) + 100)
+  t.equal(parseRfc3339('2026-11-20T08:00:00.12Z'), Date.UTC(2026, 10, 20, 8) + 120)
+})
+
+t.test('RFC 3339 agrees with Date.parse on a sweep of valid instants', async (t) => {
+  let mismatches = 0
+  for (let ms = Date.UTC(1999, 0, 1); ms < Date.UTC(2031, 0, 1); ms += 7_777_777_777) {
+    const iso = new Date(ms).toISOString()
+    if (parseRfc3339(iso) !== ms) mismatches++
+  }
+  t.equal(mismatches, 0)
+})
