@@ -10,6 +10,7 @@ import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
 import { createEngineRegistry } from './engine/registry.js'
+import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
 import { LocalReconciler } from './reconcile/local-reconciler.js'
@@ -23,6 +24,8 @@ export interface StartOptions {
   logger?: Logger
   /** Register default process metrics (off in tests running several servers). */
   defaultMetrics?: boolean
+  /** The rule engines to use instead of this build's (tests of the 501 paths). */
+  engines?: EngineRegistry
 }
 
 export interface RunningServer {
@@ -47,7 +50,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   }
   try {
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
-    const engines = createEngineRegistry()
+    const engines = opts.engines ?? createEngineRegistry()
     const store = await RuleStore.open({
       gitdir: path.join(dataDir, 'repo.git'),
       branch: config.git.branch,

@@ -1,0 +1,117 @@
+// Test fixture: a real rulekeeper server on 127.0.0.1 (port 0) with its own temporary data
+// directory, a bootstrap token, helpers to make more tokens, and a small JSON HTTP client.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { pino } from 'pino'
+import { startServer, type RunningServer, type StartOptions } from '../../src/main.js'
+import { TokenStore, type Permission } from '../../src/auth/token-store.js'
+
+export interface TestServer {
+  server: RunningServer
+  url: string
+  dataDir: string
+  gitdir: string
+  /** Bootstrap token: View Rules + Manage Rules. */
+  token: string
+  makeToken(name: string, permissions: Permission[]): string
+  request(method: string, urlPath: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>
+  git(...args: string[]): string
+  close(): Promise<void>
+}
+
+export interface ApiResponse {
+  status: number
+  headers: Headers
+  body: any
+  text: string
+}
+
+export function tempDir(prefix = 'rk-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+export async function httpRequest(base: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  const init: RequestInit = { method, headers: { ...headers } }
+  if (body !== undefined) {
+    init.body = typeof body === 'string' || body instanceof Uint8Array ? (body as string) : JSON.stringify(body)
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) (init.headers as Record<string, string>)['Content-Type'] = 'application/json'
+  }
+  const res = await fetch(`${base}${urlPath}`, init)
+  const text = await res.text()
+  let parsed: unknown
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {
+    parsed = undefined
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text }
+}
+
+export async function startTestServer(opts: { dataDir?: string; config?: Record<string, unknown>; env?: Record<string, string>; engines?: StartOptions['engines']; logLines?: string[] } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? tempDir()
+  const lines = opts.logLines
+  const logger = pino({ level: lines ? 'info' : 'silent' }, lines ? { write: (s: string) => void lines.push(s) } : undefined)
+  const server = await startServer({
+    env: { RULEKEEPER_DATA_DIR: dataDir, ...(opts.env ?? {}) },
+    configOverrides: { server: { host: '127.0.0.1', port: 0 }, reconcile: { schedule: '0 0 1 1 *' }, ...(opts.config ?? {}) },
+    logger,
+    defaultMetrics: false,
+    engines: opts.engines,
+  })
+  const token = opts.env?.RULEKEEPER_BOOTSTRAP_TOKEN ?? fs.readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()
+  const gitdir = path.join(dataDir, 'repo.git')
+  const tokens = new TokenStore(dataDir)
+  return {
+    server,
+    url: server.url,
+    dataDir,
+    gitdir,
+    token,
+    makeToken: (name, permissions) => tokens.create({ name, permissions }).secret,
+    request: (method, urlPath, body, headers = {}) => httpRequest(server.url, method, urlPath, body, { 'X-API-Key': token, ...headers }),
+    git: (...args) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }),
+    close: () => server.close(),
+  }
+}
+
+/** A valid write body for each kind (with passing tests where the kind's engine exists). */
+export const SAMPLE_BODIES = {
+  simple: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    severity: 'HIGH',
+    displayName: `Rule ${id}`,
+    logTypes: ['AWS.CloudTrail'],
+    detection: '- KeyPath: eventName\n  Condition: Equals\n  Value: ConsoleLogin\n',
+    tests: [
+      { name: 'console login', expectedResult: true, log: { eventName: 'ConsoleLogin' } },
+      { name: 'other', expectedResult: false, log: { eventName: 'GetObject' } },
+    ],
+    ...extra,
+  }),
+  scheduled: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    severity: 'MEDIUM',
+    scheduledQueries: ['Editor.Audit.AdminGrants.Hourly'],
+    body: 'def rule(event):\n    return event.get("grants", 0) > 1\n',
+    ...extra,
+  }),
+  correlation: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    severity: 'HIGH',
+    detection:
+      '- Sequence:\n    - ID: Failures\n      RuleID: Editor.Audit.LoginFailed\n    - ID: Success\n      RuleID: Editor.Audit.LoginSucceeded\n  Transitions:\n    - ID: Failures FOLLOWED BY Success\n      From: Failures\n      To: Success\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
+    tests: [
+      {
+        name: 'failure then success',
+        expectedResult: true,
+        ruleOutputs: [
+          { id: 'Failures', matches: { 'p_alert_context.actor': { 'a@example.com': [0] } } },
+          { id: 'Success', matches: { 'p_alert_context.actor': { 'a@example.com': [5] } } },
+        ],
+      },
+    ],
+    ...extra,
+  }),
+}
