@@ -77,15 +77,14 @@ class _CapData(ctypes.Structure):
 
 
 def drop_privileges():
-    """Root only: become uid/gid 65534 keeping CAP_DAC_READ_SEARCH alone.
-
-    Why keep that one capability: the interpreter's standard library may live where only root can
-    read (e.g. /root/.pyenv), and rule code imports lazily. Why drop the rest: another uid cannot
-    read the server's /proc/<pid>/environ, signal it, write root's files, and RLIMIT_NPROC binds.
-    Returns a description of what applied.
+    """Root only: become uid/gid 65534 with no capabilities, or CAP_DAC_READ_SEARCH alone when the
+    interpreter's standard library lives where only root can read (e.g. /root/.pyenv: rule code
+    imports lazily). Another uid cannot read the server's /proc/<pid>/environ, signal it or write
+    root's files, and RLIMIT_NPROC binds. Returns a description of what applied.
     """
     if os.geteuid() != 0:
         return "not needed (not root)"
+    keep_read = _stdlib_root_only()
     lib = libc()
     lib.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setgroups([])
@@ -93,20 +92,56 @@ def drop_privileges():
     os.setresuid(NOBODY, NOBODY, NOBODY)
     header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit data words
     data = (_CapData * 2)()
-    bit = 1 << CAP_DAC_READ_SEARCH
+    bit = (1 << CAP_DAC_READ_SEARCH) if keep_read else 0
     data[0].effective = bit
     data[0].permitted = bit
     if lib.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
         # Still uid 65534, only without read access to root's files.
         return "uid 65534 (capset failed: %s)" % os.strerror(ctypes.get_errno())
-    return "uid 65534 + CAP_DAC_READ_SEARCH"
+    return "uid 65534 + CAP_DAC_READ_SEARCH (the standard library is root-only)" if keep_read else "uid 65534"
+
+
+_ROOT_ONLY = []
+
+
+def _stdlib_root_only():
+    if not _ROOT_ONLY:
+        _ROOT_ONLY.append(not _world_readable(os.path.dirname(os.__file__)))
+    return _ROOT_ONLY[0]
+
+
+def describe_privilege_drop():
+    """What drop_privileges() will do in each child, for the worker's hello (no side effect)."""
+    if os.geteuid() != 0:
+        return "the server's uid (not root: no drop)"
+    if _stdlib_root_only():
+        return "uid 65534 + CAP_DAC_READ_SEARCH (the standard library is root-only)"
+    return "uid 65534"
+
+
+def _world_readable(directory):
+    """Whether uid 65534 could import from `directory`: o+x on every ancestor, o+rx on it."""
+    path = os.path.realpath(directory)
+    try:
+        if os.stat(path).st_mode & 0o005 != 0o005:
+            return False
+        while path != "/":
+            path = os.path.dirname(path)
+            if not os.stat(path).st_mode & 0o001:
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def finish_confinement():
-    lib = libc()
-    # After the uid change (which clears it): die with the worker, never outlive it.
-    lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    try:
+        lib = libc()
+        # After the uid change (which clears it): die with the worker, never outlive it.
+        lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except AttributeError:
+        pass  # not Linux: no prctl; the worker's process-group kill still applies
 
 
 class AuditGuard:
@@ -135,10 +170,24 @@ class AuditGuard:
     def __init__(self):
         self.scratch = None
         self.pid = None
+        self.read_roots = ()
 
     def arm(self, scratch):
         self.scratch = os.path.realpath(scratch)
         self.pid = str(os.getpid())
+        # Reading is allowed where Python and its packages live, the runtime, time zone data and the
+        # scratch directory; not the server's data, configuration or anybody's home.
+        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                 os.path.dirname(os.path.abspath(__file__)), "/usr/share/zoneinfo", "/proc/self", "/dev"}
+        roots.update(p for p in sys.path if p)
+        self.read_roots = tuple(sorted({os.path.realpath(r) for r in roots} | {self.scratch, "/etc/localtime"}))
+
+    def _readable(self, path):
+        if not isinstance(path, (str, bytes)):
+            return True
+        real = os.path.realpath(os.fsdecode(path))
+        return any(real == r or real.startswith(r + os.sep) for r in self.read_roots) or \
+            os.path.realpath("/etc/localtime") == real
 
     def _inside(self, path):
         if isinstance(path, int) or path is None:
@@ -168,6 +217,8 @@ class AuditGuard:
                 isinstance(flags, int) and flags & self.WRITE_FLAGS)
             if writing and not self._inside(path):
                 self._deny("write outside its scratch directory", ": " + os.fsdecode(path))
+            if not writing and not self._readable(path):
+                self._deny("read files outside its scratch directory and the Python installation", ": " + os.fsdecode(path))
         elif event in self.BLOCKED:
             self._deny(self.BLOCKED[event], " (%s)" % event)
         elif event in self.WRITES:

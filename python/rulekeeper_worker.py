@@ -71,7 +71,7 @@ def child_main(scratch, fds):
     code = 0
     try:
         os.setpgid(0, 0)
-        sandbox.libc().prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        sandbox.finish_confinement()  # die with the worker even before the job arrives
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(fds["out"], 1)
@@ -327,7 +327,7 @@ def main():
         "executable": sys.executable,
         "isolation": {
             "network": network,
-            "user": "uid 65534 per run" if os.geteuid() == 0 else "the server's uid (not root)",
+            "user": sandbox.describe_privilege_drop(),
         },
     })
     gc.freeze()  # what the children inherit stays shared: the collector never writes to it

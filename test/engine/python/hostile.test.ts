@@ -3,7 +3,7 @@
 // scratch directory, os._exit, a segfault, fork bombs, printing 100 MB. Each fails its own test with
 // a clear error (or, for the secret readers, finds nothing), the good tests still pass, and the
 // same worker keeps serving afterwards.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -20,6 +20,8 @@ const outside = mkdtempSync(join(tmpdir(), 'rk-outside-'))
 t.teardown(() => rmSync(outside, { recursive: true, force: true }))
 const escapeFile = join(outside, 'escaped.txt')
 const ctypesFile = join(outside, 'escaped-ctypes.txt')
+const secretFile = join(outside, 'server-secret.txt')
+writeFileSync(secretFile, SECRET)
 
 const SOURCE = `
 import ctypes, os, time
@@ -51,6 +53,8 @@ def rule(event):
         if fd < 0:
             return False
         return os.read(fd, 1 << 20).find(b"RK_TEST_SECRET") >= 0
+    if k == "read":
+        return len(open(${JSON.stringify(secretFile)}).read()) > 0
     if k == "write":
         open(${JSON.stringify(escapeFile)}, "w").write("escaped")
         return True
@@ -90,6 +94,7 @@ const HOSTILE: Array<InlineTest & { error?: RegExp }> = [
   { name: 'unbounded allocation', expected: true, log: { k: 'alloc' }, error: /MemoryError|out of memory/ },
   { name: 'os.environ holds no secret', expected: false, log: { k: 'environ' } },
   { name: "the server's /proc environ is refused", expected: true, log: { k: 'proc-environ' }, error: /may not read other processes' \/proc entries/ },
+  { name: 'reading a file of the server', expected: true, log: { k: 'read' }, error: /may not read files outside its scratch directory/ },
   { name: 'writing outside the scratch directory', expected: true, log: { k: 'write' }, error: /may not write outside its scratch directory/ },
   { name: 'os._exit', expected: true, log: { k: 'exit' }, error: /exited with code 3/ },
   { name: 'ok after an exit', expected: true, log: { k: 'ok' } },

@@ -87,6 +87,12 @@ t.test('module state is fresh for every test; a mock lasts one test only', async
   t.same(outcomes.map((o) => [o.passed, o.error]), [[true, null], [true, null], [true, null]])
 })
 
+t.test('the standard library imports lazily inside the confined child', async (t) => {
+  const source = 'def rule(event):\n    import email.utils, zoneinfo, sqlite3, csv, io\n    tz = zoneinfo.ZoneInfo("Europe/Paris")\n    return email.utils.parseaddr("Dana <d@example.com>")[1] == "d@example.com" and tz.key == "Europe/Paris"\n'
+  const [o] = await engine.runTests(inlineRule(source, [{ name: 'lazy imports', expected: true }]), contextWith())
+  t.equal(o!.passed, true, o!.error ?? '')
+})
+
 t.test('a mock of a name the module does not have fails the test', async (t) => {
   const [o] = await engine.runTests(inlineRule('def rule(event):\n    return True\n', [
     { name: 'bad mock', expected: true, mocks: [{ objectName: 'nowhere', returnValue: 1 }] },
