@@ -38,9 +38,13 @@ const RULE_OUTPUT_KEYS_FROM_FILE = invert(RULE_OUTPUT_KEYS)
 
 function testsToFile(tests: unknown): unknown {
   if (!Array.isArray(tests)) return tests
-  return tests.map((t) =>
-    mapKeys(t, TEST_KEYS, (k, v) => (k === 'ruleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS)) : v)),
-  )
+  return tests.map((t) => {
+    // `mocks: []` is the default the API shows; the file leaves it out, as people write it.
+    const item = t && typeof t === 'object' && Array.isArray((t as Record<string, unknown>).mocks) && (t as { mocks: unknown[] }).mocks.length === 0
+      ? Object.fromEntries(Object.entries(t).filter(([k]) => k !== 'mocks'))
+      : t
+    return mapKeys(item, TEST_KEYS, (k, v) => (k === 'ruleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS)) : v))
+  })
 }
 
 export function testsFromFile(tests: unknown): unknown {

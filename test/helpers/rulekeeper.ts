@@ -15,7 +15,8 @@ export interface TestServer {
   gitdir: string
   /** Bootstrap token: View Rules + Manage Rules. */
   token: string
-  makeToken(name: string, permissions: Permission[]): string
+  /** Creates a token beside the running server (as the CLI does) and waits until it is honoured. */
+  makeToken(name: string, permissions: Permission[]): Promise<string>
   request(method: string, urlPath: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>
   git(...args: string[]): string
   close(): Promise<void>
@@ -69,7 +70,16 @@ export async function startTestServer(opts: { dataDir?: string; config?: Record<
     dataDir,
     gitdir,
     token,
-    makeToken: (name, permissions) => tokens.create({ name, permissions }).secret,
+    makeToken: async (name, permissions) => {
+      const secret = tokens.create({ name, permissions }).secret
+      const deadline = Date.now() + 1000
+      for (;;) {
+        const res = await httpRequest(server.url, 'GET', '/status', undefined, { 'X-API-Key': secret })
+        if (res.status !== 401) return secret
+        if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    },
     request: (method, urlPath, body, headers = {}) => httpRequest(server.url, method, urlPath, body, { 'X-API-Key': token, ...headers }),
     git: (...args) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }),
     close: () => server.close(),

@@ -1,0 +1,269 @@
+// The shared contract suite: every route × every documented status of api.md, run once per rule
+// kind against a real server (real repository, real HTTP). Where a kind's test engine is missing
+// in this build the suite expects the documented 501 instead of a test verdict.
+import t from 'tap'
+import { createEngineRegistry } from '../../src/engine/registry.js'
+import { RULE_KINDS, type RuleKind } from '../../src/rules/model.js'
+import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+
+const PATHS: Record<RuleKind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
+const engines = createEngineRegistry()
+
+/** A copy of a sample body whose first test expects the opposite of what the rule does. */
+function withFailingTest(kind: RuleKind, id: string): Record<string, unknown> {
+  const body = SAMPLE_BODIES[kind](id) as Record<string, unknown>
+  if (kind === 'scheduled') {
+    body.tests = [{ name: 'flipped', expectedResult: true, log: { grants: 0 } }]
+    return body
+  }
+  const tests = structuredClone(body.tests) as Array<Record<string, unknown>>
+  tests[0]!.expectedResult = !tests[0]!.expectedResult
+  body.tests = tests
+  return body
+}
+
+function withPassingTests(kind: RuleKind, id: string): Record<string, unknown> {
+  const body = SAMPLE_BODIES[kind](id) as Record<string, unknown>
+  if (kind === 'scheduled') body.tests = [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }]
+  return body
+}
+
+const commitCount = (s: TestServer) => Number(s.git('rev-list', '--count', 'HEAD').trim())
+
+for (const kind of RULE_KINDS) {
+  t.test(`${kind} rules`, async (t) => {
+    const s = await startTestServer()
+    t.teardown(() => s.close())
+    const base = PATHS[kind]
+    const hasEngine = engines[kind] !== undefined
+    // An id held by another kind, for the 409 cases.
+    const other: RuleKind = kind === 'simple' ? 'scheduled' : 'simple'
+    const held = await s.request('POST', `${PATHS[other]}?run-tests-first=false`, SAMPLE_BODIES[other](`Held.By.${other}`))
+    t.equal(held.status, 200, held.text)
+
+    await t.test('GET list answers 200 with results and next', async (t) => {
+      const res = await s.request('GET', base)
+      t.equal(res.status, 200)
+      t.ok(Array.isArray(res.body.results))
+      t.equal(res.body.next, null)
+    })
+
+    await t.test('GET list answers 400 on a bad query', async (t) => {
+      for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'cursor=%%%', 'state=on', 'severity=SEVERE', 'nope=1']) {
+        const res = await s.request('GET', `${base}?${q}`)
+        t.equal(res.status, 400, q)
+        t.type(res.body.message, 'string', q)
+      }
+    })
+
+    await t.test('POST answers 200 with the saved rule, defaults filled in', async (t) => {
+      const before = commitCount(s)
+      const res = await s.request('POST', `${base}?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`), { 'X-Change-Reason': 'contract test' })
+      t.equal(res.status, 200, res.text)
+      t.equal(res.body.id, `Contract.${kind}.A`)
+      t.equal(res.body.threshold, 1)
+      t.equal(res.body.dedupPeriodMinutes, 60)
+      t.equal(res.body.enabled, true)
+      t.equal(res.body.createAlert, true)
+      t.equal(res.body.createdBy.type, 'api-token')
+      t.match(res.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      t.equal(commitCount(s), before + 1)
+      t.ok(res.headers.get('x-request-id'))
+    })
+
+    await t.test('POST answers 409 when the id exists', async (t) => {
+      const res = await s.request('POST', `${base}?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`))
+      t.equal(res.status, 409)
+      t.match(res.body.message, /already exists/)
+    })
+
+    await t.test('POST answers 409 naming the kind when another kind holds the id', async (t) => {
+      const res = await s.request('POST', `${base}?run-tests-first=false`, SAMPLE_BODIES[kind](`Held.By.${other}`))
+      t.equal(res.status, 409)
+      t.match(res.body.message, new RegExp(`a ${other} rule`))
+    })
+
+    await t.test('POST answers 400 listing every problem of an invalid body', async (t) => {
+      const body = { ...SAMPLE_BODIES[kind](`Contract.${kind}.Bad`), severity: 'SEVERE', threshold: 0, bogus: true } as Record<string, unknown>
+      const res = await s.request('POST', base, body)
+      t.equal(res.status, 400)
+      const paths = (res.body.errors as Array<{ path: string }>).map((e) => e.path).sort()
+      t.same(paths, ['/bogus', '/severity', '/threshold'])
+      t.equal(s.git('ls-tree', '-r', '--name-only', 'HEAD').includes(`Contract.${kind}.Bad`), false)
+    })
+
+    await t.test('POST ignores read-only fields', async (t) => {
+      const body = { ...SAMPLE_BODIES[kind](`Contract.${kind}.RO`), createdAt: '2000-01-01T00:00:00.000Z', createdBy: { id: 'x', type: 'user' }, warnings: [] }
+      const res = await s.request('POST', `${base}?run-tests-first=false`, body)
+      t.equal(res.status, 200, res.text)
+      t.not(res.body.createdAt, '2000-01-01T00:00:00.000Z')
+    })
+
+    if (kind !== 'scheduled') {
+      await t.test('POST answers 400 with line and column for invalid YAML in detection', async (t) => {
+        const res = await s.request('POST', base, { ...SAMPLE_BODIES[kind](`Contract.${kind}.Yaml`), detection: '- KeyPath: a\n  Condition: [Equals\n' })
+        t.equal(res.status, 400)
+        t.equal(res.body.errors[0].path, '/detection')
+        t.type(res.body.errors[0].line, 'number')
+        t.type(res.body.errors[0].column, 'number')
+      })
+    }
+
+    if (hasEngine) {
+      await t.test('POST answers 400 with testResults when a test fails, and saves nothing', async (t) => {
+        const before = commitCount(s)
+        const res = await s.request('POST', base, withFailingTest(kind, `Contract.${kind}.Failing`))
+        t.equal(res.status, 400, res.text)
+        t.equal(res.body.testResults[0].passed, false)
+        t.ok('error' in res.body.testResults[0])
+        if (kind !== 'correlation') {
+          t.type(res.body.testResults[0].error, 'string')
+          t.type(res.body.testResults[0].functions, 'object')
+          t.type(res.body.testResults[0].errored, 'boolean')
+        }
+        t.equal(commitCount(s), before)
+      })
+      await t.test('POST with run-tests-only answers 204 when every test passes, and saves nothing', async (t) => {
+        const before = commitCount(s)
+        const res = await s.request('POST', `${base}?run-tests-only=true`, withPassingTests(kind, `Contract.${kind}.Only`))
+        t.equal(res.status, 204, res.text)
+        t.equal(commitCount(s), before)
+        t.equal((await s.request('GET', `${base}/Contract.${kind}.Only`)).status, 404)
+      })
+      await t.test('POST with run-tests-only answers 400 when a test fails', async (t) => {
+        const res = await s.request('POST', `${base}?run-tests-only=true`, withFailingTest(kind, `Contract.${kind}.Only`))
+        t.equal(res.status, 400)
+        t.ok(Array.isArray(res.body.testResults))
+      })
+      await t.test('POST with run-tests-first=false saves a rule whose tests fail', async (t) => {
+        const res = await s.request('POST', `${base}?run-tests-first=false`, withFailingTest(kind, `Contract.${kind}.Skipped`))
+        t.equal(res.status, 200, res.text)
+      })
+    } else {
+      await t.test('a write that must run tests answers 501 naming the missing engine', async (t) => {
+        const res = await s.request('POST', base, withPassingTests(kind, `Contract.${kind}.NoEngine`))
+        t.equal(res.status, 501)
+        t.match(res.body.message, /not available in this build/)
+      })
+    }
+
+    await t.test('POST rejects bad booleans in the query', async (t) => {
+      const res = await s.request('POST', `${base}?run-tests-first=yes`, SAMPLE_BODIES[kind](`Contract.${kind}.Q`))
+      t.equal(res.status, 400)
+    })
+
+    await t.test('GET by id answers 200, and 404 for an unknown id', async (t) => {
+      const ok = await s.request('GET', `${base}/Contract.${kind}.A`)
+      t.equal(ok.status, 200)
+      t.equal(ok.body.id, `Contract.${kind}.A`)
+      const missing = await s.request('GET', `${base}/Contract.${kind}.Missing`)
+      t.equal(missing.status, 404)
+      t.type(missing.body.message, 'string')
+    })
+
+    await t.test('PUT answers 200 when the rule existed, and a no-op PUT makes no commit', async (t) => {
+      const res = await s.request('PUT', `${base}/Contract.${kind}.A?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }))
+      t.equal(res.status, 200, res.text)
+      t.equal(res.body.description, 'changed')
+      const before = commitCount(s)
+      const again = await s.request('PUT', `${base}/Contract.${kind}.A?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }))
+      t.equal(again.status, 200)
+      t.equal(commitCount(s), before)
+    })
+
+    await t.test('GET → PUT of the same object round-trips without changes', async (t) => {
+      const got = await s.request('GET', `${base}/Contract.${kind}.A`)
+      const before = commitCount(s)
+      const res = await s.request('PUT', `${base}/Contract.${kind}.A?run-tests-first=false`, got.body)
+      t.equal(res.status, 200, res.text)
+      t.equal(commitCount(s), before)
+    })
+
+    await t.test('PUT answers 201 when the rule did not exist', async (t) => {
+      const res = await s.request('PUT', `${base}/Contract.${kind}.B?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.B`))
+      t.equal(res.status, 201, res.text)
+    })
+
+    await t.test('PUT answers 400 when the body id differs from the path id', async (t) => {
+      const res = await s.request('PUT', `${base}/Contract.${kind}.B`, SAMPLE_BODIES[kind]('Some.Other.Id'))
+      t.equal(res.status, 400)
+      t.equal(res.body.errors[0].path, '/id')
+    })
+
+    await t.test('PUT answers 409 when the id belongs to another kind', async (t) => {
+      const res = await s.request('PUT', `${base}/Held.By.${other}?run-tests-first=false`, SAMPLE_BODIES[kind](`Held.By.${other}`))
+      t.equal(res.status, 409)
+      t.match(res.body.message, new RegExp(`a ${other} rule`))
+    })
+
+    await t.test('an id with a slash works when encoded', async (t) => {
+      const res = await s.request('PUT', `${base}/Team%2FRule.One?run-tests-first=false`, SAMPLE_BODIES[kind]('Team/Rule.One'))
+      t.equal(res.status, 201, res.text)
+      t.equal((await s.request('GET', `${base}/Team%2FRule.One`)).body.id, 'Team/Rule.One')
+      t.equal((await s.request('DELETE', `${base}/Team%2FRule.One`)).status, 204)
+    })
+
+    await t.test('DELETE answers 204, then 404', async (t) => {
+      const res = await s.request('DELETE', `${base}/Contract.${kind}.B`)
+      t.equal(res.status, 204)
+      t.equal((await s.request('GET', `${base}/Contract.${kind}.B`)).status, 404)
+      t.equal((await s.request('DELETE', `${base}/Contract.${kind}.B`)).status, 404)
+    })
+
+    await t.test('401 without a token, 403 with a view-only token on writes', async (t) => {
+      const viewer = await s.makeToken('viewer', ['View Rules'])
+      const anon = await s.request('GET', base, undefined, { 'X-API-Key': '' })
+      t.equal(anon.status, 401)
+      const wrong = await s.request('GET', base, undefined, { 'X-API-Key': 'rk_nope' })
+      t.equal(wrong.status, 401)
+      t.equal((await s.request('GET', base, undefined, { 'X-API-Key': viewer })).status, 200)
+      for (const [m, p] of [['POST', base], ['PUT', `${base}/X`], ['DELETE', `${base}/X`]] as const) {
+        const res = await s.request(m, p, SAMPLE_BODIES[kind]('X'), { 'X-API-Key': viewer })
+        t.equal(res.status, 403, `${m} ${p}`)
+      }
+    })
+
+    await t.test('413 for a body over api.maxBodyBytes, 415 for a body that is not JSON', async (t) => {
+      const huge = { ...SAMPLE_BODIES[kind]('Big'), description: 'x'.repeat(1_100_000) }
+      t.equal((await s.request('POST', base, huge)).status, 413)
+      const res = await s.request('POST', base, 'id=x', { 'Content-Type': 'application/x-www-form-urlencoded' })
+      t.equal(res.status, 415)
+      t.type(res.body.message, 'string')
+    })
+  })
+}
+
+t.test('a kind without a test engine answers 501 on writes that must run tests, and saves without tests', async (t) => {
+  const s = await startTestServer({ engines: {} })
+  t.teardown(() => s.close())
+  const res = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('NoEngine.One'))
+  t.equal(res.status, 501)
+  t.match(res.body.message, /simple-rule .* not available in this build/)
+  const skipped = await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple('NoEngine.One'))
+  t.equal(skipped.status, 200)
+  const noTests = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('NoEngine.Two', { tests: [] }))
+  t.equal(noTests.status, 200)
+})
+
+t.test('on the databricks backend every correlation route answers 501 after auth; other kinds work', async (t) => {
+  const s = await startTestServer({ env: { RULEKEEPER_BACKEND: 'databricks' } })
+  t.teardown(() => s.close())
+  for (const [m, p] of [['GET', '/correlation-rules'], ['GET', '/correlation-rules/X'], ['POST', '/correlation-rules'], ['PUT', '/correlation-rules/X'], ['DELETE', '/correlation-rules/X']] as const) {
+    const res = await s.request(m, p, m === 'POST' || m === 'PUT' ? SAMPLE_BODIES.correlation('X') : undefined)
+    t.equal(res.status, 501, `${m} ${p}`)
+    t.equal(res.body.message, 'correlation rules are not available on the databricks backend')
+  }
+  t.equal((await s.request('GET', '/correlation-rules', undefined, { 'X-API-Key': '' })).status, 401)
+  t.equal((await s.request('GET', '/simple-rules')).status, 200)
+})
+
+t.test('include-python is accepted and pythonBody is absent until the transpiler exists', async (t) => {
+  const s = await startTestServer()
+  t.teardown(() => s.close())
+  const list = await s.request('GET', '/simple-rules?include-python=true')
+  t.equal(list.status, 200)
+  const one = await s.request('GET', '/simple-rules/Editor.Audit.LoginFailed?include-python=true')
+  t.equal(one.status, 200)
+  t.notOk('pythonBody' in one.body)
+  t.equal((await s.request('GET', '/simple-rules?include-python=maybe')).status, 400)
+})
