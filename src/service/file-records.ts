@@ -16,8 +16,11 @@ export interface RecordSources {
   ctx: EngineContext
 }
 
-/** Warnings that depend on other rules are computed when the rule is read, not stored. */
-const isContextual = (p: RuleProblem) => p.code === 'DanglingReference'
+/**
+ * Problems that depend on other rules (a reference to a missing rule, a reference cycle) are
+ * computed when the rule is read (RuleEngine.describe), not stored: the other rules may change.
+ */
+const isContextual = (p: RuleProblem) => p.code === 'DanglingReference' || p.code === 'ReferenceCycle'
 
 export async function buildFileRecord(filePath: string, text: string, src: RecordSources, prev?: FileRecord): Promise<FileRecord | null> {
   const f = parseAnalysisFile(filePath, text)
@@ -52,7 +55,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   const engine = src.engines[kind]
   if (errors.length === 0 && engine) {
     const checked = engine.check(ruleFile, src.ctx)
-    errors.push(...checked.errors)
+    errors.push(...checked.errors.filter((e) => !isContextual(e)))
     warnings = checked.warnings.filter((w) => !isContextual(w))
   }
   const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id }

@@ -3,7 +3,7 @@
 // EngineContext and never touches storage. docs/detections-correlation.md has the decisions.
 import type { RuleFile } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
-import { DANGLING_REFERENCE, resolveCorrelationLogTypes } from './references.js'
+import { correlationReferenceIds, DANGLING_REFERENCE, resolveCorrelationLogTypes } from './references.js'
 import { runCorrelationTest } from './run-tests.js'
 import { compileDetection } from './validate.js'
 
@@ -41,8 +41,18 @@ function runCorrelationTests(rule: RuleFile): TestOutcome[] {
   return tests.map((test: unknown, i) => runCorrelationTest(detection, test, i))
 }
 
+/** Read-time fields: they depend on other rules, so they are derived from the current index. */
+function describeCorrelationRule(rule: RuleFile, ctx: EngineContext) {
+  const resolved = resolveCorrelationLogTypes(rule, ctx)
+  return {
+    fields: { correlationRuleReferenceIds: correlationReferenceIds(rule.data), logTypes: resolved.logTypes },
+    warnings: resolved.problems,
+  }
+}
+
 export const correlationEngine: RuleEngine = {
   kind: 'correlation',
   check: checkCorrelationRule,
   runTests: (rule) => Promise.resolve(runCorrelationTests(rule)),
+  describe: describeCorrelationRule,
 }
