@@ -96,7 +96,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       requestId: ctx.state.requestId,
       reason: reason || undefined,
     })
-    const saved = store.index.get(kind, prepared.rule.id)
+    const saved = outcome.rule ?? store.index.get(kind, prepared.rule.id)
     if (!saved) throw new RulekeeperError('Conflict', `${kind} rule ${prepared.rule.id} was changed by another writer meanwhile`)
     ctx.status = outcome.status === 'created' && method === 'PUT' ? 201 : 200
     ctx.body = ruleRepresentation(rc(), saved)

@@ -110,6 +110,8 @@ export class IndexDraft {
   }
 
   ruleById(id: string): IndexedRule | undefined {
+    // A file changed in this draft (an earlier write of the same batch) decides what the id serves now.
+    if (this.touchedIds.has(id)) this.resolve(id)
     return this.rules.get(id)
   }
 

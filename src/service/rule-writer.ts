@@ -26,7 +26,12 @@ export type WriteOp =
   | { type: 'create' | 'replace'; kind: RuleKind; id: string; data: Record<string, unknown>; pythonSource?: string; actor: WriteActor; requestId: string; reason?: string }
   | { type: 'delete'; kind: RuleKind; id: string; actor: WriteActor; requestId: string; reason?: string }
 
-export type WriteOutcome = { status: 'created' | 'updated' | 'unchanged' | 'deleted'; commit: string | null }
+export type WriteOutcome = {
+  status: 'created' | 'updated' | 'unchanged' | 'deleted'
+  commit: string | null
+  /** The rule as this write left it (a later write of the same batch may change it again). */
+  rule?: IndexedRule
+}
 
 interface Pending {
   op: WriteOp
@@ -106,9 +111,9 @@ export class RuleWriter {
       const commits: Array<{ oid: string; message: string; author: Person; changes: CommitFileChange[] }> = []
       for (const p of batch) {
         try {
-          const planned = await this.plan(p.op, draft, tree)
+          const planned = await this.plan(p.op, draft, tree, objects)
           if (!planned) {
-            outcomes.push({ status: 'unchanged', commit: null })
+            outcomes.push({ status: 'unchanged', commit: null, rule: draft.ruleById(p.op.id) })
             continue
           }
           const now = Math.floor(Date.now() / 1000)
@@ -125,7 +130,7 @@ export class RuleWriter {
             author,
             changes: [...planned.changes].map(([p2, c]) => ({ path: p2, text: c === null ? null : c.toString('utf8') })),
           })
-          outcomes.push({ status: planned.status, commit: built.commit })
+          outcomes.push({ status: planned.status, commit: built.commit, rule: draft.ruleById(p.op.id) })
         } catch (err) {
           if (!(err instanceof RulekeeperError)) throw err
           outcomes.push(err)
@@ -156,7 +161,7 @@ export class RuleWriter {
   }
 
   /** The file changes of one write against the draft, or null when it changes nothing. */
-  private async plan(op: WriteOp, draft: IndexDraft, tree: string | null): Promise<{ verb: string; status: WriteOutcome['status']; changes: FileChanges } | null> {
+  private async plan(op: WriteOp, draft: IndexDraft, tree: string | null, objects: ObjectBatch): Promise<{ verb: string; status: WriteOutcome['status']; changes: FileChanges } | null> {
     const existing: IndexedRule | undefined = draft.ruleById(op.id)
     const holder = holderLabel(draft, op.id)
     if (op.type === 'delete') {
@@ -170,7 +175,7 @@ export class RuleWriter {
     const repo = this.store.repo
     if (existing) {
       const oldYaml = await repo.blobAt(tree, existing.path)
-      const oldText = oldYaml ? (await repo.readBlob(oldYaml)).toString('utf8') : undefined
+      const oldText = oldYaml ? (await readBlobOf(repo, objects, oldYaml)).toString('utf8') : undefined
       const data = { ...op.data }
       if (op.kind === 'scheduled') data.Filename = existing.file.data.Filename ?? path.posix.basename(existing.pythonPath ?? '')
       const text = renderRuleFile(op.kind, reorderFilename(data), oldText)
@@ -229,6 +234,12 @@ export class RuleWriter {
       if (rec) draft.putFile(rec)
     }
   }
+}
+
+/** A blob's content: from the batch when an earlier write of the same batch made it (not on disk yet). */
+async function readBlobOf(repo: RuleStore['repo'], objects: ObjectBatch, oid: string): Promise<Buffer> {
+  const raw = objects.objects.get(oid)
+  return raw ? raw.subarray(raw.indexOf(0) + 1) : repo.readBlob(oid)
 }
 
 /** `Filename` goes right after `AnalysisType` in files the service creates. */
