@@ -6,7 +6,7 @@ import {
 } from './editor-audit-schema.js'
 
 export type RecordVerdict =
-  | { ok: true; stored: Record<string, unknown>; eventMs: number; id: string | undefined; unknownKind: boolean }
+  | { ok: true; stored: Record<string, unknown>; eventMs: number; eventTime: string; id: string | undefined; unknownKind: boolean }
   | { ok: false; reason: string }
 
 export interface StandardFieldContext {
@@ -61,17 +61,18 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
 
   const context = isObject(metadata.context) ? metadata.context : {}
   const detail = kind !== undefined ? (value[kind] as Record<string, unknown>) : {}
-  const stored: Record<string, unknown> = {
-    ...value,
-    p_log_type: LOG_TYPE,
-    p_event_time: new Date(eventMs).toISOString(),
-    p_parse_time: ctx.parseTime,
-    p_row_id: ctx.rowId,
-    p_source_id: ctx.sourceId,
-    p_any_ip_addresses: indicatorList([value.ip_address]),
-    p_any_emails: indicatorList([value.user_email, ...(EMAIL_FIELDS[kind ?? ''] ?? []).map((f) => detail[f])]),
-    p_any_trace_ids: indicatorList([metadata.id, context.request_id]),
-    p_any_actor_ids: indicatorList([context.auth_id]),
-  }
-  return { ok: true, stored, eventMs, id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined, unknownKind: kind === undefined }
+  const eventTime = new Date(eventMs).toISOString()
+  // Added onto the freshly parsed record rather than spread into a copy: an object spread costs
+  // ~10 µs per record here, the whole check ~3 µs.
+  const stored = value as Record<string, unknown>
+  stored.p_log_type = LOG_TYPE
+  stored.p_event_time = eventTime
+  stored.p_parse_time = ctx.parseTime
+  stored.p_row_id = ctx.rowId
+  stored.p_source_id = ctx.sourceId
+  stored.p_any_ip_addresses = indicatorList([value.ip_address])
+  stored.p_any_emails = indicatorList([value.user_email, ...(EMAIL_FIELDS[kind ?? ''] ?? []).map((f) => detail[f])])
+  stored.p_any_trace_ids = indicatorList([metadata.id, context.request_id])
+  stored.p_any_actor_ids = indicatorList([context.auth_id])
+  return { ok: true, stored, eventMs, eventTime, id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined, unknownKind: kind === undefined }
 }

@@ -19,6 +19,8 @@ interface OpenFile {
   fh: FileHandle
   size: number
   lastUsed: number
+  /** fdatasyncs issued and not yet finished; the file is closed only after them. */
+  syncs: Set<Promise<void>>
 }
 
 interface Batch {
@@ -33,6 +35,8 @@ export interface GroupCommitWriterOptions {
   rollBytes: number
   /** Files left open at most; the least recently used is closed (and never reopened) beyond it. */
   maxOpenFiles?: number
+  /** Group commits whose fdatasync may be in flight at once (each holds a libuv pool thread). */
+  maxInflightSyncs?: number
   onCommit?: (info: { seconds: number; lines: number; bytes: number; files: number }) => void
 }
 
@@ -50,11 +54,13 @@ export class GroupCommitWriter {
   private readonly durableDirs = new Set<string>()
   private queued: Batch = { byDir: new Map(), waiters: [] }
   private running: Promise<void> | undefined
+  private wake: (() => void) | undefined
+  private readonly closing = new Set<Promise<void>>()
   private failure: unknown
   private closed = false
 
   constructor(opts: GroupCommitWriterOptions) {
-    this.opts = { maxOpenFiles: 64, ...opts }
+    this.opts = { maxOpenFiles: 64, maxInflightSyncs: 2, ...opts }
   }
 
   /** Resolves once every line is written and fdatasync'ed (with the directory entries of new files). */
@@ -70,14 +76,15 @@ export class GroupCommitWriter {
       }
       this.queued.waiters.push({ resolve, reject })
       this.running ??= this.drain()
+      this.wake?.()
     })
   }
 
   async close(): Promise<void> {
     this.closed = true
     await this.running
-    for (const f of this.files.values()) await f.fh.close().catch(() => {})
-    this.files.clear()
+    for (const [dir, f] of this.files) this.retire(dir, f)
+    await Promise.all([...this.closing])
   }
 
   private unavailable(): RulekeeperError {
@@ -85,27 +92,61 @@ export class GroupCommitWriter {
   }
 
   private async drain(): Promise<void> {
+    // Writes stay strictly sequential (each file is appended in queue order); only the fdatasyncs
+    // overlap, up to maxInflightSyncs, so a slow fsync on a busy disk does not hold back the next
+    // batch's write. Batches are still acknowledged in order: batch n waits for batch n-1.
+    const inflight = new Set<Promise<void>>()
+    let previous: Promise<void> = Promise.resolve()
     try {
-      while (this.queued.waiters.length > 0) {
+      for (;;) {
+        if (this.queued.waiters.length === 0 || inflight.size >= this.opts.maxInflightSyncs) {
+          if (inflight.size === 0) break
+          const woken = new Promise<void>((r) => (this.wake = r))
+          await Promise.race([...inflight, woken])
+          this.wake = undefined
+          continue
+        }
         const batch = this.queued
         this.queued = { byDir: new Map(), waiters: [] }
-        try {
-          if (this.failure !== undefined) throw this.unavailable()
-          await this.commit(batch)
-          for (const w of batch.waiters) w.resolve()
-        } catch (err) {
+        const started = performance.now()
+        const written = this.failure === undefined ? this.writeBatch(batch) : Promise.reject(this.failure)
+        const synced = written.then(async (w) => {
+          await w.synced
+          this.opts.onCommit?.({ seconds: (performance.now() - started) / 1000, lines: w.lines, bytes: w.bytes, files: w.files })
+        })
+        const prev = previous
+        const settled = (async () => {
+          let error: unknown
+          try {
+            await synced
+          } catch (err) {
+            error = err
+          }
+          await prev
+          error ??= this.failure
+          if (error === undefined) {
+            for (const w of batch.waiters) w.resolve()
+            return
+          }
           // After a failed write or fsync the page cache cannot be trusted (fsyncgate): stop for good.
-          this.failure ??= err
-          for (const w of batch.waiters) w.reject(err instanceof RulekeeperError ? err : this.unavailable())
-        }
+          this.failure ??= error
+          for (const w of batch.waiters) w.reject(error instanceof RulekeeperError ? error : this.unavailable())
+        })()
+        previous = settled
+        inflight.add(settled)
+        void settled.then(() => inflight.delete(settled))
+        await written.catch(() => undefined)
       }
     } finally {
       this.running = undefined
     }
   }
 
-  private async commit(batch: Batch): Promise<void> {
-    const started = performance.now()
+  /**
+   * Appends the batch (one write per file) and issues the fdatasyncs, returning without waiting for
+   * them. Files past the roll size are retired only after their fsync is issued.
+   */
+  private async writeBatch(batch: Batch): Promise<{ synced: Promise<unknown>; lines: number; bytes: number; files: number }> {
     const touched: OpenFile[] = []
     let lines = 0
     let bytes = 0
@@ -115,15 +156,33 @@ export class GroupCommitWriter {
         const buf = Buffer.from(list.join('\n') + '\n', 'utf8')
         await writeAll(file.fh, buf)
         file.size += buf.length
-        file.lastUsed = started
+        file.lastUsed = performance.now()
         touched.push(file)
         lines += list.length
         bytes += buf.length
       }),
     )
-    await Promise.all(touched.map((f) => f.fh.datasync()))
-    this.opts.onCommit?.({ seconds: (performance.now() - started) / 1000, lines, bytes, files: touched.length })
-    await this.rollAndTrim()
+    const synced = Promise.all(
+      touched.map((f) => {
+        const p = f.fh.datasync()
+        f.syncs.add(p)
+        return p.finally(() => f.syncs.delete(p))
+      }),
+    )
+    for (const [dir, f] of this.files) if (f.size >= this.opts.rollBytes) this.retire(dir, f)
+    if (this.files.size > this.opts.maxOpenFiles) {
+      const byAge = [...this.files].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+      for (const [dir, f] of byAge.slice(0, this.files.size - this.opts.maxOpenFiles)) this.retire(dir, f)
+    }
+    return { synced, lines, bytes, files: touched.length }
+  }
+
+  /** Takes a file out of service; it is closed once the fsyncs already issued on it are done. */
+  private retire(dir: string, f: OpenFile): void {
+    this.files.delete(dir)
+    const closing = Promise.allSettled([...f.syncs]).then(() => f.fh.close()).catch(() => undefined)
+    this.closing.add(closing)
+    void closing.then(() => this.closing.delete(closing))
   }
 
   private async currentFile(dir: string): Promise<OpenFile> {
@@ -135,7 +194,7 @@ export class GroupCommitWriter {
     // 'wx': a name is never reused, so an existing file would mean two writers on one data dir.
     const fh = await open(path.join(absDir, name), 'wx', 0o644)
     await fsyncDir(absDir)
-    const file = { fh, size: 0, lastUsed: performance.now() }
+    const file: OpenFile = { fh, size: 0, lastUsed: performance.now(), syncs: new Set() }
     this.files.set(dir, file)
     return file
   }
@@ -153,21 +212,6 @@ export class GroupCommitWriter {
       for (const d of chain) await fsyncDir(path.dirname(d))
     }
     this.durableDirs.add(absDir)
-  }
-
-  private async rollAndTrim(): Promise<void> {
-    for (const [dir, f] of this.files) {
-      if (f.size >= this.opts.rollBytes) {
-        this.files.delete(dir)
-        await f.fh.close()
-      }
-    }
-    if (this.files.size <= this.opts.maxOpenFiles) return
-    const byAge = [...this.files].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
-    for (const [dir, f] of byAge.slice(0, this.files.size - this.opts.maxOpenFiles)) {
-      this.files.delete(dir)
-      await f.fh.close()
-    }
   }
 }
 

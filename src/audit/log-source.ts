@@ -132,7 +132,7 @@ export class LogSource {
         idsInThisRequest.add(verdict.id)
         newIds.push(verdict.id)
       }
-      const t = new Date(verdict.eventMs).toISOString()
+      const t = verdict.eventTime
       entries.push({ dir: path.join(logType, `dt=${t.slice(0, 10)}`, `hour=${t.slice(11, 13)}`), line: JSON.stringify(verdict.stored) })
       result.accepted++
       if (verdict.unknownKind) result.unknownKind++
