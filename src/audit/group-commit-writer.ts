@@ -37,6 +37,8 @@ export interface GroupCommitWriterOptions {
   maxOpenFiles?: number
   /** Group commits whose fdatasync may be in flight at once (each holds a libuv pool thread). */
   maxInflightSyncs?: number
+  /** A file not written to for this long is closed (a later line in its partition starts a new file). */
+  idleCloseMs?: number
   onCommit?: (info: { seconds: number; lines: number; bytes: number; files: number }) => void
 }
 
@@ -59,8 +61,18 @@ export class GroupCommitWriter {
   private failure: unknown
   private closed = false
 
+  private readonly idleTimer: NodeJS.Timeout
+
   constructor(opts: GroupCommitWriterOptions) {
-    this.opts = { maxOpenFiles: 64, maxInflightSyncs: 2, ...opts }
+    this.opts = { maxOpenFiles: 64, maxInflightSyncs: 2, idleCloseMs: 10 * 60_000, ...opts }
+    // Idle files are closed so that deleting an old partition (retention) never leaves a handle
+    // writing into a removed folder. Only between batches: a file is never closed under a write.
+    this.idleTimer = setInterval(() => {
+      if (this.running !== undefined) return
+      const cutoff = performance.now() - this.opts.idleCloseMs
+      for (const [dir, f] of this.files) if (f.lastUsed < cutoff) this.retire(dir, f)
+    }, Math.min(60_000, this.opts.idleCloseMs))
+    this.idleTimer.unref()
   }
 
   /** Resolves once every line is written and fdatasync'ed (with the directory entries of new files). */
@@ -82,6 +94,7 @@ export class GroupCommitWriter {
 
   async close(): Promise<void> {
     this.closed = true
+    clearInterval(this.idleTimer)
     await this.running
     for (const [dir, f] of this.files) this.retire(dir, f)
     await Promise.all([...this.closing])
@@ -192,7 +205,16 @@ export class GroupCommitWriter {
     await this.makeDurableDir(absDir)
     const name = `${this.opts.filePrefix}-${this.bootId}-${String(++this.seq).padStart(6, '0')}.ndjson`
     // 'wx': a name is never reused, so an existing file would mean two writers on one data dir.
-    const fh = await open(path.join(absDir, name), 'wx', 0o644)
+    let fh: FileHandle
+    try {
+      fh = await open(path.join(absDir, name), 'wx', 0o644)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      // The partition folder was deleted (retention) since it was made: make it again.
+      this.durableDirs.delete(absDir)
+      await this.makeDurableDir(absDir)
+      fh = await open(path.join(absDir, name), 'wx', 0o644)
+    }
     await fsyncDir(absDir)
     const file: OpenFile = { fh, size: 0, lastUsed: performance.now(), syncs: new Set() }
     this.files.set(dir, file)

@@ -87,3 +87,18 @@ t.test('files roll past the size limit and on every start', async (t) => {
   t.equal(files2.length, files1.length + 1, 'the restart started a new file')
   t.equal((await storedRecords(dataDir)).length, 21)
 })
+
+t.test('a partition folder deleted by retention is made again for a late event', async (t) => {
+  const dataDir = await tempDataDir(t)
+  // A tiny roll size closes each file after its batch, as the idle timer would after 10 minutes.
+  const s = await startIngestServer({ dataDir, env, overrides: { audit: { fileRollBytes: 100 } } })
+  t.teardown(() => s.close())
+  t.equal((await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('ret-1', '2025-01-01T00:00:00Z')))).status, 200)
+  const { rm } = await import('node:fs/promises')
+  await rm(path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2025-01-01'), { recursive: true })
+  const late = await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('ret-2', '2025-01-01T00:30:00Z')))
+  t.equal(late.status, 200)
+  t.same((await storedRecords(dataDir)).map((x) => [path.dirname(x.file), x.record.metadata.id]), [
+    ['Editor.Audit/dt=2025-01-01/hour=00', 'ret-2'],
+  ])
+})
