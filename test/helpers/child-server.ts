@@ -1,0 +1,140 @@
+// A real `rulekeeper serve` in a child process (test/helpers/serve-entry.ts) on a free loopback
+// port, for tests that must SIGKILL the server: startChild({ dataDir, env }) resolves once
+// GET /healthz answers 200; kill() is SIGKILL, stop() is SIGTERM (then SIGKILL after a grace).
+// Every child still alive when the test process exits is killed, whatever happened.
+import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
+
+const ENTRY = path.join(import.meta.dirname, 'serve-entry.ts')
+const live = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL')
+})
+
+export interface ChildServer {
+  url: string
+  pid: number
+  /** Milliseconds from spawn to the first 200 from /healthz. */
+  startMs: number
+  /** SIGKILL; resolves once the process is gone. */
+  kill(): Promise<void>
+  /** SIGTERM (a clean stop); SIGKILL after `graceMs`. Resolves with the exit code or signal. */
+  stop(graceMs?: number): Promise<number | string | null>
+  /** The last few KB of the child's stdout and stderr (for failure messages). */
+  output(): string
+}
+
+export interface StartChildOptions {
+  dataDir: string
+  env?: Record<string, string>
+  /** Give up (and kill the child) when /healthz has not answered 200 by then. Default 30 s. */
+  timeoutMs?: number
+}
+
+/** A port nothing listens on right now: bind 127.0.0.1:0, read the port, close. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.unref()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/**
+ * The test's environment without tap's process tracking and V8 coverage: a server that is killed
+ * never writes its coverage anyway, and the hooks slow every one of the many starts.
+ */
+function childEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env }
+  delete env.NODE_V8_COVERAGE
+  for (const k of Object.keys(env)) if (k.startsWith('_TAPJS_PROCESSINFO')) delete env[k]
+  const opts = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o !== '' && !o.includes('@tapjs'))
+  if (opts.length > 0) env.NODE_OPTIONS = opts.join(' ')
+  else delete env.NODE_OPTIONS
+  return env
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once('exit', () => resolve())
+  })
+}
+
+async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const started = Date.now()
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+    env: {
+      ...childEnv(),
+      RULEKEEPER_LOG_LEVEL: 'warn',
+      ...opts.env,
+      RULEKEEPER_DATA_DIR: opts.dataDir,
+      RULEKEEPER_HOST: '127.0.0.1',
+      RULEKEEPER_PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  let out = ''
+  const keep = (c: Buffer) => {
+    out = (out + c.toString()).slice(-8192)
+  }
+  child.stdout!.on('data', keep)
+  child.stderr!.on('data', keep)
+  const gone = exited(child)
+  const kill = async () => {
+    child.kill('SIGKILL')
+    await gone
+  }
+  const deadline = started + (opts.timeoutMs ?? 30_000)
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw Object.assign(new Error(`rulekeeper serve exited (${child.exitCode ?? child.signalCode}) before /healthz answered:\n${out}`), { output: out })
+    }
+    if (Date.now() > deadline) {
+      await kill()
+      throw new Error(`rulekeeper serve did not answer /healthz within ${opts.timeoutMs ?? 30_000} ms:\n${out}`)
+    }
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })
+      await res.arrayBuffer()
+      if (res.status === 200) break
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return {
+    url,
+    pid: child.pid!,
+    startMs: Date.now() - started,
+    kill,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? child.signalCode
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+      await gone
+      clearTimeout(timer)
+      return child.exitCode ?? child.signalCode
+    },
+    output: () => out,
+  }
+}
+
+/** Starts `rulekeeper serve` on `dataDir`; retries once if another process took the chosen port. */
+export async function startChild(opts: StartChildOptions): Promise<ChildServer> {
+  try {
+    return await spawnOnce(opts)
+  } catch (err) {
+    if (!/EADDRINUSE/.test(String((err as { output?: string }).output ?? ''))) throw err
+    return spawnOnce(opts)
+  }
+}
