@@ -13,12 +13,14 @@ export function createIngestRouter(sources: Map<string, LogSource>, metrics: Ing
   router.post('/http/:sourceId', async (ctx) => {
     const sourceId = ctx.params.sourceId ?? ''
     const source = sources.get(sourceId)
-    if (!source) throw new RulekeeperError('NotFound', `no log source with id ${JSON.stringify(sourceId.slice(0, 100))}`)
+    let bodyRead = false
     try {
+      if (!source) throw new RulekeeperError('NotFound', `no log source with id ${JSON.stringify(sourceId.slice(0, 100))}`)
       source.auth.checkHeaders(ctx.req.headers)
       const limits = source.config.limits
       checkPayloadHeaders(ctx.req.headers, limits)
       const { body } = await readPayload(ctx.req, limits)
+      bodyRead = true
       const payload = parsePayload(body, limits.maxRecords)
       const result = await source.storeDelivery(payload)
       ctx.status = 200
@@ -26,9 +28,10 @@ export function createIngestRouter(sources: Map<string, LogSource>, metrics: Ing
       metrics.deliveries.inc({ source: source.config.id, status: '200' })
     } catch (err) {
       const status = err instanceof RulekeeperError ? err.status : 500
-      metrics.deliveries.inc({ source: source.config.id, status: String(status) })
-      // A refused body is not read to its end; closing keeps a client from pushing megabytes more.
-      if (status === 413 || status === 415) ctx.set('Connection', 'close')
+      if (source) metrics.deliveries.inc({ source: source.config.id, status: String(status) })
+      // A body refused before it was read (401, 404, 413, 415) is not drained: Node would otherwise
+      // read and discard whatever an unauthenticated client keeps sending. Closing ends it.
+      if (!bodyRead) ctx.set('Connection', 'close')
       throw err
     }
   })

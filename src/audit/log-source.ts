@@ -9,7 +9,7 @@ import { DuplicateFilter } from './duplicate-filter.js'
 import { checkEditorAuditRecord } from './editor-audit-record.js'
 import { GroupCommitWriter, type AppendEntry } from './group-commit-writer.js'
 import type { IngestMetrics } from './ingest-metrics.js'
-import { hasIllFormedText, type ParsedPayload } from './parse-payload.js'
+import { MAX_RECORD_DEPTH, cutAtDepth, exceedsDepth, hasIllFormedText, type ParsedPayload } from './parse-payload.js'
 import { recoverSourceFiles } from './recover-store.js'
 import { createSourceAuthenticator, type SourceAuthenticator } from './source-auth.js'
 
@@ -103,6 +103,11 @@ export class LogSource {
     for (const item of payload.items) {
       if ('unreadable' in item) {
         reject(item.index, item.line, item.unreadable, item.raw)
+        continue
+      }
+      if (exceedsDepth(item.value)) {
+        const message = `the record is nested deeper than ${MAX_RECORD_DEPTH} levels`
+        reject(item.index, item.line, message, item.text ?? cutAtDepth(item.value))
         continue
       }
       if (payload.suspectUnicode && hasIllFormedText(item.value)) {

@@ -6,8 +6,36 @@ import { isUtf8 } from 'node:buffer'
 import { RulekeeperError } from '../errors.js'
 
 export type PayloadItem =
-  | { index: number; line?: number; value: unknown }
+  | { index: number; line?: number; value: unknown; text?: string }
   | { index: number; line?: number; unreadable: string; raw: string }
+
+/**
+ * Deeper records are rejected: V8 parses any depth, but JSON.stringify and every recursive walk
+ * would overflow the stack on a few thousand levels. Audit records are 3–4 levels deep.
+ */
+export const MAX_RECORD_DEPTH = 64
+
+/** Whether a parsed value nests objects/arrays deeper than `max` (iterative: safe on any depth). */
+export function exceedsDepth(value: unknown, max = MAX_RECORD_DEPTH): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (depth > max) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+/** A copy cut at `max` levels, for keeping a too-deep record in _rejected without overflowing. */
+export function cutAtDepth(value: unknown, max = MAX_RECORD_DEPTH): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (max <= 0) return `[nested deeper than ${MAX_RECORD_DEPTH} levels: cut]`
+  if (Array.isArray(value)) return value.map((v) => cutAtDepth(v, max - 1))
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutAtDepth(v, max - 1)]))
+}
 
 export type PayloadForm = 'object' | 'array' | 'ndjson'
 
@@ -122,7 +150,7 @@ export function parsePayload(body: Buffer, maxRecords: number): ParsedPayload {
     if (items.length >= maxRecords) throw tooMany()
     const index = items.length
     try {
-      items.push({ index, line: lineNo, value: JSON.parse(lineText) })
+      items.push({ index, line: lineNo, value: JSON.parse(lineText), text: lineText })
       readable++
     } catch (err) {
       items.push({ index, line: lineNo, unreadable: `line ${lineNo} is not JSON: ${(err as Error).message}`, raw: lineText })

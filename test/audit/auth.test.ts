@@ -1,6 +1,7 @@
 // Who may post: the source's Bearer token only, decided before the body is read; the generated
 // token is kept 0600 under the data dir and reused at the next start.
 import { readFile, stat } from 'node:fs/promises'
+import http from 'node:http'
 import path from 'node:path'
 import t from 'tap'
 import { startIngestServer } from './fixtures/ingest-app.js'
@@ -38,7 +39,20 @@ t.test('auth is decided before the body: an oversized or broken body still answe
   const s = await startIngestServer({ dataDir, env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN } })
   t.teardown(() => s.close())
   const big = Buffer.alloc(3 * 1024 * 1024, 0x20)
-  t.equal((await post(`${s.url}/http/editor-audit`, big, { authorization: 'Bearer nope' })).status, 401)
+  const refused = await post(`${s.url}/http/editor-audit`, big, { authorization: 'Bearer nope' })
+  t.equal(refused.status, 401)
+  t.equal(refused.headers.connection, 'close', 'the unread body is not drained')
+  // A body that never ends: the 401 must come from the headers alone.
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.request(`${s.url}/http/editor-audit`, { method: 'POST', headers: { authorization: 'Bearer nope' } }, (res) => {
+      resolve(res.statusCode ?? 0)
+      res.resume()
+      req.destroy()
+    })
+    req.on('error', reject)
+    req.write('{"metadata":')
+  })
+  t.equal(status, 401)
   t.equal((await post(`${s.url}/http/editor-audit`, 'not json', {})).status, 401)
   t.equal((await post(`${s.url}/http/editor-audit`, '', { 'content-encoding': 'br' })).status, 401)
 })

@@ -154,3 +154,25 @@ t.test('invalid UTF-8 rejects only the record that holds it', async (t) => {
   const res3 = await post(`${s.url}/http/editor-audit`, lone)
   t.equal(res3.body.rejected, 1)
 })
+
+t.test('a record nested deeper than 64 levels is rejected alone and kept', async (t) => {
+  const { s, dataDir } = await server(t)
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n)
+  const line = JSON.stringify(makeRecord('deep-1')).replace(/}$/, `,"x":${deep(100_000)}}`)
+  const body = [JSON.stringify(makeRecord('ok-1')), line, JSON.stringify(makeRecord('ok-2'))].join('\n')
+  const res = await post(`${s.url}/http/editor-audit`, body)
+  t.equal(res.status, 200)
+  t.same({ a: res.body.accepted, r: res.body.rejected }, { a: 2, r: 1 })
+  t.match(res.body.errors[0], { index: 1, line: 2, message: /nested deeper than 64 levels/ })
+  const rejected = await storedLines(dataDir, '_rejected')
+  t.equal(JSON.parse(rejected[0]!.text).raw, line, 'an NDJSON line is kept as its text')
+
+  const arr = `[${JSON.stringify(makeRecord('ok-3'))},${deep(50_000)}]`
+  const res2 = await post(`${s.url}/http/editor-audit`, arr)
+  t.same({ a: res2.body.accepted, r: res2.body.rejected }, { a: 1, r: 1 })
+  const cut = JSON.parse((await storedLines(dataDir, '_rejected'))[1]!.text).raw
+  t.match(JSON.stringify(cut), /nested deeper than 64 levels: cut/, 'an array element is kept cut at 64 levels')
+  // 64 levels exactly is fine.
+  const ok = makeRecord('depth-64', undefined, { x: JSON.parse(deep(63)) })
+  t.equal((await post(`${s.url}/http/editor-audit`, JSON.stringify(ok))).body.accepted, 1)
+})
