@@ -1,7 +1,7 @@
 // YAML reading and writing for rule files and YAML-text API fields: YAML 1.2 core schema (`On`,
 // `yes`, dates stay strings), a bound on alias expansion (billion laughs is an error, not an
 // outage), every parse error with line and column, and a way back from a data path to its location.
-import YAML, { Document, isNode, LineCounter, type Node } from 'yaml'
+import YAML, { Document, isMap, isNode, isScalar, LineCounter, type Node } from 'yaml'
 import type { DataPath } from './model.js'
 
 export const MAX_ALIAS_COUNT = 100
@@ -59,12 +59,21 @@ export function parseYaml(text: string): ParsedYaml {
 
 /** Line and column (1-based) of the node at `path` in a parsed document, or of its nearest parent. */
 export function locate(parsed: Pick<ParsedYaml, 'doc' | 'lineCounter'>, path: DataPath): { line: number; column: number } | undefined {
+  const at = (offset: number) => {
+    const pos = parsed.lineCounter.linePos(offset)
+    return { line: pos.line, column: pos.col }
+  }
   for (let n = path.length; n >= 0; n--) {
-    const node = parsed.doc.getIn(path.slice(0, n) as unknown[], true) as Node | undefined
-    if (isNode(node) && node.range) {
-      const pos = parsed.lineCounter.linePos(node.range[0])
-      return { line: pos.line, column: pos.col }
+    // A map entry is located at its key (where a person looks for `Severity:`), a list item at itself.
+    if (n > 0) {
+      const parent = n === 1 ? parsed.doc.contents : parsed.doc.getIn(path.slice(0, n - 1) as unknown[], true)
+      if (isMap(parent)) {
+        const pair = parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === path[n - 1])
+        if (pair && isNode(pair.key) && pair.key.range) return at(pair.key.range[0])
+      }
     }
+    const node = parsed.doc.getIn(path.slice(0, n) as unknown[], true) as Node | undefined
+    if (isNode(node) && node.range) return at(node.range[0])
   }
   return undefined
 }
