@@ -75,6 +75,8 @@ export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
 
 export class HistoryTracker {
   private state: State = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+  /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
+  private counts = new Map<string, number>()
   private persistTimer: NodeJS.Timeout | undefined
   private dirty = false
 
@@ -92,7 +94,11 @@ export class HistoryTracker {
     if (!this.cacheFile) return
     try {
       const s = JSON.parse(await fsp.readFile(this.cacheFile, 'utf8')) as State
-      if (s && typeof s === 'object' && s.meta && s.pathToId) this.state = s
+      if (s && typeof s === 'object' && s.meta && s.pathToId) {
+        this.state = s
+        this.counts = new Map()
+        for (const id of Object.values(s.pathToId)) this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
+      }
     } catch {
       /* no cache or a torn one: rebuilt from history */
     }
@@ -100,17 +106,28 @@ export class HistoryTracker {
 
   reset(): void {
     this.state = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+    this.counts = new Map()
+  }
+
+  private setPath(p: string, id: string | undefined): void {
+    const old = this.state.pathToId[p]
+    if (old !== undefined) {
+      const n = (this.counts.get(old) ?? 1) - 1
+      if (n <= 0) this.counts.delete(old)
+      else this.counts.set(old, n)
+      delete this.state.pathToId[p]
+    }
+    if (id !== undefined) {
+      this.state.pathToId[p] = id
+      this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
+    }
   }
 
   /** Applies one commit (its first-parent changes). Commits must come in order. */
   apply(commit: Pick<CommitInfo, 'oid' | 'message' | 'author'>, changes: readonly CommitFileChange[]): void {
     const s = this.state
     const stamp: Stamp = { commit: commit.oid, at: new Date(commit.author.timestamp * 1000).toISOString(), actor: commitActor(commit) }
-    const count = (id: string) => {
-      let n = 0
-      for (const v of Object.values(s.pathToId)) if (v === id) n++
-      return n
-    }
+    const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
     for (const ch of changes) {
       const owner = s.pyOwner[ch.path]
@@ -127,11 +144,11 @@ export class HistoryTracker {
       if (!isYamlPath(ch.path)) continue
       const prevId = s.pathToId[ch.path]
       for (const [py, owner] of Object.entries(s.pyOwner)) if (owner === prevId && path.posix.dirname(py) === path.posix.dirname(ch.path)) delete s.pyOwner[py]
-      delete s.pathToId[ch.path]
+      this.setPath(ch.path, undefined)
       if (ch.text === null) continue
       const { id, filename } = quickIdentity(ch.text)
       if (!id) continue
-      s.pathToId[ch.path] = id
+      this.setPath(ch.path, id)
       if (filename) {
         const dir = path.posix.dirname(ch.path)
         s.pyOwner[dir === '.' ? filename : `${dir}/${filename}`] = id
