@@ -85,8 +85,9 @@ function parseExpr(raw: unknown, path: DataPath, w: Walk, depth: number): MatchE
     ok = false
   }
   if (condition === null || !ok) {
-    // Still validate the key specifiers so one pass reports them too.
+    // Still validate the key specifiers and nested expressions so one pass reports them too.
     for (const k of keys) parseKeySpecEntry(raw, k, path, sink)
+    if (Array.isArray(raw.Expressions)) parseList(raw.Expressions, [...path, 'Expressions'], w, depth + 1)
     return null
   }
   const info = CONDITIONS[condition]

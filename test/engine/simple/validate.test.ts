@@ -47,6 +47,7 @@ const CASES: Array<[string, Record<string, unknown>, Array<[Array<string | numbe
   ['a comprehension without Expressions', { Detection: [{ Key: 'a', Condition: 'AnyElement' }] }, [[['Detection', 0], /AnyElement needs Expressions/]]],
   ['a comprehension with Value', { Detection: [{ Key: 'a', Condition: 'NoElement', Value: 1, Expressions: ok }] }, [[['Detection', 0, 'Value'], /not allowed with NoElement/]]],
   ['a comprehension without a key', { Detection: [{ Condition: 'AllElements', Expressions: ok }] }, [[['Detection', 0], /AllElements needs a key specifier/]]],
+  ['problems inside Expressions of an unknown condition', { Detection: [{ Key: 'a', Condition: 'AnyElemnt', Expressions: [{ Key: 'b', Condition: 'Equals' }] }] }, [[['Detection', 0, 'Condition'], /unknown condition 'AnyElemnt'/], [['Detection', 0, 'Expressions', 0], /Equals needs a Value/]]],
   ['a problem inside Expressions', { Detection: [{ Key: 'a', Condition: 'AnyElement', Expressions: [{ Key: 'b', Condition: 'Nope' }] }] }, [[['Detection', 0, 'Expressions', 0, 'Condition'], /unknown condition 'Nope'/]]],
   ['AlwaysTrue with a key', { Detection: [{ Key: 'a', Condition: 'AlwaysTrue' }] }, [[['Detection', 0, 'Key'], /not allowed with AlwaysTrue/]]],
   ['AlwaysFalse with a Value', { Detection: [{ Condition: 'AlwaysFalse', Value: 1 }] }, [[['Detection', 0, 'Value'], /not allowed with AlwaysFalse/]]],
