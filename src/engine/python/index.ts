@@ -5,11 +5,12 @@ import type { Logger } from '../../log.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext, RuleEngine } from '../engine.js'
 import type { RunLimits } from './protocol.js'
-import { createScheduledEngine } from './scheduled-engine.js'
+import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.js'
 import { WorkerPool, type PoolInfo } from './worker-pool.js'
 
 export type { PythonTestOutcome } from './verdict.js'
 export type { PoolInfo } from './worker-pool.js'
+export type { ModuleUnderTest } from './scheduled-engine.js'
 
 export interface PythonEngineOptions {
   /** `python.command`: resolved on the server's PATH at first use. */
@@ -43,6 +44,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   engine: RuleEngine
   pool: PythonPool
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  runModuleTests: ScheduledEngine['runModuleTests']
 } {
   const limits: RunLimits = {
     timeoutMs: opts.timeoutMs,
@@ -53,7 +55,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     outputBytes: opts.outputBytes ?? 1024 * 1024,
   }
   const workers = new WorkerPool({ command: opts.command, poolSize: opts.poolSize, logger: opts.logger })
-  const { engine, checkPythonModule } = createScheduledEngine(workers, limits)
+  const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits)
   const pool: PythonPool = {
     close: () => workers.close(),
     describe: () => workers.describe(),
@@ -62,5 +64,5 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       await workers.run({ op: 'ping' }, opts.timeoutMs + 10_000)
     },
   }
-  return { engine, pool, checkPythonModule }
+  return { engine, pool, checkPythonModule, runModuleTests }
 }

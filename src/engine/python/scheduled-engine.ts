@@ -6,16 +6,27 @@ import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
 import { collectGlobals } from './imports.js'
 import type { JobRule, JobTest, ResultMessage, RunLimits } from './protocol.js'
-import { importProblem, testOutcome } from './verdict.js'
+import { importProblem, testOutcome, type PythonTestOutcome } from './verdict.js'
 import type { WorkerPool } from './worker-pool.js'
 import { WorkerError } from './worker-process.js'
 
 /** Time the worker needs beyond the tests' own timeouts (fork, import) before the pool gives up. */
 const BACKSTOP_SLACK_MS = 10_000
 
+/** A Python module outside any scheduled rule file, e.g. the Python generated from a simple rule. */
+export interface ModuleUnderTest {
+  source: string
+  /** Shown in errors and tracebacks (default 'generated.py'). */
+  filename?: string
+  /** What severity() returning DEFAULT stands for. */
+  severity?: string
+}
+
 export interface ScheduledEngine {
   engine: RuleEngine
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  /** Runs tests (file form: Name, ExpectedResult, Log, Mocks) against any module, by §3.2. */
+  runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]>
 }
 
 function moduleProblems(rule: RuleFile): RuleProblem[] {
@@ -48,7 +59,7 @@ interface TestSpec {
   job: JobTest
 }
 
-function testSpecs(rule: RuleFile): TestSpec[] {
+function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
   return tests.map((raw, i) => {
     const t = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>
@@ -93,11 +104,27 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     if (missing.length > 0) {
       return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: missing[0]!.message, errored: true, functions: {} }))
     }
-    const source = rule.pythonSource!
+    return runModule(jobRule(rule), specs, ctx)
+  }
+
+  async function runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]> {
+    const specs = testSpecs({ data: { Tests: tests } })
+    if (specs.length === 0) return []
+    const filename = module.filename ?? 'generated.py'
+    const job: JobRule = {
+      module: filename.replace(/^.*\//, '').replace(/\.py$/, '').replace(/\W/g, '_') || 'rule',
+      filename,
+      source: module.source,
+      severity: module.severity?.toUpperCase() ?? null,
+    }
+    return runModule(job, specs, ctx)
+  }
+
+  async function runModule(job: JobRule, specs: TestSpec[], ctx: EngineContext): Promise<PythonTestOutcome[]> {
     let result: ResultMessage
     try {
       result = (await pool.run(
-        { op: 'test', rule: jobRule(rule), globals: collectGlobals(source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
+        { op: 'test', rule: job, globals: collectGlobals(job.source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
         backstop(specs.length),
       )) as ResultMessage
     } catch (err) {
@@ -129,5 +156,5 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     return problem ? [{ path: ['Filename'], ...problem }] : []
   }
 
-  return { engine: { kind: 'scheduled', check, runTests }, checkPythonModule }
+  return { engine: { kind: 'scheduled', check, runTests }, checkPythonModule, runModuleTests }
 }

@@ -40,6 +40,13 @@ export class PythonWorker {
       detached: true, // its own process group: kill() takes the worker and every child it forked
       stdio: ['pipe', 'pipe', 'pipe'],
     })
+    // An idle worker must not keep the server (or a CLI run that forgot close()) alive: the process
+    // and its pipes are unref'd; a pending job's backstop timer keeps the loop alive while it runs.
+    // A worker left behind exits on its own when its stdin closes with the server.
+    this.process.unref()
+    for (const stream of [this.process.stdin, this.process.stdout, this.process.stderr]) {
+      ;(stream as unknown as { unref?: () => void }).unref?.()
+    }
     this.exit = new Promise<void>((resolve) => {
       this.process.once('exit', () => resolve())
       // A spawn that failed (ENOENT, EACCES) never exits: there is no process.
@@ -145,6 +152,7 @@ export class PythonWorker {
     this.killed = true
     const pid = this.process.pid
     if (pid === undefined) return
+    this.process.ref() // whoever awaits exited() (close()) must see the exit before Node may quit
     try {
       process.kill(-pid, 'SIGKILL')
     } catch {

@@ -187,3 +187,14 @@ t.test('static checks need no process', async (t) => {
   const [o] = await engine.runTests(noSource, contextWith())
   t.match(o, { passed: false, error: /was not found beside the rule/ })
 })
+
+t.test('runModuleTests runs file-form tests against a module outside any rule file (§1.7)', async (t) => {
+  const { runModuleTests, pool: own } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 3000 })
+  t.teardown(() => own.close())
+  const generated = 'def rule(event):\n    return event.get("status") == "failed"\n\ndef title(event):\n    return "login failed"\n'
+  const outcomes = await runModuleTests({ source: generated, filename: 'simple_rules/editor_failed_login.py', severity: 'Low' }, [
+    { Name: 'failed', ExpectedResult: true, Log: { STATUS: 'failed' } },
+    { Name: 'ok', ExpectedResult: false, Log: { status: 'ok' } },
+  ], contextWith())
+  t.same(outcomes.map((o) => [o.passed, o.actual, o.functions?.title?.output]), [[true, true, 'login failed'], [true, false, 'login failed']])
+})
