@@ -162,6 +162,9 @@ class AuditGuard:
         "socket.__new__": "open sockets (no network)",
         "socket.connect": "open sockets (no network)",
         "socket.getaddrinfo": "open sockets (no network)",
+        # Soft limits may be raised up to the hard ones; rule code has no reason to touch either.
+        "resource.setrlimit": "change resource limits",
+        "resource.prlimit": "change resource limits",
     }
     WRITES = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.link",
               "os.symlink", "os.truncate", "os.utime", "shutil.rmtree", "os.chroot"}

@@ -53,6 +53,10 @@ def rule(event):
         if fd < 0:
             return False
         return os.read(fd, 1 << 20).find(b"RK_TEST_SECRET") >= 0
+    if k == "rlimit":
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        return True
     if k == "read":
         return len(open(${JSON.stringify(secretFile)}).read()) > 0
     if k == "write":
@@ -94,6 +98,7 @@ const HOSTILE: Array<InlineTest & { error?: RegExp }> = [
   { name: 'unbounded allocation', expected: true, log: { k: 'alloc' }, error: /MemoryError|out of memory|timed out/ },
   { name: 'os.environ holds no secret', expected: false, log: { k: 'environ' } },
   { name: "the server's /proc environ is refused", expected: true, log: { k: 'proc-environ' }, error: /may not read other processes' \/proc entries/ },
+  { name: 'raising its own limits', expected: true, log: { k: 'rlimit' }, error: /may not change resource limits/ },
   { name: 'reading a file of the server', expected: true, log: { k: 'read' }, error: /may not read files outside its scratch directory/ },
   { name: 'writing outside the scratch directory', expected: true, log: { k: 'write' }, error: /may not write outside its scratch directory/ },
   { name: 'os._exit', expected: true, log: { k: 'exit' }, error: /exited with code 3/ },
