@@ -27,7 +27,10 @@ async function listDir(dir: string): Promise<string[]> {
 
 /** Files of this source: data under dt=/hour=, rejected under dt=. */
 async function sourceFiles(root: string, logType: string, sourceId: string): Promise<{ data: string[]; rejected: string[] }> {
-  const mine = (f: string) => f.startsWith(`${sourceId}-`) && f.endsWith('.ndjson')
+  // The exact writer pattern: a plain prefix test would also take `editor-audit-eu-…` files for a
+  // source `editor-audit`. Torn-tail files are written whole (tmp + rename) and need no check.
+  const pattern = new RegExp(`^${sourceId}-\\d{8}T\\d{6}Z-[0-9a-f]{6}-\\d{6}\\.ndjson$`)
+  const mine = (f: string) => pattern.test(f)
   const data: string[] = []
   const rejected: string[] = []
   const base = path.join(root, logType)
@@ -140,6 +143,7 @@ export async function recoverSourceFiles(opts: {
       }
       const id = rec?.metadata?.id
       const at = Date.parse(rec?.p_parse_time)
+      if (rec?.p_source_id !== sourceId) continue
       if (typeof id === 'string' && id !== '' && Number.isFinite(at) && at >= now - filter.windowMs) found.push({ id, at })
     }
   }

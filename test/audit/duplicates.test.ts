@@ -68,8 +68,9 @@ t.test('an id stored longer ago than the window is stored again', async (t) => {
   await mkdir(dir, { recursive: true })
   const file = path.join(dir, 'editor-audit-20200101T000000Z-aaaaaa-000001.ndjson')
   const recent = new Date(Date.now() - 3600_000)
-  await appendFile(file, JSON.stringify({ ...makeRecord('old-1'), p_parse_time: longAgo.toISOString() }) + '\n')
-  await appendFile(file, JSON.stringify({ ...makeRecord('new-1'), p_parse_time: recent.toISOString() }) + '\n')
+  const stored = (id: string, at: Date) => JSON.stringify({ ...makeRecord(id), p_source_id: 'editor-audit', p_parse_time: at.toISOString() })
+  await appendFile(file, stored('old-1', longAgo) + '\n')
+  await appendFile(file, stored('new-1', recent) + '\n')
   await utimes(file, recent, recent)
   const s = await startIngestServer({ dataDir, env })
   t.teardown(() => s.close())
@@ -97,4 +98,26 @@ t.test('DuplicateFilter forgets ids past the window and waits on queued ones', a
   await failing.catch(() => {})
   await Promise.resolve()
   t.same(f.check('c', 11_501), { kind: 'new' }, 'a failed commit does not count as stored')
+})
+
+t.test('after a restart each source only counts its own records as duplicates', async (t) => {
+  const dataDir = await tempDataDir(t)
+  const opts = {
+    dataDir,
+    env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN, EU_TOKEN: 'eu-token' },
+    overrides: {
+      logSources: [
+        { id: 'editor-audit', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' } },
+        { id: 'editor-audit-eu', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'EU_TOKEN' } },
+      ],
+    },
+  }
+  const s1 = await startIngestServer(opts)
+  t.equal((await post(`${s1.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), { authorization: 'Bearer eu-token' })).body.accepted, 1)
+  await s1.close()
+  const s2 = await startIngestServer(opts)
+  t.teardown(() => s2.close())
+  t.equal((await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('shared-1')))).body.accepted, 1, 'not a duplicate for editor-audit')
+  const eu = await post(`${s2.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), { authorization: 'Bearer eu-token' })
+  t.equal(eu.body.duplicates, 1, 'still a duplicate for editor-audit-eu')
 })
