@@ -343,7 +343,12 @@ def main():
         # Clean up and fork the next spare after answering, while the server reads the answer.
         spare.dispose()
         spare = Spare(scratch_root)
+    # stdin closed: the server is gone (or closed the pool). The last worker out removes the root.
     spare.dispose()
+    try:
+        os.rmdir(scratch_root)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":
