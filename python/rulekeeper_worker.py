@@ -129,7 +129,10 @@ def _rmtree(path):
         except OSError:
             pass
 
-    shutil.rmtree(path, onerror=retry)
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)  # onerror is deprecated from 3.12 on
+    else:
+        shutil.rmtree(path, onerror=retry)
 
 
 def _drain(fd, record, key, limit_left):

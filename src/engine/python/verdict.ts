@@ -43,7 +43,11 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   }
   const stdout = (end?.stdout ?? '') + record.stdout
   const stderr = (end?.stderr ?? '') + record.stderr
-  const outputError = end?.outputExceeded ? `the test printed more than the output limit (${end.outputChars} characters)` : undefined
+  const outputError = end?.outputExceeded
+    ? `the test printed more than the output limit (${end.outputChars} characters)`
+    : record.status === 'output-limit'
+      ? (record.message ?? 'the test printed more than the output limit')
+      : undefined
 
   const detection = functions.detection
   const actual = detection && detection.error === null && typeof detection.output === 'boolean' ? detection.output : null

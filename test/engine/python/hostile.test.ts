@@ -107,6 +107,7 @@ const HOSTILE: Array<InlineTest & { error?: RegExp }> = [
   { name: 'fork bomb', expected: true, log: { k: 'forkbomb' }, error: /may not start processes/ },
   { name: 'printing 100 MB', expected: true, log: { k: 'print' }, error: /output limit/ },
   { name: 'flooding fd 1 below Python', expected: true, log: { k: 'fd-print' }, error: /output limit/ },
+  { name: 'flooding fd 1 fails an expected-false test too', expected: false, log: { k: 'fd-print' }, error: /output limit/ },
   { name: 'ok at the end', expected: true, log: { k: 'ok' } },
 ]
 
