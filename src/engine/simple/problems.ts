@@ -12,9 +12,14 @@ export class ProblemSink {
 
   constructor(readonly limits: EngineLimits = DEFAULT_LIMITS) {}
 
-  error(path: DataPath, message: string, code?: string): void {
-    if (this.errors.length >= this.limits.maxProblems) this.omittedErrors++
-    else this.errors.push(code === undefined ? { path: [...path], message } : { path: [...path], message, code })
+  /** `message` may be a function: long messages are then built only for problems that are kept. */
+  error(path: DataPath, message: string | (() => string), code?: string): void {
+    if (this.errors.length >= this.limits.maxProblems) {
+      this.omittedErrors++
+      return
+    }
+    const text = typeof message === 'string' ? message : message()
+    this.errors.push(code === undefined ? { path: [...path], message: text } : { path: [...path], message: text, code })
   }
 
   warn(path: DataPath, message: string): void {
@@ -57,8 +62,17 @@ export function isPlainMap(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
+const lowerIndexes = new WeakMap<readonly string[], Map<string, string>>()
+
 /** "did you mean 'Key'?" for a key that differs from a known one only in case. */
 export function caseHint(name: string, known: readonly string[]): string {
-  const hit = known.find((k) => k.toLowerCase() === name.toLowerCase())
+  // No known name is long; skipping long input keeps a 10 MB key from being lower-cased per name.
+  if (name.length > 64) return ''
+  let index = lowerIndexes.get(known)
+  if (index === undefined) {
+    index = new Map(known.map((k) => [k.toLowerCase(), k]))
+    lowerIndexes.set(known, index)
+  }
+  const hit = index.get(name.toLowerCase())
   return hit === undefined ? '' : ` (did you mean '${hit}'?)`
 }

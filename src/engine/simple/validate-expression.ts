@@ -59,7 +59,7 @@ function parseExpr(raw: unknown, path: DataPath, w: Walk, depth: number): MatchE
   for (const k of Object.keys(raw)) {
     if (!KNOWN_KEYS.includes(k)) {
       ok = false
-      sink.error([...path, k], `unknown key ${sink.quote(k)}${caseHint(k, KNOWN_KEYS)}; a match expression has a key specifier (${KEY_SPEC_KEYS.join(', ')}), Condition, Value, Values, Expressions, or one of ${COMBINATORS.join(', ')}`)
+      sink.error([...path, k], () => `unknown key ${sink.quote(k)}${caseHint(k, KNOWN_KEYS)}; a match expression has a key specifier (${KEY_SPEC_KEYS.join(', ')}), Condition, Value, Values, Expressions, or one of ${COMBINATORS.join(', ')}`)
     }
   }
   const combinators = COMBINATORS.filter((k) => has(raw, k))
@@ -109,7 +109,7 @@ function parseConditionName(raw: unknown, path: DataPath, sink: ProblemSink): Co
   }
   const name = canonicalCondition(raw)
   if (name === undefined) {
-    sink.error(path, `unknown condition ${sink.quote(raw)}${caseHint(raw, ACCEPTED_CONDITION_NAMES)}; valid conditions: ${ACCEPTED_CONDITION_NAMES.join(', ')}`, 'UnknownCondition')
+    sink.error(path, () => `unknown condition ${sink.quote(raw)}${caseHint(raw, ACCEPTED_CONDITION_NAMES)}; valid conditions: ${ACCEPTED_CONDITION_NAMES.join(', ')}`, 'UnknownCondition')
     return null
   }
   return name

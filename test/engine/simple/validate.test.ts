@@ -2,6 +2,7 @@
 // form + a message naming the fault), all of them at once; hostile input (deep nesting, 10 MB
 // strings, huge lists) ends in problems quickly, never a crash or a hang.
 import t from 'tap'
+import { parseYaml } from './helpers.js'
 import { ACCEPTED_CONDITION_NAMES, compileRule, DEFAULT_LIMITS, parseRuleTree } from '../../../src/engine/simple/index.js'
 import type { RuleProblem } from '../../../src/rules/model.js'
 
@@ -165,6 +166,15 @@ t.test('1,000-deep nesting ends in one located problem, fast', async (t) => {
     t.same(errors[0]!.path, expectedPath, `${name}: the path leads to the first level too deep`)
     t.ok(ms < 500, `${name}: ${ms.toFixed(1)} ms`)
   }
+})
+
+t.test('1,000-deep nesting written as YAML text ends in the same one problem', async (t) => {
+  let flow = '{Key: a, Condition: Exists}'
+  for (let i = 0; i < 1000; i++) flow = `{Any: [${flow}]}`
+  const data = parseYaml(`RuleID: Deep\nSeverity: Low\nDetection:\n  - ${flow}\n`) as Record<string, unknown>
+  const { errors } = compileRule(data)
+  t.equal(errors.length, 1)
+  t.equal(errors[0]!.code, 'NestingTooDeep')
 })
 
 t.test('nesting up to the bound is accepted and evaluates', async (t) => {
