@@ -13,9 +13,10 @@ import { createEngineRegistry } from './engine/registry.js'
 import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
-import { LocalReconciler } from './reconcile/local-reconciler.js'
+import { Reconciler } from './reconcile/reconciler.js'
 import { RuleStore } from './service/rule-store.js'
 import { lockDataDir } from './store/data-dir-lock.js'
+import { GitRemote } from './store/remote.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>
@@ -51,8 +52,14 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   try {
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
     const engines = opts.engines ?? createEngineRegistry()
+    const gitdir = path.join(dataDir, 'repo.git')
+    const remote = config.git.remote.url
+      ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN })
+      : undefined
     const store = await RuleStore.open({
-      gitdir: path.join(dataDir, 'repo.git'),
+      gitdir,
+      remote,
+      massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },
       branch: config.git.branch,
       committer: config.git.committer,
       engines,
@@ -77,7 +84,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new LocalReconciler(store, logger, metrics)
+    const reconciler = new Reconciler(store, logger, metrics)
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
@@ -113,7 +120,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const addr = server.address() as AddressInfo
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${host}:${addr.port}`
-    logger.info({ url, dataDir, revision: store.index.revision, rules: store.index.rules.size }, 'rulekeeper is serving')
+    logger.info({ url, dataDir, remote: remote?.displayUrl ?? null, revision: store.index.revision, rules: store.index.rules.size }, 'rulekeeper is serving')
     return { url, config, dataDir, store, bannerLines, close: cleanup }
   } catch (err) {
     await cleanup()

@@ -1,6 +1,7 @@
 // The one place errors become HTTP responses. A RulekeeperError answers with its status and
-// `{ message, ...body }`; a Koa/http error with an exposable 4xx status keeps its message; anything
-// else is a 500 whose body carries only the request id (the log has the details, never the client).
+// `{ message, ...body }`; a 4xx set without a body (the router's 405) gets a message; a Koa/http
+// error with an exposable 4xx status keeps its message; anything else is a 500 whose body carries
+// only the request id (the log has the details, never the client).
 import type Koa from 'koa'
 import { isRulekeeperError } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -10,9 +11,15 @@ export function errorFunnel(logger: Logger): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     try {
       await next()
-      if (ctx.status === 404 && ctx.body === undefined) {
+      if (ctx.status === 404 && ctx.body == null) {
         ctx.status = 404
         ctx.body = { message: `no route ${ctx.method} ${ctx.path}` }
+      } else if (ctx.status >= 400 && ctx.body == null) {
+        // Answers set without a body (the router's 405/501 for a method a path does not have).
+        const allow = ctx.response.get('Allow')
+        const status = ctx.status
+        ctx.body = { message: status === 405 && allow ? `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}` : `${ctx.method} ${ctx.path}: ${ctx.message}` }
+        ctx.status = status
       }
     } catch (err) {
       const requestId = ctx.state.requestId

@@ -1,22 +1,41 @@
 // Reads a JSON request body by hand instead of with koa-body: koa-body decodes invalid UTF-8 into
 // replacement characters without telling, and parses before we can bound nesting. Here: 415 for a
 // body that is not JSON, 413 past the limit (checked on Content-Length first, then while reading),
-// 400 for invalid UTF-8, invalid JSON or nesting deeper than the bound.
+// 400 for invalid UTF-8, invalid JSON, nesting deeper than the bound, numbers beyond the double
+// range and `__proto__` keys.
 import type Koa from 'koa'
-import { RulekeeperError } from '../errors.js'
+import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
 import type { ApiState } from './context.js'
 
 export const MAX_JSON_DEPTH = 100
+/** At most this many problems of `inspect` are listed (a 1 MiB body could otherwise list 100,000s). */
+const MAX_LISTED = 100
 
-function depthExceeds(v: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[v, 1]]
+const pointerPart = (k: string | number) => String(k).replace(/~/g, '~0').replace(/\//g, '~1')
+
+/**
+ * What JSON.parse lets through but the API must not: nesting deeper than `max`, numbers that
+ * overflow to ±Infinity (`1e400` would pass an `integer` schema), and `__proto__` keys (a copy of
+ * the body into a plain object would turn one into the copy's prototype, hiding the field from the
+ * unknown-field check). Iterative, so a deep value cannot overflow the stack.
+ */
+function inspect(v: unknown, max: number): { tooDeep: boolean; problems: FieldProblem[] } {
+  const problems: FieldProblem[] = []
+  const stack: Array<[unknown, number, string]> = [[v, 1, '']]
   while (stack.length > 0) {
-    const [cur, d] = stack.pop()!
-    if (d > max) return true
-    if (Array.isArray(cur)) for (const x of cur) stack.push([x, d + 1])
-    else if (cur && typeof cur === 'object') for (const x of Object.values(cur)) stack.push([x, d + 1])
+    const [cur, d, at] = stack.pop()!
+    if (problems.length >= MAX_LISTED) break
+    if (d > max) return { tooDeep: true, problems }
+    if (typeof cur === 'number' && !Number.isFinite(cur)) problems.push({ path: at, message: 'the number is out of range' })
+    else if (Array.isArray(cur)) cur.forEach((x, i) => stack.push([x, d + 1, `${at}/${i}`]))
+    else if (cur && typeof cur === 'object') {
+      for (const [k, x] of Object.entries(cur)) {
+        if (k === '__proto__') problems.push({ path: `${at}/${pointerPart(k)}`, message: 'unknown field __proto__' })
+        stack.push([x, d + 1, `${at}/${pointerPart(k)}`])
+      }
+    }
   }
-  return false
+  return { tooDeep: false, problems }
 }
 
 export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
@@ -63,7 +82,9 @@ export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
       const msg = err instanceof RangeError ? 'the JSON nests too deeply' : `invalid JSON: ${(err as Error).message.slice(0, 200)}`
       throw new RulekeeperError('BadRequest', msg)
     }
-    if (depthExceeds(value, MAX_JSON_DEPTH)) throw new RulekeeperError('BadRequest', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
+    const inspected = inspect(value, MAX_JSON_DEPTH)
+    if (inspected.tooDeep) throw new RulekeeperError('BadRequest', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
+    if (inspected.problems.length > 0) throw validationFailed(inspected.problems)
     ctx.state.body = value
     await next()
   }

@@ -148,7 +148,8 @@ export class GroupCommitWriter {
         previous = settled
         inflight.add(settled)
         void settled.then(() => inflight.delete(settled))
-        await written.catch(() => undefined)
+        // A failed write stops the next batch at once, not only when this one is settled in order.
+        await written.catch((err: unknown) => void (this.failure ??= err))
       }
     } finally {
       this.running = undefined

@@ -1,10 +1,12 @@
-// The reconciler for the embedded repository (no remote): on a schedule, on POST /reconcile and at
-// start it catches the index up with commits pushed into the local repository with plain git, and
-// it alone decides the status conditions. Runs never overlap; a trigger during a run queues one more.
+// The reconciler: on a schedule (node-cron), on POST /reconcile, on the push webhook and at start it
+// fetches the remote (or reads the local branch in embedded mode), re-reads only the changed files,
+// applies the revision unless the mass-deletion guard holds it back, and alone decides the status
+// conditions. Runs never overlap; a trigger during a run queues exactly one more.
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
-import { Counter, Histogram, type Registry } from '../metrics.js'
+import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
 import type { RuleStore } from '../service/rule-store.js'
+import { RemoteError } from '../store/remote.js'
 
 export interface Condition {
   type: 'Ready' | 'Reconciling' | 'Stalled'
@@ -14,16 +16,21 @@ export interface Condition {
   lastTransitionTime: string
 }
 
-export class LocalReconciler {
+/** After an authentication failure scheduled runs back off (a person must fix the credentials). */
+const AUTH_BACKOFF_MS = [30_000, 60_000, 120_000, 300_000, 600_000]
+
+export class Reconciler {
   private lastRun: { startedAt: string; durationMs: number; filesChanged: number; outcome: string } | null = null
   private lastAttempted: string | null = null
   private running: Promise<void> | null = null
   private again = false
   private conditions: Condition[]
   private task: { stop(): void } | null = null
+  private authFailures = 0
+  private backoffUntil = 0
   private readonly runs: Counter
   private readonly durations: Histogram
-  private failure: string | null = null
+  private readonly invalid: Gauge
 
   constructor(
     private readonly store: RuleStore,
@@ -38,10 +45,14 @@ export class LocalReconciler {
     ]
     this.runs = new Counter({ name: 'rulekeeper_reconcile_runs_total', help: 'Reconcile runs', labelNames: ['outcome'], registers: [registry] })
     this.durations = new Histogram({ name: 'rulekeeper_reconcile_duration_seconds', help: 'Reconcile run duration', registers: [registry] })
+    this.invalid = new Gauge({ name: 'rulekeeper_invalid_files', help: 'Invalid files in the applied revision', registers: [registry] })
   }
 
   start(schedule: string): void {
-    this.task = cron.schedule(schedule, () => void this.trigger().catch(() => {}))
+    this.task = cron.schedule(schedule, () => {
+      if (Date.now() < this.backoffUntil) return
+      void this.trigger().catch(() => {})
+    })
   }
 
   stop(): void {
@@ -75,22 +86,40 @@ export class LocalReconciler {
   private async runOnce(): Promise<void> {
     const started = Date.now()
     const before = this.store.index.revision
-    this.setCondition('Reconciling', 'True', 'Running', 'reading the branch')
+    this.setCondition('Reconciling', 'True', 'Running', this.store.remote ? 'fetching the remote' : 'reading the branch')
     let outcome = 'unchanged'
     let filesChanged = 0
     try {
-      this.lastAttempted = await this.store.repo.head()
-      if (this.lastAttempted !== before && before && this.lastAttempted) filesChanged = (await this.store.repo.diff(before, this.lastAttempted)).length
+      const { tip } = await this.store.pullRemote()
+      this.authFailures = 0
+      this.lastAttempted = tip
+      if (tip && before && tip !== before) filesChanged = (await this.store.repo.diff(before, tip)).length
       await this.store.syncToTip()
-      if (this.store.index.revision !== before) outcome = 'applied'
-      this.failure = null
+      const stalled = this.store.stalled
+      if (stalled) {
+        outcome = 'held'
+        this.setCondition('Stalled', 'True', 'MassDeletion', `${stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`)
+      } else {
+        if (this.store.index.revision !== before) outcome = 'applied'
+        this.setCondition('Stalled', 'False', 'None', 'nothing needs a person')
+      }
       const invalid = this.store.index.invalidFiles().length
-      this.setCondition('Ready', 'True', invalid ? 'AppliedWithInvalidFiles' : 'Applied', invalid ? `${invalid} invalid file(s); see invalidFiles` : 'every file is valid')
+      this.invalid.set(invalid)
+      this.setCondition('Ready', 'True', invalid ? 'AppliedWithInvalidFiles' : 'Applied', invalid ? `${invalid} invalid file(s); see invalidFiles` : 'every file of the applied revision is valid')
     } catch (err) {
       outcome = 'failed'
-      this.failure = (err as Error).message
-      this.logger.error({ err }, 'reconcile failed')
-      this.setCondition('Ready', 'False', 'ReconcileFailed', 'the last run failed; serving the last applied revision')
+      if (err instanceof RemoteError && err.kind === 'auth') {
+        this.backoffUntil = Date.now() + AUTH_BACKOFF_MS[Math.min(this.authFailures, AUTH_BACKOFF_MS.length - 1)]!
+        this.authFailures++
+        this.setCondition('Stalled', 'True', 'AuthenticationFailed', err.message)
+        this.setCondition('Ready', 'False', 'AuthenticationFailed', 'serving the last applied revision')
+      } else if (err instanceof RemoteError) {
+        this.setCondition('Ready', 'False', 'RemoteUnreachable', `${err.message}; serving the last applied revision`)
+      } else {
+        this.logger.error({ err }, 'reconcile failed')
+        this.setCondition('Ready', 'False', 'ReconcileFailed', 'the last run failed; serving the last applied revision')
+      }
+      if (err instanceof RemoteError) this.logger.warn({ reason: err.kind, msg: err.message }, 'reconcile could not reach the remote')
     } finally {
       this.setCondition('Reconciling', 'False', 'Idle', 'no run in progress')
       const durationMs = Date.now() - started
@@ -100,12 +129,15 @@ export class LocalReconciler {
     }
   }
 
-  async reconcile(_opts: { allowMassDelete: boolean }): Promise<unknown> {
+  async reconcile(opts: { allowMassDelete: boolean }): Promise<unknown> {
+    if (opts.allowMassDelete) this.store.allowMassDelete(this.store.stalled?.revision ?? (await this.store.repo.head()))
+    this.backoffUntil = 0
     await this.trigger()
     return this.status()
   }
 
   status(): unknown {
+    const remote = this.store.remote
     return {
       conditions: this.conditions,
       lastAppliedRevision: this.store.index.revision,
@@ -116,8 +148,8 @@ export class LocalReconciler {
         ruleId: f.ruleId ?? null,
         errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
       })),
-      remote: null,
-      ...(this.failure ? { error: this.failure } : {}),
+      staleRules: [...this.store.index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
+      remote: remote ? { url: remote.displayUrl, branch: remote.branch, reachable: remote.reachable ?? false, ...(remote.lastError ? { error: remote.lastError.message } : {}) } : null,
     }
   }
 }

@@ -10,6 +10,8 @@ import { RuleIndex } from '../rules/rule-index.js'
 import { ObjectBatch, type Person } from '../store/object-db.js'
 import { GitRepository } from '../store/repository.js'
 import type { FileChanges } from '../store/tree-edit.js'
+import { unavailable } from '../errors.js'
+import type { GitRemote } from '../store/remote.js'
 import { HistoryTracker } from './history.js'
 import { catchUpHistory, loadFullRevision, reindexPaths } from './revision-sync.js'
 import { RuleWriter } from './rule-writer.js'
@@ -23,11 +25,24 @@ export interface RuleStoreOptions {
   cacheDir: string | null
   logger: Logger
   metrics: Registry
+  /** With a remote, the remote is the truth and the local repository follows it. */
+  remote?: GitRemote
+  /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
+  massDelete?: { share: number; min: number }
+}
+
+/** A revision the store refused to apply, waiting for a person. */
+export interface StalledRevision {
+  revision: string
+  reason: string
+  removed: number
+  total: number
 }
 
 export interface StoreMetrics {
   commits: Counter
   rebuilds: Counter
+  pushRetries: Counter
 }
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
@@ -45,16 +60,21 @@ export async function readTemplate(dir: string): Promise<FileChanges> {
   return out
 }
 
-/** Creates a bare repository holding the template as one initial commit by the `system` actor. */
-export async function createRepositoryFromTemplate(gitdir: string, branch: string, templateDir: string, committer: { name: string; email: string }): Promise<GitRepository> {
-  const repo = await GitRepository.init(gitdir, branch)
+/** Writes the template as a root commit by the `system` actor (the branch is not moved). */
+async function commitTemplate(repo: GitRepository, templateDir: string, committer: { name: string; email: string }): Promise<string> {
   const now = Math.floor(Date.now() / 1000)
   const who: Person = { ...committer, timestamp: now, tzOffsetMinutes: 0 }
   const batch = new ObjectBatch()
   const message = 'Initialize rules repository from template\n\nActor-Id: system\nActor-Type: system\n'
   const { commit } = await repo.buildCommit(batch, { parent: null, changes: await readTemplate(templateDir), author: who, committer: who, message })
   await repo.writeObjects(batch)
-  await repo.moveBranch(null, commit)
+  return commit
+}
+
+/** Creates a bare repository holding the template as one initial commit by the `system` actor. */
+export async function createRepositoryFromTemplate(gitdir: string, branch: string, templateDir: string, committer: { name: string; email: string }): Promise<GitRepository> {
+  const repo = await GitRepository.init(gitdir, branch)
+  await repo.moveBranch(null, await commitTemplate(repo, templateDir, committer))
   return repo
 }
 
@@ -64,6 +84,12 @@ export class RuleStore {
   readonly history: HistoryTracker
   readonly metrics: StoreMetrics
   private syncing: Promise<void> | null = null
+  private exclusiveTail: Promise<unknown> = Promise.resolve()
+  /** Set while a mass deletion waits for confirmation. */
+  stalled: StalledRevision | null = null
+  private allowedMassDelete: string | null = null
+  remote: GitRemote | undefined
+  private massDelete: { share: number; min: number }
 
   private constructor(
     readonly repo: GitRepository,
@@ -73,58 +99,136 @@ export class RuleStore {
     cacheDir: string | null,
     registry: Registry,
   ) {
+    this.massDelete = { share: 0.5, min: 10 }
     this.history = new HistoryTracker(cacheDir ? path.join(cacheDir, 'history.json') : null)
     this.writer = new RuleWriter(this)
     this.metrics = {
       commits: new Counter({ name: 'rulekeeper_commits_total', help: 'Commits made by API writes', registers: [registry] }),
       rebuilds: new Counter({ name: 'rulekeeper_write_rebuilds_total', help: 'Write batches rebuilt because the branch moved', registers: [registry] }),
+      pushRetries: new Counter({ name: 'rulekeeper_push_retries_total', help: 'Pushes retried after the remote moved', registers: [registry] }),
     }
   }
 
   static async open(o: RuleStoreOptions): Promise<RuleStore> {
     let repo: GitRepository
     if (GitRepository.exists(o.gitdir)) repo = await GitRepository.open(o.gitdir, o.branch)
-    else {
+    else if (o.remote) {
+      o.logger.info({ gitdir: o.gitdir, remote: o.remote.displayUrl }, 'creating the local copy of the remote rules repository')
+      repo = await GitRepository.init(o.gitdir, o.branch)
+    } else {
       o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
       repo = await createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
     }
     const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics)
+    store.remote = o.remote
+    if (o.massDelete) store.massDelete = o.massDelete
     await store.history.loadCache()
-    await store.syncToTip()
+    if (o.remote) {
+      let tip: string | null
+      try {
+        tip = await o.remote.fetch()
+      } catch (err) {
+        // A local copy can be served while the remote is away; without one there is nothing to serve.
+        if ((await repo.head()) === null) throw err
+        o.logger.warn({ msg: (err as Error).message }, 'the remote is unreachable at start; serving the local copy')
+        tip = await repo.head()
+      }
+      if (tip === null && (await repo.head()) === null) {
+        // An empty remote: seed it with the template, as the embedded default would be.
+        const seed = await commitTemplate(repo, o.templateDir, o.committer)
+        await o.remote.push(seed)
+        await repo.moveBranch(null, seed)
+      } else if (tip !== null) await store.followRemoteTip(tip)
+    }
+    await store.syncToTip({ allowMassDelete: true })
     return store
+  }
+
+  /** Runs `fn` with no write batch or remote pull in progress (they all go through here). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.exclusiveTail.then(fn, fn)
+    this.exclusiveTail = run.catch(() => undefined)
+    return run
+  }
+
+  /** Moves the local branch to the fetched remote tip (the remote is the truth). */
+  async followRemoteTip(tip: string): Promise<void> {
+    const head = await this.repo.head()
+    if (head !== tip) await this.repo.moveBranch(head, tip)
+  }
+
+  /** Fetches the remote and follows it; the reconciler's step in remote mode. */
+  async pullRemote(): Promise<{ tip: string | null }> {
+    if (!this.remote) return { tip: await this.repo.head() }
+    const remote = this.remote
+    return this.exclusive(async () => {
+      const tip = await remote.fetch()
+      if (tip) await this.followRemoteTip(tip)
+      return { tip }
+    })
+  }
+
+  /** A person confirmed the mass deletion of the current head: apply it on the next sync. */
+  allowMassDelete(revision: string | null): void {
+    this.allowedMassDelete = revision
   }
 
   publish(index: RuleIndex): void {
     this.index = index
   }
 
-  /** Follows the branch if it moved (plain git pushes); single flight. */
-  syncToTip(): Promise<void> {
+  /**
+   * Follows the local branch if it moved (plain git pushes, a pulled remote); single flight. A
+   * revision that would delete too many rules is not applied: `stalled` says why until a person
+   * confirms or the revision changes.
+   */
+  syncToTip(opts: { allowMassDelete?: boolean } = {}): Promise<void> {
     if (!this.syncing) {
-      this.syncing = this.doSync().finally(() => {
+      this.syncing = this.doSync(opts.allowMassDelete === true).finally(() => {
         this.syncing = null
       })
     }
     return this.syncing
   }
 
-  private async doSync(): Promise<void> {
+  /** For writers: the index is at the branch tip, or the reason it cannot be (a 503). */
+  async syncForWrite(): Promise<void> {
+    await this.syncToTip()
+    if (this.stalled) throw unavailable(`writes are paused: ${this.stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`)
+  }
+
+  private async doSync(allowAll: boolean): Promise<void> {
     const head = await this.repo.head()
-    if (head === this.index.revision) return
+    if (head === this.index.revision) {
+      this.stalled = null
+      return
+    }
     if (!head) {
       this.publish(RuleIndex.empty())
       this.history.reset()
       return
     }
     const chain = this.index.revision ? await this.repo.firstParentChain(this.index.revision, head, 100_000) : null
+    let next: RuleIndex
     if (this.index.revision && chain) {
       const changed = (await this.repo.diff(this.index.revision, head)).map((d) => d.path)
       const draft = this.index.draft()
       await reindexPaths(this.repo, head, draft, changed, this.engines)
-      this.publish(draft.publish(head))
+      next = draft.publish(head)
     } else {
-      this.publish(await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger))
+      next = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger)
     }
+    const total = this.index.rules.size
+    let removed = 0
+    for (const id of this.index.rules.keys()) if (!next.rules.has(id)) removed++
+    if (!allowAll && this.allowedMassDelete !== head && removed >= this.massDelete.min && removed > total * this.massDelete.share) {
+      const reason = `revision ${head.slice(0, 12)} would delete ${removed} of ${total} rules (more than ${Math.round(this.massDelete.share * 100)}%)`
+      if (this.stalled?.revision !== head) this.logger.warn({ revision: head, removed, total }, 'mass deletion held back')
+      this.stalled = { revision: head, reason, removed, total }
+      return
+    }
+    this.stalled = null
+    this.publish(next)
     await catchUpHistory(this.repo, this.history, head, this.logger)
   }
 

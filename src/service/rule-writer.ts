@@ -3,7 +3,8 @@
 // group commit. If the branch moved under a batch (a plain `git push`), the index catches up and
 // the batch is rebuilt on the new tip, re-checking every precondition.
 import path from 'node:path'
-import { conflict, notFound, RulekeeperError } from '../errors.js'
+import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
+import { RemoteError } from '../store/remote.js'
 import type { RuleKind } from '../rules/model.js'
 import { newRulePaths, pythonPathFor } from '../rules/paths.js'
 import { renderRuleFile } from '../rules/rule-file.js'
@@ -98,10 +99,14 @@ export class RuleWriter {
     }
   }
 
-  private async commitBatch(batch: Pending[]): Promise<void> {
+  private commitBatch(batch: Pending[]): Promise<void> {
+    return this.store.exclusive(() => this.commitBatchExclusive(batch))
+  }
+
+  private async commitBatchExclusive(batch: Pending[]): Promise<void> {
     const s = this.store
     for (let attempt = 0; ; attempt++) {
-      await s.syncToTip()
+      await s.syncForWrite()
       const base = s.index
       const draft = base.draft()
       const objects = new ObjectBatch()
@@ -138,8 +143,24 @@ export class RuleWriter {
       }
       if (commits.length > 0) {
         await s.repo.writeObjects(objects)
+        if (s.remote) {
+          // The remote is the truth: the batch counts only once the remote has it.
+          try {
+            await s.remote.push(parent!)
+          } catch (err) {
+            if (err instanceof RemoteError && err.kind === 'rejected' && attempt < MAX_REBUILDS) {
+              s.metrics.pushRetries.inc()
+              const tip = await s.remote.fetch()
+              if (tip) await s.followRemoteTip(tip)
+              continue // rebuild the batch on the new remote tip, re-checking every precondition
+            }
+            throw err instanceof RemoteError ? unavailable(err.message) : err
+          }
+        }
         try {
-          await s.repo.moveBranch(base.revision, parent!)
+          // With a remote the push decided; the local branch just follows it.
+          if (s.remote) await s.followRemoteTip(parent!)
+          else await s.repo.moveBranch(base.revision, parent!)
         } catch (err) {
           if (err instanceof RefConflictError && attempt < MAX_REBUILDS) {
             s.metrics.rebuilds.inc()

@@ -27,6 +27,8 @@ export interface PythonEngineOptions {
   fileBytes?: number
   /** What one test may print, stdout and stderr together (default 1 MiB). */
   outputBytes?: number
+  /** How long past the tests' own timeouts the pool waits for a worker before killing it (10 s). */
+  backstopSlackMs?: number
 }
 
 export interface PythonPool {
@@ -55,7 +57,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     outputBytes: opts.outputBytes ?? 1024 * 1024,
   }
   const workers = new WorkerPool({ command: opts.command, poolSize: opts.poolSize, logger: opts.logger })
-  const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits)
+  const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits, opts.backstopSlackMs)
   const pool: PythonPool = {
     close: () => workers.close(),
     describe: () => workers.describe(),

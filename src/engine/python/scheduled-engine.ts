@@ -74,8 +74,8 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   })
 }
 
-export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
-  const backstop = (tests: number) => limits.timeoutMs * (tests + 1) + BACKSTOP_SLACK_MS
+export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backstopSlackMs = BACKSTOP_SLACK_MS): ScheduledEngine {
+  const backstop = (tests: number) => limits.timeoutMs * (tests + 1) + backstopSlackMs
 
   function check(rule: RuleFile, ctx: EngineContext): CheckResult {
     const errors = moduleProblems(rule)
