@@ -48,6 +48,10 @@ export async function remoteWorld(t: Tap): Promise<RemoteWorld> {
     env,
     startServer: async (o = {}) => {
       const s = await startTestServer({ dataDir: o.dataDir, env: { ...env, ...(o.env ?? {}) }, config: o.config, logLines: o.logLines })
+      // Idempotent close: a test may close early (to restart on the same data dir); teardown closes too.
+      const close = s.close
+      let closing: Promise<void> | null = null
+      s.close = () => (closing ??= close())
       t.teardown(() => s.close())
       return s
     },
