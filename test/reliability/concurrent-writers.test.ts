@@ -2,6 +2,7 @@
 // at once. Every acknowledged write must be exactly one commit (found by its Request-Id trailer),
 // nothing refused may be in history, history stays linear and fsck-clean, and the final state of
 // every id is the one written by the last commit touching it.
+import fs from 'node:fs'
 import t from 'tap'
 import { startTestServer, SAMPLE_BODIES, type ApiResponse } from '../helpers/rulekeeper.js'
 import { fsck, mergeCommits, readLog, type LoggedCommit } from './history.js'
@@ -35,7 +36,10 @@ function expectedVerb(op: Op): string {
 t.test('50 concurrent clients on overlapping ids: one commit per acknowledged write, linear history, last commit wins', async (t) => {
   t.setTimeout(180_000)
   const s = await startTestServer()
-  t.teardown(() => s.close())
+  t.teardown(async () => {
+    await s.close()
+    fs.rmSync(s.dataDir, { recursive: true, force: true })
+  })
 
   const ops: Op[] = []
   const started = Date.now()

@@ -2,6 +2,7 @@
 // order differs from UTF-16 order) are walked 7 at a time while other clients create new ids and
 // delete or replace designated ones. A walk never repeats an id, never skips one that stayed
 // untouched, returns ids in byte order and ends with next = null; an altered cursor is a 400.
+import fs from 'node:fs'
 import t from 'tap'
 import { startTestServer, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
 
@@ -45,7 +46,10 @@ async function allIds(s: TestServer): Promise<string[]> {
 t.test('a paginated walk under concurrent creates, replaces and deletes repeats nothing and skips nothing untouched', async (t) => {
   t.setTimeout(180_000)
   const s = await startTestServer()
-  t.teardown(() => s.close())
+  t.teardown(async () => {
+    await s.close()
+    fs.rmSync(s.dataDir, { recursive: true, force: true })
+  })
 
   const numbered = Array.from({ length: SEED - EXOTIC.length }, (_, i) => `Page.${String(i).padStart(3, '0')}`)
   const seeded = [...numbered, ...EXOTIC]
@@ -141,10 +145,13 @@ t.test('a paginated walk under concurrent creates, replaces and deletes repeats 
 t.test('an altered or foreign cursor is a 400', async (t) => {
   t.setTimeout(60_000)
   const s = await startTestServer()
-  t.teardown(() => s.close())
+  t.teardown(async () => {
+    await s.close()
+    fs.rmSync(s.dataDir, { recursive: true, force: true })
+  })
   for (let i = 0; i < 5; i++) t.equal((await s.request('POST', `/simple-rules${q}`, SAMPLE_BODIES.simple(`Cursor.${i}`))).status, 200, `seed Cursor.${i}`)
   const first = await s.request('GET', '/simple-rules?limit=2')
-  t.equal(first.status, 200)
+  t.equal(first.status, 200, 'the first page answers 200')
   const cursor: string = first.body.next
   t.type(cursor, 'string', 'the first page has a next cursor')
   const ok = await s.request('GET', `/simple-rules?limit=2&cursor=${enc(cursor)}`)
