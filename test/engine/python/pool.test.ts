@@ -32,6 +32,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Waits up to 2 s for a process to be gone (reaped). */
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 40 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50))
+  return !alive(pid)
+}
+
 const ctx = contextWith(exampleGlobal())
 
 t.test('no process before the first job; real interpreter, empty environment; close kills all', async (t) => {
@@ -72,6 +78,19 @@ t.test('concurrent rules run side by side on at most poolSize workers', async (t
   t.ok(runs.flat().every((o) => o.passed === true))
   t.ok(elapsed < 2200, `4 × 600 ms on 2 workers took ${elapsed} ms (one worker: ≥ 2400 ms)`)
   t.ok(pool.pids().length <= 2, `pids ${pool.pids()}`)
+})
+
+t.test('a worker that stops answering is killed at the backstop and replaced', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 200, backstopSlackMs: 300 })
+  t.teardown(() => pool.close())
+  t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed))
+  const [stuck] = pool.pids()
+  process.kill(stuck!, 'SIGSTOP') // a worker that hangs, whatever the reason
+  const outcomes = await engine.runTests(exampleRule(), ctx)
+  t.ok(outcomes.every((o) => o.passed === false && /did not answer within 1300 ms and was killed/.test(o.error ?? '')))
+  t.ok(await gone(stuck!), 'the stuck worker was killed')
+  t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed), 'a new worker serves the next run')
+  t.not(pool.pids()[0], stuck)
 })
 
 t.test('no python3: runTests and checkPythonModule reject with a clear 503', async (t) => {
