@@ -97,7 +97,7 @@ export function renderMarkdown(report: RunReport): string {
     '',
     'Produced by `npm run bench` (bench/run.ts runs every `bench/*.bench.ts`; raw numbers in',
     '`bench/results/latest.json`, not committed). Run one module with `npm run bench -- rules-api`;',
-    'a quick smoke run with `npm run bench -- --scale 0.1`. Targets are the spec's (quality.md,',
+    'a quick smoke run with `npm run bench -- --scale 0.1`. Targets are those of the spec (quality.md,',
     'Performance); every ratio is against a baseline measured in the same run.',
     '',
     `Last run: ${report.date} on ${m.nproc} CPU(s) (${m.cpus}), Node ${m.node}, ${m.platform}, load average at start ${m.loadavg.map((x) => x.toFixed(2)).join(' / ')}, scale ${report.scale}${report.filter.length ? `, filter ${report.filter.join(' ')}` : ''}.`,
