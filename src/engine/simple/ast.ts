@@ -32,7 +32,19 @@ export type ComprehensionOp = 'AnyElement' | 'AllElements' | 'OnlyOneElement' | 
 /**
  * A match expression. `path` is where it sits in the file form (for messages and for the
  * transpiler's comments). `condition` is always the canonical name (aliases such as
- * `IsGreaterThanOrEqual` are already folded).
+ * `IsGreaterThanOrEqual` are already folded). Meaning, for a consumer that evaluates or
+ * translates the tree (compile.ts is the reference):
+ * - `compare`: resolve `key` (missing / null / value), apply the condition with `operand`
+ *   (a scalar for Value conditions, a list for IsIn / IsNotIn, absent for unary ones). A negated
+ *   condition (see `CONDITIONS[name].negates`) is `not` of its positive form.
+ * - `multiKey`: as `compare`, with the operand taken from the event at `right` per evaluation.
+ * - `comprehension`: `key` must resolve to a list; `expressions` (all must hold) are evaluated with
+ *   each element as the event. Non-list or missing: false, except `NoElement` (true);
+ *   `AllElements` on an empty list is false.
+ * - `combinator`: All (empty → true), Any (empty → false), OnlyOne (exactly one; empty → false),
+ *   None (empty → true).
+ * - In `RuleTree.inlineFilters` only `compare` (KeyPath / enrichment keys) and All / Any occur,
+ *   and a `compare` whose key resolves to missing holds whatever its condition.
  */
 export type MatchExpr =
   /** key / value, key / values and key-only shapes (operand absent for unary conditions). */
