@@ -113,12 +113,23 @@ export class GitRemote {
     return this.record(this.doFetch())
   }
 
+  private configured = false
+
+  /** isomorphic-git fetches through a named remote; its config holds the URL without credentials. */
+  private async ensureRemoteConfig(): Promise<void> {
+    if (this.configured) return
+    await git.addRemote({ fs, gitdir: this.gitdir, remote: 'origin', url: this.url, force: true })
+    this.configured = true
+  }
+
   private async doFetch(): Promise<string | null> {
+    await this.ensureRemoteConfig()
     try {
       const res = await git.fetch({
         fs,
         http,
         gitdir: this.gitdir,
+        remote: 'origin',
         url: this.url,
         ref: this.opts.branch,
         remoteRef: this.opts.branch,
