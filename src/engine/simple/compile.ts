@@ -12,7 +12,10 @@ export type ExpressionMode = 'detection' | 'filter'
 const TRUE: Predicate = () => true
 const FALSE: Predicate = () => false
 
-/** All of a list (the meaning of `Detection`, `InlineFilters`, `Conditions` and `Expressions`). */
+/**
+ * All of a list (the meaning of `Detection`, `InlineFilters`, `Conditions` and `Expressions`).
+ * Short lists are unrolled: most rules have a handful of top-level conditions.
+ */
 export function compileAll(exprs: readonly MatchExpr[], mode: ExpressionMode = 'detection'): Predicate {
   const parts = exprs.map((e) => compileExpression(e, mode))
   switch (parts.length) {
@@ -27,6 +30,14 @@ export function compileAll(exprs: readonly MatchExpr[], mode: ExpressionMode = '
     case 3: {
       const [a, b, c] = parts as [Predicate, Predicate, Predicate]
       return (ev) => a(ev) && b(ev) && c(ev)
+    }
+    case 4: {
+      const [a, b, c, d] = parts as [Predicate, Predicate, Predicate, Predicate]
+      return (ev) => a(ev) && b(ev) && c(ev) && d(ev)
+    }
+    case 5: {
+      const [a, b, c, d, e] = parts as [Predicate, Predicate, Predicate, Predicate, Predicate]
+      return (ev) => a(ev) && b(ev) && c(ev) && d(ev) && e(ev)
     }
     default:
       return (ev) => {
