@@ -8,7 +8,7 @@ import { RemoteError } from '../store/remote.js'
 import type { RuleKind } from '../rules/model.js'
 import { newRulePaths, pythonPathFor } from '../rules/paths.js'
 import { renderRuleFile } from '../rules/rule-file.js'
-import type { IndexDraft, IndexedRule } from '../rules/rule-index.js'
+import type { IndexDraft, IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { ObjectBatch, type Person } from '../store/object-db.js'
 import { RefConflictError } from '../store/ref-cas.js'
 import type { FileChanges } from '../store/tree-edit.js'
@@ -172,10 +172,11 @@ export class RuleWriter {
         s.publish(draft.publish(parent))
         s.metrics.commits.inc(commits.length)
       }
+      const published = s.index
       batch.forEach((p, i) => {
         const o = outcomes[i]!
         if (o instanceof RulekeeperError) p.reject(o)
-        else p.resolve(o)
+        else p.resolve({ ...o, index: published })
       })
       return
     }

@@ -29,6 +29,11 @@ export interface PythonEngineOptions {
   outputBytes?: number
   /** How long past the tests' own timeouts the pool waits for a worker before killing it (10 s). */
   backstopSlackMs?: number
+  /**
+   * The server's environment, for finding `command` on PATH and for the one-off version probe
+   * (PATH, HOME and PYENV_* only; workers always get an empty environment). Default: process.env.
+   */
+  serverEnv?: Readonly<Record<string, string | undefined>>
 }
 
 export interface PythonPool {
@@ -56,7 +61,12 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     maxProcesses: 0,
     outputBytes: opts.outputBytes ?? 1024 * 1024,
   }
-  const workers = new WorkerPool({ command: opts.command, poolSize: opts.poolSize, logger: opts.logger })
+  const workers = new WorkerPool({
+    command: opts.command,
+    poolSize: opts.poolSize,
+    logger: opts.logger,
+    serverEnv: opts.serverEnv ?? process.env,
+  })
   const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits, opts.backstopSlackMs)
   const pool: PythonPool = {
     close: () => workers.close(),

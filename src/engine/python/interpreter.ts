@@ -17,6 +17,9 @@ export interface Interpreter {
   version: string
 }
 
+/** The server's environment: where PATH comes from (main.ts passes it; it is never given to workers). */
+export type ServerEnv = Readonly<Record<string, string | undefined>>
+
 const MIN_VERSION = [3, 9]
 const PROBE_TIMEOUT_MS = 10_000
 const PROBE = 'import sys, json; print(json.dumps([sys.executable, list(sys.version_info[:3])]))'
@@ -31,7 +34,7 @@ function isExecutableFile(path: string): boolean {
 }
 
 /** The command's absolute path, looked up like execvp would (no shell). */
-export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''): string {
+export function resolveCommand(command: string, pathVar: string): string {
   if (command.includes('/')) {
     const abs = isAbsolute(command) ? command : resolve(command)
     if (isExecutableFile(abs)) return abs
@@ -49,9 +52,9 @@ export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''
 }
 
 /** The environment of the probe only: what wrapper scripts such as pyenv shims need, no secrets. */
-function probeEnv(): Record<string, string> {
+function probeEnv(serverEnv: ServerEnv): Record<string, string> {
   const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
+  for (const [key, value] of Object.entries(serverEnv)) {
     if (value === undefined) continue
     if (key === 'PATH' || key === 'HOME' || key.startsWith('PYENV')) env[key] = value
   }
@@ -59,10 +62,10 @@ function probeEnv(): Record<string, string> {
 }
 
 /** Resolves and probes the interpreter; rejects with a 503 RulekeeperError when it is unusable. */
-export async function probeInterpreter(command: string): Promise<Interpreter> {
-  const resolved = resolveCommand(command)
+export async function probeInterpreter(command: string, serverEnv: ServerEnv): Promise<Interpreter> {
+  const resolved = resolveCommand(command, serverEnv.PATH ?? '')
   return await new Promise((resolvePromise, reject) => {
-    const child = spawn(resolved, ['-I', '-c', PROBE], { shell: false, env: probeEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(resolved, ['-I', '-c', PROBE], { shell: false, env: probeEnv(serverEnv), stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS)

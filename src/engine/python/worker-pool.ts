@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { unavailable } from '../../errors.js'
 import type { Logger } from '../../log.js'
-import { probeInterpreter, type Interpreter } from './interpreter.js'
+import { probeInterpreter, type Interpreter, type ServerEnv } from './interpreter.js'
 import type { HelloMessage, JobMessage, PongMessage, ResultMessage } from './protocol.js'
 import { workerScriptPath } from './runtime-files.js'
 import { PythonWorker } from './worker-process.js'
@@ -25,6 +25,8 @@ export interface PoolOptions {
   poolSize: number
   startTimeoutMs?: number
   logger?: Logger
+  /** Where `command` is looked up (PATH) and what the one-off version probe may see. */
+  serverEnv: ServerEnv
 }
 
 export interface PoolInfo {
@@ -78,7 +80,7 @@ export class WorkerPool {
 
   private probe(): Promise<Interpreter> {
     if (!this.interpreter) {
-      this.interpreter = probeInterpreter(this.opts.command).then(
+      this.interpreter = probeInterpreter(this.opts.command, this.opts.serverEnv).then(
         (found) => {
           this.opts.logger?.info({ python: found.executable, version: found.version, command: found.command }, 'python interpreter for rule tests')
           return found
