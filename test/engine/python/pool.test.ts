@@ -114,6 +114,14 @@ t.test('no python3: runTests and checkPythonModule reject with a clear 503', asy
   }
 })
 
+t.test('python3 absent from the server PATH: 503, and nothing was started', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000, serverEnv: { PATH: '/nonexistent-bin:/also-missing' } })
+  t.teardown(() => pool.close())
+  const outcome = engine.runTests(exampleRule(), ctx)
+  await t.rejects(outcome, { code: 'Unavailable', status: 503, message: /python.command 'python3' was not found on the server's PATH/ })
+  t.same(childPids(), [])
+})
+
 t.test('a command that is not Python is unavailable too', async (t) => {
   const { engine, pool } = createPythonEngine({ command: '/bin/false', poolSize: 1, timeoutMs: 5000 })
   t.teardown(() => pool.close())
