@@ -172,11 +172,10 @@ export class RuleWriter {
         s.publish(draft.publish(parent))
         s.metrics.commits.inc(commits.length)
       }
-      const published = s.index
       batch.forEach((p, i) => {
         const o = outcomes[i]!
         if (o instanceof RulekeeperError) p.reject(o)
-        else p.resolve({ ...o, index: published })
+        else p.resolve(o)
       })
       return
     }
