@@ -102,3 +102,22 @@ t.test('a partition folder deleted by retention is made again for a late event',
     ['Editor.Audit/dt=2025-01-01/hour=00', 'ret-2'],
   ])
 })
+
+t.test('a failed write answers 503 and stops the source until a restart', async (t) => {
+  const dataDir = await tempDataDir(t)
+  const s = await startIngestServer({ dataDir, env })
+  t.equal((await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('f-1')))).status, 200)
+  // A plain file where the partition folder must go: mkdir fails under the writer.
+  await writeFile(path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2030-01-01'), 'in the way')
+  const failed = await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('f-2', '2030-01-01T00:00:00Z')))
+  t.equal(failed.status, 503)
+  t.match(failed.body.message, /failed to write/)
+  const after = await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('f-3')))
+  t.equal(after.status, 503, 'later deliveries are refused, not half-stored')
+  await s.close()
+  await (await import('node:fs/promises')).rm(path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2030-01-01'))
+  const s2 = await startIngestServer({ dataDir, env })
+  t.teardown(() => s2.close())
+  const retry = await post(`${s2.url}/http/editor-audit`, ndjson([makeRecord('f-1'), makeRecord('f-2', '2030-01-01T00:00:00Z'), makeRecord('f-3')]))
+  t.same({ a: retry.body.accepted, d: retry.body.duplicates }, { a: 2, d: 1 }, 'after a restart the retry stores what was refused')
+})
