@@ -110,7 +110,13 @@ export class WorkerPool {
     worker
       .request({ ...q.job, id: this.nextId++ } as JobMessage, q.backstopMs)
       .then(q.resolve, q.reject)
-      .finally(() => this.pump())
+      .finally(() => {
+        // Least recently used first: a worker that just answered is still cleaning up and forking
+        // its next child, so the next job goes to another idle worker when there is one.
+        const i = this.workers.indexOf(worker)
+        if (i >= 0) this.workers.push(...this.workers.splice(i, 1))
+        this.pump()
+      })
   }
 
   private spawnWorker(): void {
