@@ -45,7 +45,9 @@ t.test('remote down: writes 503 without a trace, reads served, status unreachabl
     t.equal((await s.request('POST', '/reconcile')).status, 200, `${cycle}: a reconcile with the remote down still answers`)
     const st = await s.request('GET', '/status')
     t.equal(st.status, 200)
-    t.same(st.body.remote, { url: w.git.url('rules'), branch: 'main', reachable: false }, `${cycle}: status says unreachable`)
+    t.equal(st.body.remote?.reachable, false, `${cycle}: status says unreachable`)
+    t.equal(st.body.remote?.url, w.git.url('rules'))
+    t.equal(st.body.remote?.branch, 'main')
     t.equal(s.git('rev-parse', 'refs/heads/main').trim(), localNow, `${cycle}: the local branch is where it was`)
     t.equal(s.git('log', '--format=%s', '--grep', 'Rule-Id: Outage.During', 'refs/heads/main').trim(), '', `${cycle}: no commit of a refused write`)
 
