@@ -98,6 +98,9 @@ export function readPayload(req: IncomingMessage, limits: SourceLimits): Promise
     }
     const finish = () => {
       if (settled) return
+      // Inside gzip the text must be UTF-8 too; plain bodies were checked in decide().
+      const enc = mode === 'gzip' && chunks.length > 0 ? wrongEncoding(chunks[0]!) : undefined
+      if (enc) return fail(unsupported(`the decompressed body looks like ${enc}; payloads must be UTF-8 JSON`))
       settled = true
       resolve({ body: Buffer.concat(chunks, outBytes), gzip: mode === 'gzip', compressedBytes })
     }

@@ -80,6 +80,7 @@ t.test('refused bodies answer their status and store nothing', async (t) => {
     { name: 'brotli declared', body: JSON.stringify(makeRecord('br')), status: 415, message: /br is not supported.*gzip/, headers: { 'content-encoding': 'br' } },
     { name: 'zstd bytes', body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0]), status: 415, message: /zstd compression is not supported.*gzip/ },
     { name: 'UTF-16 with BOM', body: utf16, status: 415, message: /UTF-8/ },
+    { name: 'gzip of UTF-16', body: gzipSync(utf16), status: 415, message: /decompressed body looks like UTF-16/ },
     { name: 'UTF-16 without BOM', body: Buffer.from(JSON.stringify(makeRecord('u16b')), 'utf16le'), status: 415, message: /UTF-8/ },
     { name: 'a declared latin-1 charset', body: JSON.stringify(makeRecord('l1')), status: 415, message: /charset iso-8859-1/, headers: { 'content-type': 'application/json; charset=ISO-8859-1' } },
   ]
