@@ -21,6 +21,11 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
 
 /** Sorted distinct non-empty values, `unknown` excluded (the vendor's placeholder for system events). */
 function indicatorList(values: unknown[]): string[] {
+  // Most lists hold one value; skip the Set and the sort for them (this runs 4× per record).
+  if (values.length === 1) {
+    const v = values[0]
+    return typeof v === 'string' && v !== '' && v !== 'unknown' ? [v] : []
+  }
   const set = new Set<string>()
   for (const v of values) if (typeof v === 'string' && v !== '' && v !== 'unknown') set.add(v)
   return [...set].sort()

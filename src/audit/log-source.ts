@@ -82,7 +82,7 @@ export class LogSource {
     const receivedAt = new Date(now).toISOString()
     const sourceId = this.config.id
     const logType = this.config.logType
-    const rejectedDir = path.join('_rejected', logType, `dt=${receivedAt.slice(0, 10)}`)
+    const rejectedDir = `_rejected/${logType}/dt=${receivedAt.slice(0, 10)}`
     const result: DeliveryResult = { accepted: 0, rejected: 0, duplicates: 0, unknownKind: 0, errors: [] }
     const entries: AppendEntry[] = []
     const newIds: string[] = []
@@ -138,7 +138,8 @@ export class LogSource {
         newIds.push(verdict.id)
       }
       const t = verdict.eventTime
-      entries.push({ dir: path.join(logType, `dt=${t.slice(0, 10)}`, `hour=${t.slice(11, 13)}`), line: JSON.stringify(verdict.stored) })
+      // Relative to the logs root, '/'-separated (the writer joins it with the root).
+      entries.push({ dir: `${logType}/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`, line: JSON.stringify(verdict.stored) })
       result.accepted++
       if (verdict.unknownKind) result.unknownKind++
     }
