@@ -9,7 +9,7 @@ import { createLogSources } from './audit/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
-import { createEngineRegistry } from './engine/registry.js'
+import { closeEngines, createEngineRegistry } from './engine/registry.js'
 import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
@@ -51,7 +51,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   }
   try {
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
-    const engines = opts.engines ?? createEngineRegistry()
+    const engines = opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env } })
+    cleanups.push(() => closeEngines(engines))
     const gitdir = path.join(dataDir, 'repo.git')
     const remote = config.git.remote.url
       ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN })

@@ -60,6 +60,8 @@ function parseTextField(api: string, fileKey: string, text: string, problems: Fi
 /** A problem found on the file form → the pointer (and line/column) in the request body. */
 function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextField>): FieldProblem {
   const [first, ...rest] = p.path as Array<string | number>
+  // Problems of the Python module point at `body`, with the line in the Python source.
+  if (kind === 'scheduled' && first === 'Filename') return { path: '/body', message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) }
   const field = fieldsOf(kind).find((f) => f.file === first)
   if (!field) return { path: first === undefined ? '' : jsonPointer([String(first)]), message: p.message }
   const text = texts.get(field.api)
@@ -83,7 +85,7 @@ function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextF
  * Validates a write body for `kind` and maps it to file form. `pathId` is the id in the URL of a
  * PUT (the body's id must match it; a body without id takes it).
  */
-export function prepareRule(kind: RuleKind, input: unknown, pathId: string | undefined, engines: EngineRegistry, ctx: EngineContext): PreparedRule {
+export async function prepareRule(kind: RuleKind, input: unknown, pathId: string | undefined, engines: EngineRegistry, ctx: EngineContext): Promise<PreparedRule> {
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     throw validationFailed([{ path: '', message: 'the body must be a JSON object' }])
   }
@@ -115,9 +117,11 @@ export function prepareRule(kind: RuleKind, input: unknown, pathId: string | und
     // On an API write a reference to a rule that does not exist is an error, not a warning.
     fileProblems.push(...checked.warnings.filter((w) => w.code === 'DanglingReference'))
   }
+  if (fileProblems.length === 0 && engine?.checkAsync) fileProblems.push(...(await engine.checkAsync(rule, ctx)))
   if (fileProblems.length > 0) throw validationFailed(fileProblems.map((p) => toFieldProblem(kind, p, texts)))
-  delete data.Filename
-  return { rule, data }
+  // The engines saw a module name; the writer picks the real file name beside the YAML.
+  const { Filename: _placeholder, ...fileData } = data
+  return { rule, data: fileData }
 }
 
 export function hasTests(rule: RuleFile): boolean {

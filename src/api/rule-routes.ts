@@ -77,7 +77,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
     const ectx = indexContext(store.index)
-    const prepared = prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+    const prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
     if ((runFirst || runOnly) && hasTests(prepared.rule)) {
       const run = await runRuleTests(prepared.rule, store.engines, ectx)
       if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })

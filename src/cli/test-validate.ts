@@ -4,7 +4,7 @@
 import path from 'node:path'
 import fs from 'node:fs'
 import { MISSING_ENGINE, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
-import { createEngineRegistry } from '../engine/registry.js'
+import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
 import { RULE_KINDS, type RuleKind, type RuleProblem } from '../rules/model.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
@@ -29,7 +29,16 @@ interface RuleReport {
 
 const pub = (p: RuleProblem) => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
 
-export async function runDirectory(cmd: 'test' | 'validate', argv: string[], engines: EngineRegistry = createEngineRegistry()): Promise<{ code: number; report: { summary: Record<string, number>; rules: RuleReport[] } }> {
+export async function runDirectory(cmd: 'test' | 'validate', argv: string[], env: Record<string, string | undefined>): Promise<{ code: number; report: { summary: Record<string, number>; rules: RuleReport[] } }> {
+  const engines = createEngineRegistry({ python: { ...DEFAULT_PYTHON, command: env.RULEKEEPER_PYTHON || DEFAULT_PYTHON.command, serverEnv: env } })
+  try {
+    return await runWithEngines(cmd, argv, engines)
+  } finally {
+    await closeEngines(engines)
+  }
+}
+
+async function runWithEngines(cmd: 'test' | 'validate', argv: string[], engines: EngineRegistry): Promise<{ code: number; report: { summary: Record<string, number>; rules: RuleReport[] } }> {
   const args = parseArgs(argv, ['filter', 'kind'], ['json', 'skip-disabled'])
   if (args.positionals.length > 1) throw new UsageError('at most one DIR')
   const dir = path.resolve(args.positionals[0] ?? '.')
@@ -55,7 +64,20 @@ export async function runDirectory(cmd: 'test' | 'validate', argv: string[], eng
     if (cmd === 'test' && args.options['skip-disabled'] && rule && rule.file.data.Enabled === false) continue
     summary.rules++
     const report: RuleReport = { id: f.id ?? null, kind: f.kind ?? null, path: f.path, valid: f.errors.length === 0, errors: f.errors.map(pub), tests: [] }
-    if (!rule || f.errors.length > 0) {
+    if (rule && f.errors.length === 0 && engines[rule.kind]?.checkAsync) {
+      // Checks that run code (a Python module must import and define rule()).
+      try {
+        const problems = await engines[rule.kind]!.checkAsync!(rule.file, ctx)
+        if (problems.length > 0) {
+          report.valid = false
+          report.errors = problems.map((p) => ({ ...pub(p), message: `${rule.pythonPath ?? rule.path}: ${p.message}` }))
+        }
+      } catch (err) {
+        report.valid = false
+        report.errors = [{ message: `cannot check the Python module: ${(err as Error).message}`, line: null, column: null }]
+      }
+    }
+    if (!rule || !report.valid) {
       summary.invalid++
       rules.push(report)
       continue
@@ -112,12 +134,12 @@ function printHuman(cmd: string, report: { summary: Record<string, number>; rule
 }
 
 function command(cmd: 'test' | 'validate') {
-  return async (argv: string[]): Promise<number> => {
+  return async (argv: string[], env: Record<string, string | undefined>): Promise<number> => {
     if (argv.includes('--help') || argv.includes('-h')) {
       process.stdout.write(HELP(cmd))
       return 0
     }
-    const { code, report } = await runDirectory(cmd, argv)
+    const { code, report } = await runDirectory(cmd, argv, env)
     if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     else printHuman(cmd, report)
     return code

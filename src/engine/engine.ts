@@ -47,6 +47,14 @@ export interface RuleEngine {
    * rule's `correlationRuleReferenceIds` and `logTypes`), and warnings that depend on them.
    */
   describe?(rule: RuleFile, ctx: EngineContext): { fields: Record<string, unknown>; warnings: RuleProblem[] }
+  /**
+   * Checks that need to run something (a Python module must import and define `rule`). Called on
+   * API writes and by `rulekeeper validate`, after check() found nothing; rejects with a
+   * RulekeeperError (503) when it cannot run at all.
+   */
+  checkAsync?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  /** Releases what the engine holds (worker processes). */
+  close?(): Promise<void>
 }
 
 /** The engines this build has, by kind. Engines register themselves from engine/registry.ts. */

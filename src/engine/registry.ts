@@ -1,13 +1,38 @@
-// The engines compiled into this build. Each kind's engine adds itself here with one line; a kind
-// without one answers 501 on writes that must run its tests, and `rulekeeper test` reports its
-// tests as not run.
+// The engines compiled into this build. A kind without one answers 501 on writes that must run
+// its tests, and `rulekeeper test` reports its tests as not run. The Python engine needs its
+// settings (interpreter, pool size, timeout) and owns worker processes: closeEngines() ends them.
+import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
+import { createPythonEngine, type PythonEngineOptions } from './python/index.js'
 import { simpleEngine } from './simple/index.js'
 
-export function createEngineRegistry(): EngineRegistry {
-  return {
+export interface EngineSettings {
+  python?: Pick<PythonEngineOptions, 'command' | 'poolSize' | 'timeoutMs' | 'serverEnv'> & { logger?: Logger }
+}
+
+/** The default Python settings (config/default.yaml has the same). */
+export const DEFAULT_PYTHON = { command: 'python3', poolSize: 2, timeoutMs: 5000 }
+
+export function createEngineRegistry(settings: EngineSettings = { python: DEFAULT_PYTHON }): EngineRegistry {
+  const registry: EngineRegistry = {
     correlation: correlationEngine,
     simple: simpleEngine,
   }
+  if (settings.python) {
+    const python = createPythonEngine(settings.python)
+    const engine = python.engine
+    registry.scheduled = {
+      ...engine,
+      // Whether a named query exists depends on other files: derived when the rule is read.
+      describe: (rule, ctx) => ({ fields: {}, warnings: engine.check(rule, ctx).warnings.filter((w) => w.code === 'UnknownScheduledQuery') }),
+      checkAsync: (rule, ctx) => python.checkPythonModule(rule, ctx),
+      close: () => python.pool.close(),
+    }
+  }
+  return registry
+}
+
+export async function closeEngines(registry: EngineRegistry): Promise<void> {
+  await Promise.all(Object.values(registry).map((e) => e?.close?.()))
 }

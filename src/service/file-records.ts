@@ -20,7 +20,8 @@ export interface RecordSources {
  * Problems that depend on other rules (a reference to a missing rule, a reference cycle) are
  * computed when the rule is read (RuleEngine.describe), not stored: the other rules may change.
  */
-const isContextual = (p: RuleProblem) => p.code === 'DanglingReference' || p.code === 'ReferenceCycle'
+const CONTEXTUAL = new Set(['DanglingReference', 'ReferenceCycle', 'UnknownScheduledQuery'])
+const isContextual = (p: RuleProblem) => p.code !== undefined && CONTEXTUAL.has(p.code)
 
 export async function buildFileRecord(filePath: string, text: string, src: RecordSources, prev?: FileRecord): Promise<FileRecord | null> {
   const f = parseAnalysisFile(filePath, text)

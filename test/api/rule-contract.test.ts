@@ -117,8 +117,9 @@ for (const kind of RULE_KINDS) {
         t.equal(res.body.testResults[0].passed, false)
         t.ok('error' in res.body.testResults[0])
         if (kind !== 'correlation') {
-          t.type(res.body.testResults[0].error, 'string')
+          t.ok(res.body.testResults[0].error === null || typeof res.body.testResults[0].error === 'string')
           t.type(res.body.testResults[0].functions, 'object')
+          t.type(res.body.testResults[0].functions.detection, 'object')
           t.type(res.body.testResults[0].errored, 'boolean')
         }
         t.equal(commitCount(s), before)
@@ -266,4 +267,24 @@ t.test('include-python is accepted and pythonBody is absent until the transpiler
   t.equal(one.status, 200)
   t.notOk('pythonBody' in one.body)
   t.equal((await s.request('GET', '/simple-rules?include-python=maybe')).status, 400)
+})
+
+t.test('scheduled rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line', async (t) => {
+  const noPython = await startTestServer({ config: { python: { command: 'no-such-python3-here' } } })
+  t.teardown(() => noPython.close())
+  const body = { ...SAMPLE_BODIES.scheduled('Py.Missing'), tests: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }] }
+  const res = await noPython.request('POST', '/scheduled-rules', body)
+  t.equal(res.status, 503, res.text)
+  t.match(res.body.message, /no-such-python3-here/)
+  t.equal(noPython.git('log', '--format=%s', '-1').trim(), 'Initialize rules repository from template', 'nothing saved')
+
+  const s = await startTestServer()
+  t.teardown(() => s.close())
+  const broken = await s.request('POST', '/scheduled-rules?run-tests-first=false', SAMPLE_BODIES.scheduled('Py.Broken', { body: 'import os\n\ndef rule(event)\n    return True\n' }))
+  t.equal(broken.status, 400, broken.text)
+  t.equal(broken.body.errors[0].path, '/body')
+  t.equal(broken.body.errors[0].line, 3)
+  const noRule = await s.request('POST', '/scheduled-rules?run-tests-first=false', SAMPLE_BODIES.scheduled('Py.NoRule', { body: 'def title(event):\n    return "x"\n' }))
+  t.equal(noRule.status, 400, noRule.text)
+  t.match(noRule.body.errors[0].message, /rule/)
 })

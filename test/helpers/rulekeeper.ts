@@ -50,12 +50,19 @@ export async function httpRequest(base: string, method: string, urlPath: string,
   return { status: res.status, headers: res.headers, body: parsed, text }
 }
 
+function hostEnv(): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && (k === 'PATH' || k === 'HOME' || k.startsWith('PYENV'))) out[k] = v
+  return out
+}
+
 export async function startTestServer(opts: { dataDir?: string; config?: Record<string, unknown>; env?: Record<string, string>; engines?: StartOptions['engines']; logLines?: string[] } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir()
   const lines = opts.logLines
   const logger = pino({ level: lines ? 'info' : 'silent' }, lines ? { write: (s: string) => void lines.push(s) } : undefined)
   const server = await startServer({
-    env: { RULEKEEPER_DATA_DIR: dataDir, ...(opts.env ?? {}) },
+    // The server finds python3 on PATH (pyenv needs HOME and PYENV_*); nothing else leaks in.
+    env: { ...hostEnv(), RULEKEEPER_DATA_DIR: dataDir, ...(opts.env ?? {}) },
     configOverrides: { server: { host: '127.0.0.1', port: 0 }, reconcile: { schedule: '0 0 1 1 *' }, ...(opts.config ?? {}) },
     logger,
     defaultMetrics: false,
