@@ -139,8 +139,8 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
   const duration = Math.max(2, Math.round(15 * ctx.scale))
   const loadavg = () => os.loadavg()[0]!.toFixed(1)
 
-  // The baseline needs bytes like the ones the run stores: write a first sample now, before the
-  // run, and again after it, so that a disk whose speed drifts during the run is seen both ways.
+  // The baseline rewrites the very bytes the run stored, right after it, so both see the same disk
+  // under the same neighbours; the load average is reported because this machine may be shared.
   ctx.progress(`audit ingest: ${duration} s of load on ${CONNECTIONS} connections (load average ${loadavg()})`)
   const disk = await measureIngest(autocannon, dataDir, duration)
   ctx.progress(`audit ingest: ${Math.round(disk.recordsPerSecond)} records/s, p99 ${disk.p99} ms`)
