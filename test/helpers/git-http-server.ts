@@ -347,11 +347,10 @@ export class PersonClone {
   }
 
   /** Fetches and moves the working tree to the remote's tip, dropping local commits. */
-  async syncToRemote(): Promise<string> {
+  async syncToRemote(): Promise<void> {
     await this.git('fetch', '-q', 'origin', this.branch)
     await this.git('reset', '-q', '--hard', `origin/${this.branch}`)
     await this.git('clean', '-q', '-fdx')
-    return (await this.git('rev-parse', 'HEAD')).trim()
   }
 
   async head(): Promise<string> {
