@@ -39,7 +39,8 @@ export interface GroupCommitWriterOptions {
   maxInflightSyncs?: number
   /** A file not written to for this long is closed (a later line in its partition starts a new file). */
   idleCloseMs?: number
-  onCommit?: (info: { seconds: number; lines: number; bytes: number; files: number }) => void
+  /** seconds: queue to durable for the batch; fsyncSeconds: the fdatasyncs alone. */
+  onCommit?: (info: { seconds: number; fsyncSeconds: number; lines: number; bytes: number; files: number }) => void
 }
 
 /** Opens with a start stamp so file names sort by time across restarts. */
@@ -124,8 +125,8 @@ export class GroupCommitWriter {
         const started = performance.now()
         const written = this.failure === undefined ? this.writeBatch(batch) : Promise.reject(this.failure)
         const synced = written.then(async (w) => {
-          await w.synced
-          this.opts.onCommit?.({ seconds: (performance.now() - started) / 1000, lines: w.lines, bytes: w.bytes, files: w.files })
+          const fsyncSeconds = await w.synced
+          this.opts.onCommit?.({ seconds: (performance.now() - started) / 1000, fsyncSeconds, lines: w.lines, bytes: w.bytes, files: w.files })
         })
         const prev = previous
         const settled = (async () => {
@@ -160,7 +161,7 @@ export class GroupCommitWriter {
    * Appends the batch (one write per file) and issues the fdatasyncs, returning without waiting for
    * them. Files past the roll size are retired only after their fsync is issued.
    */
-  private async writeBatch(batch: Batch): Promise<{ synced: Promise<unknown>; lines: number; bytes: number; files: number }> {
+  private async writeBatch(batch: Batch): Promise<{ synced: Promise<number>; lines: number; bytes: number; files: number }> {
     const touched: OpenFile[] = []
     let lines = 0
     let bytes = 0
@@ -176,13 +177,14 @@ export class GroupCommitWriter {
         bytes += buf.length
       }),
     )
+    const syncStarted = performance.now()
     const synced = Promise.all(
       touched.map((f) => {
         const p = f.fh.datasync()
         f.syncs.add(p)
         return p.finally(() => f.syncs.delete(p))
       }),
-    )
+    ).then(() => (performance.now() - syncStarted) / 1000)
     for (const [dir, f] of this.files) if (f.size >= this.opts.rollBytes) this.retire(dir, f)
     if (this.files.size > this.opts.maxOpenFiles) {
       const byAge = [...this.files].sort((a, b) => a[1].lastUsed - b[1].lastUsed)

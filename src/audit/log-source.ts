@@ -41,8 +41,9 @@ export class LogSource {
       root: logsRoot,
       filePrefix: config.id,
       rollBytes: settings.fileRollBytes,
-      onCommit: ({ seconds, lines }) => {
-        metrics.fsyncSeconds.observe({ source: config.id }, seconds)
+      onCommit: ({ seconds, fsyncSeconds, lines }) => {
+        metrics.commitSeconds.observe({ source: config.id }, seconds)
+        metrics.fsyncSeconds.observe({ source: config.id }, fsyncSeconds)
         metrics.batchLines.observe({ source: config.id }, lines)
       },
     })

@@ -62,6 +62,12 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
   t.same(byId.get('ae658f33-fe3b-890b-93f4-48b3a5aa3c81')!.record.p_any_emails, ['dana@example.com', 'gus@example.com'])
   const unknownKind = byId.get('7e62aa0a-1df9-fd78-9c65-39382b0537e6')!.record
   t.same(unknownKind.cloud_agent_secret, { action: 'create', secret_name: 'NPM_TOKEN' }, 'an unknown kind is kept as it came')
+
+  const metrics = await server.metrics.metrics()
+  t.match(metrics, /rulekeeper_ingest_records_total\{source="editor-audit",outcome="accepted"\} 21/)
+  t.match(metrics, /rulekeeper_ingest_records_total\{source="editor-audit",outcome="unknown_kind"\} 1/)
+  t.match(metrics, /rulekeeper_ingest_fsync_seconds_count\{source="editor-audit"\} [1-9]/)
+  t.match(metrics, /rulekeeper_ingest_deliveries_total\{source="editor-audit",status="200"\} 1/)
 })
 
 t.test('every invalid sample is kept in _rejected with its reason', async (t) => {
