@@ -33,10 +33,17 @@ export function parseIpv6(text: string): IpAddress | null {
     if (scope === '' || scope.includes('%')) return null
     addr = text.slice(0, pct)
   }
-  if (!IPV6_CHARS.test(addr) || !addr.includes(':')) return null
+  // Python refuses a '/' anywhere, the scope id included ('fe80::1%a/b').
+  if (text.includes('/') || !IPV6_CHARS.test(addr) || !addr.includes(':')) return null
   if (addr.includes('.')) {
     const tail = TRAILING_V4.exec(addr)
-    if (tail === null || parseIpv4(tail[1]!) === null) return null
+    const v4 = tail === null ? null : parseIpv4(tail[1]!)
+    if (v4 === null) return null
+    // Written as two hextets before ipaddr.js sees it: ipaddr.js reads '::1.2.3.4' as the mapped
+    // '::ffff:1.2.3.4', Python as '::102:304' (the embedded address is just the low 32 bits).
+    const b = v4.bytes
+    const hex = (hi: number, lo: number) => ((hi << 8) | lo).toString(16)
+    addr = `${addr.slice(0, addr.length - tail![1]!.length)}${hex(b[0]!, b[1]!)}:${hex(b[2]!, b[3]!)}`
   }
   if (!ipaddr.IPv6.isValid(addr)) return null
   return { version: 6, bytes: Uint8Array.from(ipaddr.IPv6.parse(addr).toByteArray()) }
