@@ -21,7 +21,8 @@ export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiS
       await next()
     } finally {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9
-      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path)
+      // Only route patterns become labels: raw paths (ids) would explode the label set.
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched'
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) }
       requests.inc(labels)
       duration.observe(labels, seconds)

@@ -2,7 +2,7 @@
 // (rules/schemas.ts), so the contract and the checks cannot disagree. Schemas stay within the
 // subset OpenAPI 3.0 and draft-07 share; `readOnly` marks the fields a write ignores.
 import { RULE_KINDS, type RuleKind } from '../rules/model.js'
-import { responseSchema, writeSchema } from '../rules/schemas.js'
+import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
 import { KIND_PATHS } from './rule-routes.js'
 
 const NAMES: Record<RuleKind, string> = { correlation: 'CorrelationRule', scheduled: 'ScheduledRule', simple: 'SimpleRule' }
@@ -105,7 +105,10 @@ export function openApiDocument(basePath: string): Record<string, unknown> {
   }
   for (const k of RULE_KINDS) {
     schemas[NAMES[k]] = responseSchema(k)
-    schemas[`${NAMES[k]}Write`] = writeSchema(k)
+    // Read-only fields may be sent back (GET → edit → PUT) and are ignored, whatever their value.
+    const write = writeSchema(k) as { properties: Record<string, unknown> }
+    const ignored = Object.fromEntries([...readOnlyFieldsOf(k)].map((f) => [f, { readOnly: true, description: 'read-only: ignored in writes' }]))
+    schemas[`${NAMES[k]}Write`] = { ...write, properties: { ...write.properties, ...ignored } }
   }
   const paths: Record<string, unknown> = {}
   for (const k of RULE_KINDS) Object.assign(paths, kindPaths(k))

@@ -8,7 +8,7 @@ import type { RuleKind } from '../rules/model.js'
 import { ID_SCHEMA } from '../rules/fields.js'
 import type { RuleStore } from '../service/rule-store.js'
 import type { WriteActor } from '../service/rule-writer.js'
-import { indexContext, listRules, ruleRepresentation, type ReadContext } from '../service/rule-views.js'
+import { indexContext, listRules, ruleJson, ruleRepresentation, type ReadContext } from '../service/rule-views.js'
 import type { IndexedRule } from '../rules/rule-index.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
@@ -63,7 +63,11 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     const includePython = kind === 'simple' && booleanParam(ctx.query, 'include-python', false)
     const rule = store.index.get(kind, ctx.params.id!)
     if (!rule) throw notFound(`${kind} rule ${ctx.params.id} not found`)
-    ctx.body = ruleRepresentation(rc(), rule, includePython)
+    if (includePython) ctx.body = ruleRepresentation(rc(), rule, true)
+    else {
+      ctx.type = 'application/json'
+      ctx.body = ruleJson(rc(), rule)
+    }
   })
 
   const write = (method: 'POST' | 'PUT'): RouterMiddleware<ApiState> => async (ctx) => {

@@ -61,16 +61,23 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   }
   const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id }
   if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f.parsed, errors) }
+  const view = fileDataToView(kind, data, pythonSource)
   const rule: IndexedRule = {
     kind,
     id: f.id!,
     path: filePath,
     pythonPath,
     file: ruleFile,
-    view: fileDataToView(kind, data, pythonSource),
+    view,
+    search: searchKeys(f.id!, view),
     warnings: locateProblems(f.parsed, warnings),
   }
   return { ...base, rule, errors: [] }
+}
+
+export function searchKeys(id: string, view: Record<string, unknown>): IndexedRule['search'] {
+  const name = typeof view.displayName === 'string' && view.displayName !== '' ? view.displayName : id
+  return { name: name.toLowerCase(), tags: Array.isArray(view.tags) ? view.tags.map((t) => String(t).toLowerCase()) : [] }
 }
 
 /** The YAML files (in `files`) whose `Filename` names the given .py path. */

@@ -64,18 +64,37 @@ export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePy
   return out
 }
 
+interface CachedJson {
+  index: RuleIndex | null
+  created: string
+  modified: string
+  json: string
+}
+
+const jsonCache = new WeakMap<IndexedRule, CachedJson>()
+
+/**
+ * The JSON text of a rule's representation, cached per indexed rule (immutable) and history
+ * stamps; for kinds whose fields depend on other rules (describe), per index too.
+ */
+export function ruleJson(rc: ReadContext, rule: IndexedRule): string {
+  const h = rc.history.get(rule.id)
+  const created = h?.created.commit ?? ''
+  const modified = h?.modified.commit ?? ''
+  const index = rc.engines[rule.kind]?.describe ? rc.index : null
+  const hit = jsonCache.get(rule)
+  if (hit && hit.index === index && hit.created === created && hit.modified === modified) return hit.json
+  const json = JSON.stringify(ruleRepresentation(rc, rule))
+  jsonCache.set(rule, { index, created, modified, json })
+  return json
+}
+
 function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   const v = r.view
   if (q.state && (v.enabled === true) !== (q.state === 'enabled')) return false
   if (q.severity && !q.severity.includes(v.severity as string)) return false
-  if (q.nameContains !== undefined) {
-    const name = typeof v.displayName === 'string' && v.displayName !== '' ? v.displayName : r.id
-    if (!name.toLowerCase().includes(q.nameContains.toLowerCase())) return false
-  }
-  if (q.tag) {
-    const tags = ((v.tags as string[]) ?? []).map((t) => String(t).toLowerCase())
-    if (!q.tag.some((t) => tags.includes(t.toLowerCase()))) return false
-  }
+  if (q.nameContains !== undefined && !r.search.name.includes(q.nameContains)) return false
+  if (q.tag && !q.tag.some((t) => r.search.tags.includes(t))) return false
   if (q.logType && !q.logType.some((t) => ((v.logTypes as string[]) ?? []).includes(t))) return false
   if (q.scheduledQuery && !q.scheduledQuery.some((t) => ((v.scheduledQueries as string[]) ?? []).includes(t))) return false
   if (q.createdBy !== undefined || q.lastModifiedBy !== undefined) {
@@ -101,7 +120,9 @@ export function decodeCursor(kind: RuleKind, cursor: string): string {
   }
 }
 
-export function listRules(rc: ReadContext, kind: RuleKind, q: ListQuery): { results: unknown[]; next: string | null } {
+export function listRules(rc: ReadContext, kind: RuleKind, query: ListQuery): { results: unknown[]; next: string | null } {
+  // Case-insensitive filters compare with the lower-cased keys computed at index time.
+  const q: ListQuery = { ...query, nameContains: query.nameContains?.toLowerCase(), tag: query.tag?.map((t) => t.toLowerCase()) }
   const results: unknown[] = []
   let last: string | null = null
   for (const id of rc.index.idsAfter(kind, q.after)) {
