@@ -173,6 +173,8 @@ async function writeCycle(c: Client, id: string): Promise<[number, number, numbe
 }
 
 interface WriteStats {
+  /** This process's CPU time per write (server and client share it), ms. */
+  cpuMs: number
   all: number[]
   post: number[]
   put: number[]
@@ -183,14 +185,19 @@ async function writeLatency(s: TestServer, label: string, cycles: number, ctx: B
   const c = new Client(s.url, s.token)
   try {
     for (let i = 0; i < Math.min(10, cycles); i++) await writeCycle(c, `Vendor${i % GROUPS}.BenchWarm.W${label}_${i}`)
-    const st: WriteStats = { all: [], post: [], put: [], del: [] }
+    const st: WriteStats = { cpuMs: 0, all: [], post: [], put: [], del: [] }
+    const cpu0 = process.cpuUsage()
     for (let i = 0; i < cycles; i++) {
       const [a, b, d] = await writeCycle(c, `Vendor${(i * 37) % GROUPS}.BenchWrite.W${label}_${i}`)
       st.post.push(a)
       st.put.push(b)
       st.del.push(d)
       st.all.push(a, b, d)
-      if ((i + 1) % 50 === 0 || i + 1 === cycles) ctx.progress(`write latency ${label}: ${i + 1}/${cycles} cycles, median so far ${percentile(st.all, 50).toFixed(1)} ms`)
+      if ((i + 1) % 50 === 0 || i + 1 === cycles) {
+        const cpu = process.cpuUsage(cpu0)
+        st.cpuMs = (cpu.user + cpu.system) / 1000 / st.all.length
+        ctx.progress(`write latency ${label}: ${i + 1}/${cycles} cycles, median so far ${percentile(st.all, 50).toFixed(1)} ms, CPU ${st.cpuMs.toFixed(1)} ms/write`)
+      }
     }
     return st
   } finally {
@@ -203,8 +210,9 @@ function commitCount(s: TestServer): number {
 }
 
 /** 16 clients doing POST/PUT/DELETE cycles for `seconds` (each bounded to `maxPerClient` writes). */
-async function writeThroughput(s: TestServer, clients: number, seconds: number, maxPerClient: number): Promise<{ acked: number; commits: number; elapsed: number; errors: string[] }> {
+async function writeThroughput(s: TestServer, clients: number, seconds: number, maxPerClient: number): Promise<{ acked: number; commits: number; elapsed: number; errors: string[]; cpuMs: number }> {
   const before = commitCount(s)
+  const cpu0 = process.cpuUsage()
   const errors: string[] = []
   let acked = 0
   const deadline = performance.now() + seconds * 1000
@@ -234,7 +242,8 @@ async function writeThroughput(s: TestServer, clients: number, seconds: number, 
     }),
   )
   const elapsed = (performance.now() - started) / 1000
-  return { acked, commits: commitCount(s) - before, elapsed, errors }
+  const cpu = process.cpuUsage(cpu0)
+  return { acked, commits: commitCount(s) - before, elapsed, errors, cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(1, acked) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,8 +306,9 @@ const LIST_FILTERS = [
   (i: number) => `severity=HIGH,CRITICAL&tag=${enc(TAGS[i % TAGS.length]!)}&name-contains=${WORDS[i % WORDS.length]}`,
 ]
 
-async function listLatency(s: TestServer, requests: number): Promise<{ all: number[]; byFilter: number[][]; pages: number; items: number }> {
+async function listLatency(s: TestServer, requests: number): Promise<{ all: number[]; byFilter: number[][]; pages: number; items: number; cpuMs: number }> {
   const c = new Client(s.url, s.token)
+  const cpu0 = process.cpuUsage()
   const all: number[] = []
   const byFilter: number[][] = LIST_FILTERS.map(() => [])
   let pages = 0
@@ -329,7 +339,8 @@ async function listLatency(s: TestServer, requests: number): Promise<{ all: numb
   } finally {
     c.close()
   }
-  return { all, byFilter, pages, items }
+  const cpu = process.cpuUsage(cpu0)
+  return { all, byFilter, pages, items, cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(1, pages) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,7 +417,7 @@ const bench: BenchModule = async (ctx) => {
       value: m20,
       unit: 'ms',
       pass: m20 <= 15,
-      notes: `${bigWrites.all.length} sequential writes (run-tests-first=false); p99 ${f1(percentile(bigWrites.all, 99))} ms; medians ${perOp(bigWrites)}; fsync on${smoke}`,
+      notes: `${bigWrites.all.length} sequential writes (run-tests-first=false); p99 ${f1(percentile(bigWrites.all, 99))} ms; medians ${perOp(bigWrites)}; CPU ${bigWrites.cpuMs.toFixed(2)} ms/write (server + client); fsync on${smoke}`,
     })
     results.push({
       name: `write latency, median ${bigN} vs ${smallN} rules`,
@@ -416,7 +427,7 @@ const bench: BenchModule = async (ctx) => {
       baseline: { name: `median at ${smallN} rules`, value: m1, unit: 'ms' },
       ratio: m20 / m1,
       pass: m20 / m1 <= 1.3,
-      notes: `${smallN} rules: p99 ${f1(percentile(smallWrites.all, 99))} ms; medians ${perOp(smallWrites)}${smoke}`,
+      notes: `${smallN} rules: p99 ${f1(percentile(smallWrites.all, 99))} ms; medians ${perOp(smallWrites)}; CPU per write ${bigWrites.cpuMs.toFixed(2)} vs ${smallWrites.cpuMs.toFixed(2)} ms (CPU ratio ${(bigWrites.cpuMs / smallWrites.cpuMs).toFixed(2)}, less sensitive to the shared machine)${smoke}`,
     })
 
     ctx.progress(`write throughput: 16 clients for ${tpSeconds} s`)
@@ -428,7 +439,7 @@ const bench: BenchModule = async (ctx) => {
       value: cps,
       unit: 'commits/s',
       pass: cps >= 150 && tp.commits === tp.acked && tp.errors.length === 0,
-      notes: `${tp.acked} writes acknowledged, ${tp.commits} commits (git rev-list --count) in ${f1(tp.elapsed)} s${tp.commits === tp.acked ? ', equal' : ' — MISMATCH'}${tp.errors.length ? `; errors: ${tp.errors.join('; ')}` : ''}${smoke}`,
+      notes: `${tp.acked} writes acknowledged, ${tp.commits} commits (git rev-list --count) in ${f1(tp.elapsed)} s${tp.commits === tp.acked ? ', equal' : ' — MISMATCH'}; CPU ${tp.cpuMs.toFixed(2)} ms/write (server + 16 clients), i.e. the process was busy ${f1((tp.cpuMs * tp.acked) / 10 / tp.elapsed)}% of one core${tp.errors.length ? `; errors: ${tp.errors.join('; ')}` : ''}${smoke}`,
     })
 
     // Get by id: the served JSON and a bare Koa app answering the same object.
@@ -485,7 +496,7 @@ const bench: BenchModule = async (ctx) => {
       baseline: { name: `p99 at ${smallN} rules`, value: smallP99, unit: 'ms' },
       ratio: p99 / smallP99,
       pass: p99 <= 20,
-      notes: `${list.pages} sequential pages (${Math.round(list.items / list.pages)} items/page avg), median ${f1(percentile(list.all, 50))} ms; p99 by filter severity/tag/name-contains/all three: ${list.byFilter.map((x) => f1(percentile(x, 99))).join(' / ')} ms${smoke}`,
+      notes: `${list.pages} sequential pages (${Math.round(list.items / list.pages)} items/page avg), median ${f1(percentile(list.all, 50))} ms (${f1(percentile(smallList.all, 50))} ms at ${smallN}); CPU ${list.cpuMs.toFixed(2)} ms/page vs ${smallList.cpuMs.toFixed(2)} ms at ${smallN} (server + client JSON.parse); p99 by filter severity/tag/name-contains/all three: ${list.byFilter.map((x) => f1(percentile(x, 99))).join(' / ')} ms${smoke}`,
     })
   } finally {
     await big.server.close()
