@@ -36,6 +36,8 @@ t.test('remote down: writes 503 without a trace, reads served, status unreachabl
       t.type(res.body?.message, 'string')
       t.ok(Date.now() - started < 30_000, `${cycle}: ${method} fails fast enough (${Date.now() - started} ms)`)
     }
+    const afterWrites = await s.request('GET', '/status')
+    t.equal(afterWrites.body.remote?.reachable, false, `${cycle}: a failed write is enough for status to say unreachable`)
     const localNow = s.git('rev-parse', 'refs/heads/main').trim()
     t.equal((await s.request('GET', '/simple-rules/Outage.During')).status, 404, `${cycle}: the refused create is not served`)
     const before = await s.request('GET', '/simple-rules/Outage.Before')
