@@ -181,27 +181,37 @@ interface WriteStats {
   del: number[]
 }
 
-async function writeLatency(s: TestServer, label: string, cycles: number, ctx: BenchContext): Promise<WriteStats> {
-  const c = new Client(s.url, s.token)
+/**
+ * Sequential write cycles on both repositories, alternating blocks of `block` cycles between them
+ * so that a change of load on the shared machine hits both sizes alike (the ratio is the target).
+ */
+async function writeLatencyInterleaved(servers: Array<{ s: TestServer; label: string }>, cycles: number, block: number, ctx: BenchContext): Promise<WriteStats[]> {
+  const clients = servers.map(({ s }) => new Client(s.url, s.token))
   try {
-    for (let i = 0; i < Math.min(10, cycles); i++) await writeCycle(c, `Vendor${i % GROUPS}.BenchWarm.W${label}_${i}`)
-    const st: WriteStats = { cpuMs: 0, all: [], post: [], put: [], del: [] }
-    const cpu0 = process.cpuUsage()
-    for (let i = 0; i < cycles; i++) {
-      const [a, b, d] = await writeCycle(c, `Vendor${(i * 37) % GROUPS}.BenchWrite.W${label}_${i}`)
-      st.post.push(a)
-      st.put.push(b)
-      st.del.push(d)
-      st.all.push(a, b, d)
-      if ((i + 1) % 50 === 0 || i + 1 === cycles) {
+    for (const [k, c] of clients.entries()) for (let i = 0; i < Math.min(10, cycles); i++) await writeCycle(c, `Vendor${i % GROUPS}.BenchWarm.W${servers[k]!.label}_${i}`)
+    const stats: WriteStats[] = servers.map(() => ({ cpuMs: 0, all: [], post: [], put: [], del: [] }))
+    const cpuTotal = servers.map(() => 0)
+    for (let from = 0; from < cycles; from += block) {
+      for (const [k, c] of clients.entries()) {
+        const st = stats[k]!
+        const cpu0 = process.cpuUsage()
+        for (let i = from; i < Math.min(cycles, from + block); i++) {
+          const [a, b, d] = await writeCycle(c, `Vendor${(i * 37) % GROUPS}.BenchWrite.W${servers[k]!.label}_${i}`)
+          st.post.push(a)
+          st.put.push(b)
+          st.del.push(d)
+          st.all.push(a, b, d)
+        }
         const cpu = process.cpuUsage(cpu0)
-        st.cpuMs = (cpu.user + cpu.system) / 1000 / st.all.length
-        ctx.progress(`write latency ${label}: ${i + 1}/${cycles} cycles, median so far ${percentile(st.all, 50).toFixed(1)} ms, CPU ${st.cpuMs.toFixed(1)} ms/write`)
+        cpuTotal[k]! += (cpu.user + cpu.system) / 1000
+        st.cpuMs = cpuTotal[k]! / st.all.length
       }
+      const done = Math.min(cycles, from + block)
+      ctx.progress(`write latency: ${done}/${cycles} cycles per size; medians so far ${servers.map(({ label }, k) => `${label}: ${percentile(stats[k]!.all, 50).toFixed(1)} ms (CPU ${stats[k]!.cpuMs.toFixed(1)} ms/write)`).join(', ')}`)
     }
-    return st
+    return stats
   } finally {
-    c.close()
+    for (const c of clients) c.close()
   }
 }
 
@@ -361,10 +371,16 @@ async function openSized(ctx: BenchContext, rules: number): Promise<Sized> {
   const server = await startTestServer({ dataDir })
   const startMs = performance.now() - t0
   const probe = new Client(server.url, server.token)
-  const first = await probe.request('GET', '/simple-rules?limit=1')
-  probe.close()
-  expect(first, 200, 'GET /simple-rules?limit=1')
-  if ((JSON.parse(first.text) as { results: unknown[] }).results.length !== 1) throw new Error('the server serves no simple rule')
+  try {
+    const first = await probe.request('GET', '/simple-rules?limit=1')
+    expect(first, 200, 'GET /simple-rules?limit=1')
+    if ((JSON.parse(first.text) as { results: unknown[] }).results.length !== 1) throw new Error('the server serves no simple rule')
+  } catch (err) {
+    await server.close()
+    throw err
+  } finally {
+    probe.close()
+  }
   ctx.progress(`server up with ${rules} rules in ${(startMs / 1000).toFixed(1)} s`)
   return { rules, buildMs, startMs, server }
 }
@@ -384,19 +400,36 @@ const bench: BenchModule = async (ctx) => {
   const results: BenchResult[] = []
   const noise = 'run on 2 shared cores while other agents worked; noisy'
 
-  // --- 1k (small) repository: write latency + list baseline -----------------------------------
+  // Both repositories are up together: the write latencies interleave, then the small one closes.
   const small = await openSized(ctx, smallN)
+  let big: Sized
+  try {
+    big = await openSized(ctx, bigN)
+  } catch (err) {
+    await small.server.close()
+    throw err
+  }
   let smallWrites: WriteStats
+  let bigWrites: WriteStats
   let smallList: Awaited<ReturnType<typeof listLatency>>
   try {
-    smallWrites = await writeLatency(small.server, `${smallN}`, cycles, ctx)
+    ;[smallWrites, bigWrites] = (await writeLatencyInterleaved(
+      [
+        { s: small.server, label: `${smallN}` },
+        { s: big.server, label: `${bigN}` },
+      ],
+      cycles,
+      Math.max(5, Math.round(cycles / 6)),
+      ctx,
+    )) as [WriteStats, WriteStats]
     smallList = await listLatency(small.server, Math.max(20, Math.round(listRequests / 2)))
+  } catch (err) {
+    await big.server.close()
+    throw err
   } finally {
     await small.server.close()
   }
 
-  // --- 20k (big) repository: everything ----------------------------------------------------------
-  const big = await openSized(ctx, bigN)
   try {
     results.push({
       name: `start-up with ${bigN} rules, no persisted index (context)`,
@@ -407,7 +440,6 @@ const bench: BenchModule = async (ctx) => {
       notes: `first start on a repository built outside the server (index build + history metadata); repository built in ${f1(big.buildMs / 1000)} s; ${smallN} rules started in ${f1(small.startMs / 1000)} s${smoke}`,
     })
 
-    const bigWrites = await writeLatency(big.server, `${bigN}`, cycles, ctx)
     const m1 = percentile(smallWrites.all, 50)
     const m20 = percentile(bigWrites.all, 50)
     const perOp = (st: WriteStats) => `POST ${f1(percentile(st.post, 50))} / PUT ${f1(percentile(st.put, 50))} / DELETE ${f1(percentile(st.del, 50))} ms`
