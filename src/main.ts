@@ -10,6 +10,7 @@ import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
 import { closeEngines, createEngineRegistry } from './engine/registry.js'
+import { createPythonFor } from './engine/simple-python/index.js'
 import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
@@ -104,6 +105,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
+      // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
+      pythonFor: createPythonFor(),
     })
     const server = http.createServer(app.callback())
     server.keepAliveTimeout = 5000

@@ -258,14 +258,23 @@ t.test('on the databricks backend every correlation route answers 501 after auth
   t.equal((await s.request('GET', '/simple-rules')).status, 200)
 })
 
-t.test('include-python is accepted and pythonBody is absent until the transpiler exists', async (t) => {
+t.test('include-python returns pythonBody (the generated module) on list and get, and only then', async (t) => {
   const s = await startTestServer()
   t.teardown(() => s.close())
   const list = await s.request('GET', '/simple-rules?include-python=true')
   t.equal(list.status, 200)
+  const items = list.body.results
+  t.ok(Array.isArray(items) && items.length > 0, 'the list has simple rules')
+  for (const item of items) t.match(item.pythonBody, /def rule\(event\)/, `${item.id}: pythonBody in the list`)
   const one = await s.request('GET', '/simple-rules/Editor.Audit.LoginFailed?include-python=true')
   t.equal(one.status, 200)
-  t.notOk('pythonBody' in one.body)
+  t.type(one.body.pythonBody, 'string')
+  t.match(one.body.pythonBody, /def rule\(event\)/)
+  const plain = await s.request('GET', '/simple-rules/Editor.Audit.LoginFailed')
+  t.notOk('pythonBody' in plain.body, 'absent without the flag')
+  const plainList = await s.request('GET', '/simple-rules')
+  const plainItems = plainList.body.results
+  for (const item of plainItems) t.notOk('pythonBody' in item, 'absent from the list without the flag')
   t.equal((await s.request('GET', '/simple-rules?include-python=maybe')).status, 400)
 })
 

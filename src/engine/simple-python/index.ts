@@ -3,6 +3,7 @@
 export { transpileSimpleRule, transpileTree } from './transpile.js'
 export { pyLiteral, pyString } from './py-literal.js'
 export { RUNTIME_PRELUDE } from './runtime-prelude.js'
+export { createPythonFor } from './python-for.js'
 import { transpileSimpleRule } from './transpile.js'
 
 /** `pythonBody` of a simple rule's file form (undefined when the rule does not validate). */

@@ -32,6 +32,8 @@ export interface DiffResult {
   pairs: number
   matched: number
   disagreements: Disagreement[]
+  /** Per rule: how many events it ran on and how many matched (to prove both outcomes occur). */
+  perRule: Array<{ name: string; pairs: number; matched: number }>
 }
 
 /** JSON with sorted keys: the Python side's dicts and JavaScript's objects order keys differently. */
@@ -53,7 +55,7 @@ async function runCase(c: Case, run: RunModule): Promise<DiffResult> {
   const source = transpileSimpleRule(c.data)
   if (source === undefined) throw new Error(`${c.name}: no Python for a rule that compiles`)
   const tree = rule.tree
-  const result: DiffResult = { rules: 1, pairs: 0, matched: 0, disagreements: [] }
+  const result: DiffResult = { rules: 1, pairs: 0, matched: 0, disagreements: [], perRule: [] }
   for (let start = 0; start < c.events.length; start += BATCH) {
     const events = c.events.slice(start, start + BATCH)
     const expected = events.map((e) => rule.matches(e))
@@ -77,18 +79,20 @@ async function runCase(c: Case, run: RunModule): Promise<DiffResult> {
       }
     })
   }
+  result.perRule.push({ name: c.name, pairs: result.pairs, matched: result.matched })
   return result
 }
 
 /** Runs every case (the pool queues the jobs) and sums the results. */
 export async function differential(cases: readonly Case[], run: RunModule): Promise<DiffResult> {
   const results = await Promise.all(cases.map((c) => runCase(c, run)))
-  const total: DiffResult = { rules: 0, pairs: 0, matched: 0, disagreements: [] }
+  const total: DiffResult = { rules: 0, pairs: 0, matched: 0, disagreements: [], perRule: [] }
   for (const r of results) {
     total.rules += r.rules
     total.pairs += r.pairs
     total.matched += r.matched
     total.disagreements.push(...r.disagreements)
+    total.perRule.push(...r.perRule)
   }
   return total
 }

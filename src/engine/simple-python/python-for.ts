@@ -1,0 +1,17 @@
+// The API's `pythonFor` hook: the generated module of an indexed simple rule, transpiled once per
+// IndexedRule object (a WeakMap, so a rule replaced by a new revision takes its entry with it).
+import type { IndexedRule } from '../../rules/rule-index.js'
+import { transpileSimpleRule } from './transpile.js'
+
+export function createPythonFor(): (rule: IndexedRule) => string | undefined {
+  const cache = new WeakMap<IndexedRule, string | null>()
+  return (rule) => {
+    if (rule.kind !== 'simple') return undefined
+    let body = cache.get(rule)
+    if (body === undefined) {
+      body = transpileSimpleRule(rule.file.data) ?? null
+      cache.set(rule, body)
+    }
+    return body ?? undefined
+  }
+}
