@@ -120,8 +120,13 @@ for (const basePath of ['/', '/v1']) {
       env: { RULEKEEPER_GIT_WEBHOOK_SECRET: WEBHOOK_SECRET, RK_ROUTE_TABLE_AUDIT: AUDIT_TOKEN },
     })
     t.teardown(() => s.close())
+    // makeToken waits for the server to know a new token by asking /status at the root, which is
+    // 404 under /v1; so wait here, under the base path, until both are known (401 no more).
     const view = await s.makeToken('rt-view', ['View Rules'])
     const manageOnly = await s.makeToken('rt-manage-only', ['Manage Rules'])
+    for (const secret of [view, manageOnly]) {
+      for (let i = 0; i < 40 && (await s.request('GET', `${prefix}/status`, undefined, { 'X-API-Key': secret })).status === 401; i++) await new Promise((r) => setTimeout(r, 100))
+    }
     const store = new TokenStore(s.dataDir)
     const revoked = store.create({ name: 'rt-revoked', permissions: ['View Rules', 'Manage Rules'] })
     store.revoke(revoked.token.id)
