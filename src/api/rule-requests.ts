@@ -90,7 +90,8 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
     throw validationFailed([{ path: '', message: 'the body must be a JSON object' }])
   }
   const readOnly = readOnlyFieldsOf(kind)
-  const body: Record<string, unknown> = {}
+  // A prototype-less copy: a `__proto__` key stays an ordinary (unknown) field, never a prototype.
+  const body: Record<string, unknown> = Object.create(null) as Record<string, unknown>
   for (const [k, v] of Object.entries(input)) if (!readOnly.has(k)) body[k] = v
   const problems: FieldProblem[] = []
   if (pathId !== undefined) {

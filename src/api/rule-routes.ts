@@ -33,7 +33,9 @@ export interface RuleRoutesDeps {
 const ID_RE = new RegExp(ID_SCHEMA.pattern, 'u')
 
 function validPathId(id: string): boolean {
-  return id.length >= 1 && id.length <= 255 && ID_RE.test(id)
+  // Counted in characters (code points), as the JSON Schema counts the body's id.
+  const length = [...id].length
+  return length >= 1 && length <= 255 && ID_RE.test(id)
 }
 
 export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: RuleRoutesDeps): void {

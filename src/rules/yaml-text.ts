@@ -38,10 +38,21 @@ function depthOf(v: unknown): number {
 
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter()
-  const doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
+  let doc: Document.Parsed
+  try {
+    doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
+  } catch (err) {
+    // The parser recurses per nesting level: pathological nesting ends here, as a located-less error.
+    if (err instanceof RangeError) {
+      const empty = YAML.parseDocument('', PARSE_OPTIONS)
+      return { doc: empty, lineCounter, value: undefined, errors: [{ message: `YAML nests deeper than ${MAX_YAML_DEPTH} levels` }] }
+    }
+    throw err
+  }
   const errors: YamlProblem[] = doc.errors.map((e) => {
     const pos = lineCounter.linePos(e.pos[0])
-    return { message: e.message.split('\n')[0]!, line: pos.line, column: pos.col }
+    const message = /Maximum call stack/.test(e.message) ? `YAML nests deeper than ${MAX_YAML_DEPTH} levels` : e.message.split('\n')[0]!
+    return { message, line: pos.line, column: pos.col }
   })
   let value: unknown
   if (errors.length === 0) {

@@ -78,6 +78,7 @@ export class HistoryTracker {
   /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
   private counts = new Map<string, number>()
   private persistTimer: NodeJS.Timeout | undefined
+  private persisting: Promise<void> = Promise.resolve()
   private dirty = false
 
   constructor(private readonly cacheFile: string | null) {}
@@ -168,7 +169,10 @@ export class HistoryTracker {
     if (!this.cacheFile || this.persistTimer) return
     this.persistTimer = setTimeout(() => {
       this.persistTimer = undefined
-      void this.persist()
+      this.persisting = this.persist().catch(() => {
+        // A failed save only costs a re-walk of the newest commits at the next start.
+        this.dirty = true
+      })
     }, 2000)
     this.persistTimer.unref()
   }
@@ -183,9 +187,10 @@ export class HistoryTracker {
     await fsp.rename(tmp, this.cacheFile)
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.persistTimer) clearTimeout(this.persistTimer)
     this.persistTimer = undefined
+    await this.persisting
     if (this.cacheFile && this.dirty) {
       fs.mkdirSync(path.dirname(this.cacheFile), { recursive: true })
       fs.writeFileSync(this.cacheFile, JSON.stringify(this.state))

@@ -234,7 +234,7 @@ export class RuleStore {
 
   async close(): Promise<void> {
     await this.writer.idle()
-    this.history.close()
+    await this.history.close()
   }
 }
 

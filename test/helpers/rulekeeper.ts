@@ -81,7 +81,8 @@ export async function startTestServer(opts: { dataDir?: string; config?: Record<
       const secret = tokens.create({ name, permissions }).secret
       const deadline = Date.now() + 1000
       for (;;) {
-        const res = await httpRequest(server.url, 'GET', '/status', undefined, { 'X-API-Key': secret })
+        const base = server.config.api.basePath.replace(/\/+$/, '')
+        const res = await httpRequest(server.url, 'GET', `${base}/status`, undefined, { 'X-API-Key': secret })
         if (res.status !== 401) return secret
         if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
         await new Promise((r) => setTimeout(r, 50))
