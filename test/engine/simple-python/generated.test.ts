@@ -24,6 +24,12 @@ function wholeRules(r: () => number, cov: Coverage): Case[] {
   const cases: Case[] = []
   for (let i = 0; cases.length < RULES; i++) {
     const data = ruleData(r, cov, `Gen.Rule.${i}`, firsts[cases.length % firsts.length])
+    // The first rules carry one empty combinator each, so every empty form is in every run.
+    const empty = ['All', 'Any', 'OnlyOne', 'None'][i]
+    if (empty !== undefined) {
+      ;(data.Detection as unknown[]).push({ Any: [{ [empty]: [] }, { Key: 'a', Condition: 'Exists' }] })
+      cov.shapes.add(`${empty} empty`)
+    }
     if (!compiles(data)) throw new Error(`generated rule ${i} does not compile: ${JSON.stringify(compileRule(data).errors.slice(0, 2))}`)
     cases.push({ name: `rule ${i}`, data, events: Array.from({ length: EVENTS_PER_RULE }, () => event(r)) })
   }
@@ -61,10 +67,12 @@ t.test('one leaf per rule: every condition spelling × several key forms, each s
       const events: unknown[] = Array.from({ length: 40 }, () => event(r))
       // Plus events that hand the operand back (as is, upper-cased, in a list), so the positive
       // form holds and the negated one fails at least sometimes.
-      const path = typeof expr.KeyPath === 'string' ? /^([a-z]+)(?:\[\*\]\.([a-z]+))?$/.exec(expr.KeyPath) : null
-      const operand = 'Value' in expr ? expr.Value : Array.isArray(expr.Values) ? expr.Values[0] : undefined
+      const path = typeof expr.KeyPath === 'string' ? /^([a-z]+)$/.exec(expr.KeyPath) : null
+      const given = 'Value' in expr ? expr.Value : Array.isArray(expr.Values) ? expr.Values[0] : undefined
+      // A CIDR operand is echoed as its address, which lies in the network.
+      const operand = CONDITIONS[canonicalCondition(condition)!].operandType === 'cidr' ? String(given).split('/')[0] : given
       if (path !== null && operand !== undefined) {
-        const at = (v: unknown) => (path[2] === undefined ? { [path[1]!]: v } : { [path[1]!]: [{ [path[2]]: v }] })
+        const at = (v: unknown) => ({ [path[1]!]: v })
         events.push(at(operand), at(typeof operand === 'string' ? operand.toUpperCase() : operand), at([operand]))
       }
       for (const name of negation === undefined ? [condition] : [condition, negation]) {

@@ -146,7 +146,7 @@ function keySpec(r: Rng, cov: Coverage, inElement: boolean, filter: boolean): Re
 }
 
 /** Fields that hold strings, IPs and lists most often (for leaves that should often hold). */
-const HOT_KEYS = [{ KeyPath: 'a' }, { KeyPath: 'b' }, { KeyPath: 'ip' }, { KeyPath: 'ips' }, { KeyPath: 'n' }, { KeyPath: 'l[*].a' }]
+const HOT_KEYS = [{ KeyPath: 'a' }, { KeyPath: 'b' }, { KeyPath: 'ip' }, { KeyPath: 'ips' }, { KeyPath: 'n' }]
 
 export function leaf(r: Rng, cov: Coverage, opts: { inElement: boolean; filter: boolean; condition?: string; hot?: boolean }): Record<string, unknown> {
   const condition = opts.condition ?? pick(r, VALUE_CONDITIONS)
