@@ -10,7 +10,7 @@ import http from 'node:http'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
-import { performance } from 'node:perf_hooks'
+import { PerformanceObserver, performance } from 'node:perf_hooks'
 import Koa from 'koa'
 import { TEMPLATE_DIR } from '../src/main.js'
 import { createRepositoryFromTemplate } from '../src/service/rule-store.js'
@@ -90,6 +90,27 @@ export async function buildRepository(dataDir: string, n: number): Promise<numbe
   }
   await repo.moveBranch(parent, commit)
   return performance.now() - started
+}
+
+/** Garbage-collection pauses of this process (server and client) while a phase runs. */
+function gcWatch(): { stop(): string } {
+  let count = 0
+  let total = 0
+  let max = 0
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      count++
+      total += e.duration
+      max = Math.max(max, e.duration)
+    }
+  })
+  obs.observe({ entryTypes: ['gc'] })
+  return {
+    stop() {
+      obs.disconnect()
+      return `GC ${count} pauses, ${Math.round(total)} ms in all, longest ${max.toFixed(1)} ms`
+    },
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -412,7 +433,9 @@ const bench: BenchModule = async (ctx) => {
   let smallWrites: WriteStats
   let bigWrites: WriteStats
   let smallList: Awaited<ReturnType<typeof listLatency>>
+  let gcWriteNote = ''
   try {
+    const gcWrites = gcWatch()
     ;[smallWrites, bigWrites] = (await writeLatencyInterleaved(
       [
         { s: small.server, label: `${smallN}` },
@@ -422,6 +445,7 @@ const bench: BenchModule = async (ctx) => {
       Math.max(5, Math.round(cycles / 6)),
       ctx,
     )) as [WriteStats, WriteStats]
+    gcWriteNote = gcWrites.stop()
     smallList = await listLatency(small.server, Math.max(20, Math.round(listRequests / 2)))
   } catch (err) {
     await big.server.close()
@@ -449,7 +473,7 @@ const bench: BenchModule = async (ctx) => {
       value: m20,
       unit: 'ms',
       pass: m20 <= 15,
-      notes: `${bigWrites.all.length} sequential writes (run-tests-first=false); p99 ${f1(percentile(bigWrites.all, 99))} ms; medians ${perOp(bigWrites)}; CPU ${bigWrites.cpuMs.toFixed(2)} ms/write (server + client); fsync on${smoke}`,
+      notes: `${bigWrites.all.length} sequential writes (run-tests-first=false); p99 ${f1(percentile(bigWrites.all, 99))} ms; medians ${perOp(bigWrites)}; CPU ${bigWrites.cpuMs.toFixed(2)} ms/write (server + client); fsync on; both sizes interleaved in blocks, ${gcWriteNote}${smoke}`,
     })
     results.push({
       name: `write latency, median ${bigN} vs ${smallN} rules`,
@@ -463,7 +487,9 @@ const bench: BenchModule = async (ctx) => {
     })
 
     ctx.progress(`write throughput: 16 clients for ${tpSeconds} s`)
+    const gcTp = gcWatch()
     const tp = await writeThroughput(big.server, 16, tpSeconds, 3000)
+    const gcTpNote = gcTp.stop()
     const cps = tp.commits / tp.elapsed
     results.push({
       name: `write throughput, 16 clients, ${bigN} rules`,
@@ -471,7 +497,7 @@ const bench: BenchModule = async (ctx) => {
       value: cps,
       unit: 'commits/s',
       pass: cps >= 150 && tp.commits === tp.acked && tp.errors.length === 0,
-      notes: `${tp.acked} writes acknowledged, ${tp.commits} commits (git rev-list --count) in ${f1(tp.elapsed)} s${tp.commits === tp.acked ? ', equal' : ' — MISMATCH'}; CPU ${tp.cpuMs.toFixed(2)} ms/write (server + 16 clients), i.e. the process was busy ${f1((tp.cpuMs * tp.acked) / 10 / tp.elapsed)}% of one core${tp.errors.length ? `; errors: ${tp.errors.join('; ')}` : ''}${smoke}`,
+      notes: `${tp.acked} writes acknowledged, ${tp.commits} commits (git rev-list --count) in ${f1(tp.elapsed)} s${tp.commits === tp.acked ? ', equal' : ' — MISMATCH'}; CPU ${tp.cpuMs.toFixed(2)} ms/write (server + 16 clients), i.e. the process was busy ${f1((tp.cpuMs * tp.acked) / 10 / tp.elapsed)}% of one core; ${gcTpNote}${tp.errors.length ? `; errors: ${tp.errors.join('; ')}` : ''}${smoke}`,
     })
 
     // Get by id: the served JSON and a bare Koa app answering the same object.
@@ -517,7 +543,9 @@ const bench: BenchModule = async (ctx) => {
     })
 
     ctx.progress(`list: ${listRequests} filtered pages`)
+    const gcList = gcWatch()
     const list = await listLatency(big.server, listRequests)
+    const gcListNote = gcList.stop()
     const p99 = percentile(list.all, 99)
     const smallP99 = percentile(smallList.all, 99)
     results.push({
@@ -528,7 +556,7 @@ const bench: BenchModule = async (ctx) => {
       baseline: { name: `p99 at ${smallN} rules`, value: smallP99, unit: 'ms' },
       ratio: p99 / smallP99,
       pass: p99 <= 20,
-      notes: `${list.pages} sequential pages (${Math.round(list.items / list.pages)} items/page avg), median ${f1(percentile(list.all, 50))} ms (${f1(percentile(smallList.all, 50))} ms at ${smallN}); CPU ${list.cpuMs.toFixed(2)} ms/page vs ${smallList.cpuMs.toFixed(2)} ms at ${smallN} (server + client JSON.parse); p99 by filter severity/tag/name-contains/all three: ${list.byFilter.map((x) => f1(percentile(x, 99))).join(' / ')} ms${smoke}`,
+      notes: `${list.pages} sequential pages (${Math.round(list.items / list.pages)} items/page avg), median ${f1(percentile(list.all, 50))} ms (${f1(percentile(smallList.all, 50))} ms at ${smallN}); CPU ${list.cpuMs.toFixed(2)} ms/page vs ${smallList.cpuMs.toFixed(2)} ms at ${smallN} (server + client JSON.parse); p99 by filter severity/tag/name-contains/all three: ${list.byFilter.map((x) => f1(percentile(x, 99))).join(' / ')} ms; ${gcListNote}${smoke}`,
     })
   } finally {
     await big.server.close()
