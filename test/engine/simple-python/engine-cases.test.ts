@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { parseDocument } from 'yaml'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
-import { conditionCases, keySpecCases, shapeCases } from './engine-tables.js'
+import { alertFieldCases, conditionCases, keySpecCases, shapeCases } from './engine-tables.js'
 import { describe, differential, type Case } from './harness.js'
 
 const { pool, runModuleTests } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 10_000 })
@@ -59,5 +59,11 @@ t.test('the simple engine’s condition table (every condition and its negation,
 t.test('the simple engine’s shapes and key-specifier tables', async (t) => {
   const r = await differential([...shapeCases(), ...keySpecCases()], runModuleTests)
   t.ok(r.pairs > 200, `${r.pairs} pairs over ${r.rules} rules`)
+  t.equal(r.disagreements.length, 0, describe(r.disagreements, 10))
+})
+
+t.test('the simple engine’s alert-field table (titles, the 1,000 cut, context, severities, dedup)', async (t) => {
+  const r = await differential(alertFieldCases(), runModuleTests)
+  t.ok(r.pairs > 150, `${r.pairs} pairs over ${r.rules} rules`)
   t.equal(r.disagreements.length, 0, describe(r.disagreements, 10))
 })

@@ -211,3 +211,41 @@ export function keySpecCases(): Case[] {
     }, [EVENT, {}, { a: 'x' }]),
   )
 }
+
+/** alert-fields.test.ts: title templates, the 1,000 cut, AlertContext, DynamicSeverities, GroupBy. */
+export function alertFieldCases(): Case[] {
+  const EVENT = {
+    user: 'dana', n: 42, f: 1.5, b: false, nul: null, list: ['a', 1], obj: { k: 'v', n: [1] }, 'a.b': 'dotted',
+    users: [{ name: 'x' }, { name: 'y' }, {}],
+  }
+  const events = [EVENT, {}, { n: 101, user: 'root' }, { n: 101, user: 'dana' }, { n: 11 }, { n: 1 }]
+  const templates = [
+    'plain text', '{user}', 'user {user} did it', '{ user }', '{n}/{f}/{b}', '[{missing}]', '[{nul}]', '{list}', '{obj}', '{obj.n[0]}',
+    '{users[*].name}', '{a.b}', '{}', '{ }', 'open { only', '{{user}}', '}{user}{', 'json-ish {"a": 1}',
+    `${'x'.repeat(990)}{user}{user}`, 'y'.repeat(1000), '😀'.repeat(1200), '',
+  ]
+  const out: Case[] = templates.map((AlertTitle, i) => rule(`title ${i}`, { Detection: [yes], AlertTitle }, events))
+  out.push(rule('context', {
+    Detection: [yes],
+    AlertContext: [
+      { KeyName: 'actor', KeyValue: { Key: 'user' } }, { KeyName: 'gone', KeyValue: { KeyPath: 'x.y' } }, { KeyName: 'nothing', KeyValue: { Key: 'nul' } },
+      { KeyName: 'names', KeyValue: { KeyPath: 'users[*].name' } }, { KeyName: 'deep', KeyValue: { DeepKey: ['obj', 'n', 0] } }, { KeyName: '__proto__', KeyValue: { Key: 'n' } },
+    ],
+  }, events))
+  out.push(rule('severities', {
+    Severity: 'Medium',
+    Detection: [yes],
+    DynamicSeverities: [
+      { ChangeTo: 'critical', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 100 }, { Key: 'user', Condition: 'Equals', Value: 'root' }] },
+      { ChangeTo: 'HIGH', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 100 }] },
+      { ChangeTo: 'Info', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 10 }] },
+    ],
+  }, events))
+  out.push(rule('severity, empty conditions', { Severity: 'LOW', Detection: [yes], DynamicSeverities: [{ ChangeTo: 'HIGH', Conditions: [] }] }, events))
+  out.push(rule('dedup', { Detection: [yes], GroupBy: [{ Key: 'user' }, { KeyPath: 'missing.x' }, { Key: 'n' }, { KeyPath: 'users[*].name' }, { Key: 'nul' }] }, events))
+  out.push(rule('all fields', {
+    RuleID: 'R', Severity: 'high', Detection: [{ Key: 'user', Condition: 'Equals', Value: 'dana' }],
+    AlertTitle: 'by {user}', AlertContext: [{ KeyName: 'n', KeyValue: { Key: 'n' } }], GroupBy: [{ Key: 'user' }],
+  }, [EVENT, { user: 'eli' }]))
+  return out
+}
