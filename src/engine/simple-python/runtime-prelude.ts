@@ -187,6 +187,11 @@ def _ip(v):
     ipaddress is used; the classification tables are embedded below."""
     if not isinstance(v, str):
         return None
+    # Python before 3.9.5 accepted IPv4 octets with leading zeros ('01.1.1.1'); refuse them here
+    # so every 3.9+ runtime parses alike.
+    tail = v.split("%", 1)[0].rsplit(":", 1)[-1]
+    if "." in tail and _V4_LEADING_ZERO.search(tail):
+        return None
     try:
         a = _ipaddress.ip_address(v)
     except ValueError:
@@ -195,6 +200,7 @@ def _ip(v):
 
 
 _PREFIX = _re.compile(r"[0-9]{1,3}")
+_V4_LEADING_ZERO = _re.compile(r"(?:^|\.)0[0-9]")
 
 
 def _cidr(text):
