@@ -15,6 +15,7 @@ const API_CLIENTS = 12
 const MIN_API_WRITES = 200
 const MIN_PUSHES = 20
 const PUSH_ATTEMPTS = 40
+const PUSH_PAUSE_MS = 600
 const NO_TESTS = '?run-tests-first=false'
 
 interface ApiWrite {
@@ -24,6 +25,7 @@ interface ApiWrite {
   status: number
   requestId: string | null
   text: string
+  ms: number
 }
 
 interface Push {
@@ -58,8 +60,9 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   async function apiWrite(method: 'POST' | 'PUT', id: string): Promise<ApiResponse> {
     const marker = `api-${seq++}`
     const p = method === 'POST' ? `/simple-rules${NO_TESTS}` : `/simple-rules/${id}${NO_TESTS}`
+    const t0 = Date.now()
     const res = await s.request(method, p, SAMPLE_BODIES.simple(id, { description: marker }))
-    writes.push({ method, id, marker, status: res.status, requestId: res.headers.get('x-request-id'), text: res.text.slice(0, 300) })
+    writes.push({ method, id, marker, status: res.status, requestId: res.headers.get('x-request-id'), text: res.text.slice(0, 300), ms: Date.now() - t0 })
     return res
   }
 
@@ -116,6 +119,8 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
         const push = await pushOnce(clone, j, id)
         pushes.push(push)
         pending.push(api.then((res) => void contests.push({ id, api: res, push })))
+        // People push every second or so, not back to back: the pushes spread over the writes.
+        await sleep(PUSH_PAUSE_MS / 2 + Math.random() * PUSH_PAUSE_MS)
       }
     }),
   )
@@ -131,6 +136,9 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
 
   // Every answer is one the contract allows: PUT on an existing id 200, POST 200 or 409.
   const bad = writes.filter((x) => !(x.method === 'PUT' ? [200] : [200, 409]).includes(x.status))
+  for (const x of bad) t.comment(`refused write after ${x.ms} ms: ${x.method} ${x.id} → ${x.status} ${x.text}`)
+  const slowest = writes.reduce((a, x) => Math.max(a, x.ms), 0)
+  t.comment(`slowest write ${slowest} ms; median ${[...writes].sort((a, b) => a.ms - b.ms)[writes.length >> 1]?.ms} ms`)
   t.same(bad, [], 'no write failed for another reason')
 
   // Exactly one side creates each contested id; the API's loss is a 409 that names the id.
