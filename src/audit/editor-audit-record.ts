@@ -17,6 +17,10 @@ export interface StandardFieldContext {
 
 export const LOG_TYPE = 'Editor.Audit'
 
+const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
+  Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [kind, Object.keys(fields).filter((f) => fields[f] === 'i')]),
+)
+
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Sorted distinct non-empty values, `unknown` excluded (the vendor's placeholder for system events). */
@@ -36,14 +40,22 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
   const validate = editorAuditValidator()
   if (!validate(value)) return { ok: false, reason: describeSchemaError(validate.errors) }
 
-  const extra = Object.keys(value).filter((k) => !ENVELOPE_KEYS.has(k))
-  const reserved = extra.find((k) => k.startsWith('p_'))
-  if (reserved) return { ok: false, reason: `${reserved}: top-level p_* fields are reserved for standard fields` }
-  if (extra.length === 0) return { ok: false, reason: 'the record names no event kind (one top-level key besides the envelope)' }
-  const known = extra.filter((k) => k in EDITOR_AUDIT_KINDS)
-  if (known.length > 1) return { ok: false, reason: `the record names more than one event kind: ${known.join(', ')}` }
-  const kind = known[0]
-  if (kind === undefined && extra.length > 1) {
+  // One pass over the top-level keys: this runs for every record.
+  let kind: string | undefined
+  let knownCount = 0
+  let extraCount = 0
+  for (const k in value) {
+    if (ENVELOPE_KEYS.has(k)) continue
+    if (k.startsWith('p_')) return { ok: false, reason: `${k}: top-level p_* fields are reserved for standard fields` }
+    extraCount++
+    if (Object.hasOwn(EDITOR_AUDIT_KINDS, k)) {
+      knownCount++
+      kind = k
+    }
+  }
+  if (extraCount === 0) return { ok: false, reason: 'the record names no event kind (one top-level key besides the envelope)' }
+  if (knownCount > 1 || (knownCount === 0 && extraCount > 1)) {
+    const extra = Object.keys(value).filter((k) => !ENVELOPE_KEYS.has(k) && (knownCount === 0 || Object.hasOwn(EDITOR_AUDIT_KINDS, k)))
     return { ok: false, reason: `the record names more than one event kind: ${extra.join(', ')}` }
   }
 
@@ -55,8 +67,8 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
     const detail = value[kind] as Record<string, unknown>
     // Check every count before changing any, so a rejected record is kept exactly as it came.
     const counts: Array<[string, number]> = []
-    for (const [field, t] of Object.entries(EDITOR_AUDIT_KINDS[kind]!)) {
-      if (t !== 'i' || detail[field] === undefined) continue
+    for (const field of INTEGER_FIELDS[kind]!) {
+      if (detail[field] === undefined) continue
       const n = Number(detail[field])
       if (!Number.isSafeInteger(n)) return { ok: false, reason: `${kind}.${field} must be an integer within ±2^53` }
       counts.push([field, n])
