@@ -8,13 +8,6 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { RulekeeperError } from '../errors.js'
 
-export interface AppendEntry {
-  /** Partition directory relative to the writer's root, e.g. `Editor.Audit/dt=2026-11-20/hour=08`. */
-  dir: string
-  /** One JSON document, no newline. */
-  line: string
-}
-
 interface OpenFile {
   fh: FileHandle
   size: number
@@ -76,16 +69,20 @@ export class GroupCommitWriter {
     this.idleTimer.unref()
   }
 
-  /** Resolves once every line is written and fdatasync'ed (with the directory entries of new files). */
-  append(entries: AppendEntry[]): Promise<void> {
+  /**
+   * Queues lines grouped by partition directory (relative to the root, e.g.
+   * `Editor.Audit/dt=2026-11-20/hour=08`; each line one JSON document without newline). Resolves once
+   * every line is written and fdatasync'ed, with the directory entries of any new file.
+   */
+  append(byDir: Map<string, string[]>): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.unavailable())
     if (this.closed) return Promise.reject(new RulekeeperError('Unavailable', 'the log store is shutting down'))
-    if (entries.length === 0) return Promise.resolve()
+    if (byDir.size === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      for (const e of entries) {
-        const list = this.queued.byDir.get(e.dir)
-        if (list) list.push(e.line)
-        else this.queued.byDir.set(e.dir, [e.line])
+      for (const [dir, lines] of byDir) {
+        const list = this.queued.byDir.get(dir)
+        if (!list) this.queued.byDir.set(dir, lines)
+        else for (const l of lines) list.push(l)
       }
       this.queued.waiters.push({ resolve, reject })
       this.running ??= this.drain()

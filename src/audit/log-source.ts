@@ -7,7 +7,7 @@ import type { Logger } from '../log.js'
 import type { AuditSettings, LogSourceConfig } from './config.js'
 import { DuplicateFilter } from './duplicate-filter.js'
 import { checkEditorAuditRecord } from './editor-audit-record.js'
-import { GroupCommitWriter, type AppendEntry } from './group-commit-writer.js'
+import { GroupCommitWriter } from './group-commit-writer.js'
 import type { IngestMetrics } from './ingest-metrics.js'
 import { MAX_RECORD_DEPTH, cutAtDepth, exceedsDepth, hasIllFormedText, type ParsedPayload } from './parse-payload.js'
 import { recoverSourceFiles } from './recover-store.js'
@@ -85,7 +85,21 @@ export class LogSource {
     const logType = this.config.logType
     const rejectedDir = `_rejected/${logType}/dt=${receivedAt.slice(0, 10)}`
     const result: DeliveryResult = { accepted: 0, rejected: 0, duplicates: 0, unknownKind: 0, errors: [] }
-    const entries: AppendEntry[] = []
+    // Lines by partition directory; hour partitions are looked up by the hour's start (a number),
+    // so no path string is built per record.
+    const byDir = new Map<string, string[]>()
+    const rejectedLines: string[] = []
+    const byHour = new Map<number, string[]>()
+    const hourLines = (eventMs: number, eventTime: string): string[] => {
+      const hour = eventMs - (((eventMs % 3_600_000) + 3_600_000) % 3_600_000)
+      let lines = byHour.get(hour)
+      if (!lines) {
+        lines = []
+        byHour.set(hour, lines)
+        byDir.set(`${logType}/dt=${eventTime.slice(0, 10)}/hour=${eventTime.slice(11, 13)}`, lines)
+      }
+      return lines
+    }
     const newIds: string[] = []
     const idsInThisRequest = new Set<string>()
     const waitFor = new Set<Promise<void>>()
@@ -93,10 +107,8 @@ export class LogSource {
     const reject = (index: number, line: number | undefined, message: string, raw: unknown) => {
       result.rejected++
       if (result.errors.length < this.settings.maxErrorsInResponse) result.errors.push({ index, ...(line ? { line } : {}), message })
-      entries.push({
-        dir: rejectedDir,
-        line: JSON.stringify({ error: message, receivedAt, sourceId, index, ...(line ? { line } : {}), raw }),
-      })
+      if (rejectedLines.length === 0) byDir.set(rejectedDir, rejectedLines)
+      rejectedLines.push(JSON.stringify({ error: message, receivedAt, sourceId, index, ...(line ? { line } : {}), raw }))
     }
 
     // Everything from here to markPending is synchronous, so no other request can slip in between
@@ -138,13 +150,11 @@ export class LogSource {
         idsInThisRequest.add(verdict.id)
         newIds.push(verdict.id)
       }
-      const t = verdict.eventTime
-      // Relative to the logs root, '/'-separated (the writer joins it with the root).
-      entries.push({ dir: `${logType}/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`, line: JSON.stringify(verdict.stored) })
+      hourLines(verdict.eventMs, verdict.eventTime).push(JSON.stringify(verdict.stored))
       result.accepted++
       if (verdict.unknownKind) result.unknownKind++
     }
-    const commit = this.writer.append(entries)
+    const commit = this.writer.append(byDir)
     this.filter.markPending(newIds, now, commit)
     // A duplicate of a record still in flight is acknowledged only once that record is durable.
     await Promise.all([commit, ...waitFor])
