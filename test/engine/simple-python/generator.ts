@@ -110,7 +110,7 @@ function operandFor(r: Rng, name: string): Record<string, unknown> {
   const info = CONDITIONS[canonicalCondition(name)!]
   if (info.operand === 'values') {
     const k = r()
-    const n = Math.floor(r() * 4)
+    const n = chance(r, 0.1) ? 0 : 1 + Math.floor(r() * 3)
     if (k < 0.5) return { Values: Array.from({ length: n }, () => str(r)) }
     if (k < 0.85) return { Values: Array.from({ length: n }, () => pick(r, NUMBERS)) }
     return { Values: Array.from({ length: n }, () => chance(r, 0.5)) }
