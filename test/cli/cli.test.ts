@@ -114,3 +114,17 @@ t.test('validate reports an invalid file with line and column and exits 1', asyn
   t.equal(colour.column, 1)
   t.ok(broken.errors.some((e: { message: string; line: number; column: number }) => /Severity/.test(e.message) && e.line === 4 && e.column === 1))
 })
+
+t.test('test without python3 on PATH: the scheduled tests are reported not run and the exit code is 1', async (t) => {
+  const r = await runCli(['test', TEMPLATE, '--json'], { PATH: tempDir('rk-nopath-') })
+  t.equal(r.code, 1, r.stderr)
+  const report = JSON.parse(r.stdout)
+  const sched = report.rules.find((x: { kind: string }) => x.kind === 'scheduled')
+  t.ok(sched.tests.length > 0)
+  for (const test of sched.tests) {
+    t.equal(test.passed, null, 'never a pass')
+    t.match(test.error, /python3/)
+  }
+  t.equal(report.summary.notRun, sched.tests.length)
+  t.equal(report.summary.failed, 0)
+})
