@@ -228,8 +228,9 @@ export class RuleStore {
       return
     }
     this.stalled = null
-    this.publish(next)
+    // History first: a rule must never be served without its creation and modification metadata.
     await catchUpHistory(this.repo, this.history, head, this.logger)
+    this.publish(next)
   }
 
   async close(): Promise<void> {
