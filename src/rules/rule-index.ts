@@ -14,6 +14,8 @@ export interface FileRecord {
   support?: SupportFile
   /** Errors that keep the file from being served. */
   errors: RuleProblem[]
+  /** Where the file's id is written (for duplicate-id reports). */
+  idAt?: { line: number; column: number }
 }
 
 export interface IndexedRule {
@@ -78,10 +80,22 @@ export class RuleIndex {
     for (; i < list.length; i++) yield list[i]!
   }
 
+  /** Files that failed to parse or validate, and every file of an id claimed more than once. */
   invalidFiles(): InvalidFile[] {
-    const out: InvalidFile[] = []
-    for (const f of this.files.values()) if (f.errors.length > 0) out.push({ path: f.path, ruleId: f.id, errors: f.errors })
-    return out.sort((a, b) => byteOrder(a.path, b.path))
+    const out = new Map<string, InvalidFile>()
+    for (const f of this.files.values()) if (f.errors.length > 0) out.set(f.path, { path: f.path, ruleId: f.id, errors: f.errors })
+    for (const [id, paths] of this.holders) {
+      if (paths.length < 2) continue
+      paths.forEach((p, i) => {
+        const f = this.files.get(p)!
+        const others = paths.filter((x) => x !== p).join(', ')
+        const message = `duplicate id ${id}: also defined in ${others}; ${i === 0 ? 'this older file keeps serving' : `${paths[0]} keeps serving`}`
+        const entry = out.get(p) ?? { path: p, ruleId: id, errors: [] }
+        entry.errors = [...entry.errors, { path: ['RuleID'], message, ...f.idAt }]
+        out.set(p, entry)
+      })
+    }
+    return [...out.values()].sort((a, b) => byteOrder(a.path, b.path))
   }
 
   draft(): IndexDraft {
@@ -164,17 +178,8 @@ export class IndexDraft {
       if (f.support && !f.rule && served === undefined && !this.supports.has(id)) this.supports.set(id, f.support)
       if (f.rule && !served) served = f.rule
     }
-    // Later holders of an id already taken are duplicates: reported on their file.
-    if (paths.length > 1) {
-      const first = paths[0]!
-      for (const p of paths.slice(1)) {
-        const f = this.files.get(p)!
-        const msg = `duplicate id ${id}: also defined in ${first}, which keeps serving`
-        if (!f.errors.some((e) => e.message === msg)) this.files.set(p, { ...f, rule: undefined, support: undefined, errors: [...f.errors, { path: ['RuleID'], message: msg }] })
-      }
-      const f0 = this.files.get(first)!
-      served = f0.rule
-    }
+    // Duplicates (reported by invalidFiles): the oldest holder serves; the others never do.
+    if (paths.length > 1) served = this.files.get(paths[0]!)!.rule
     if (served) this.rules.set(id, served)
     else if (prev && paths.some((p) => this.files.get(p)?.kind === prev.kind && this.files.get(p)?.errors.length)) {
       // The file is still there but invalid: keep serving its last valid version, marked stale.

@@ -7,6 +7,7 @@ import type { RuleFile, RuleProblem, SupportFile } from '../rules/model.js'
 import { fileDataToView } from '../rules/mapping.js'
 import { pythonPathFor } from '../rules/paths.js'
 import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
+import { locate } from '../rules/yaml-text.js'
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
 
 export interface RecordSources {
@@ -31,6 +32,8 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   }
   if (!f.data || f.analysisType === undefined) return null
   const data = f.data
+  const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'QueryName'].find((k) => k in data)
+  const idAt = idKey && f.parsed ? locate(f.parsed, [idKey]) : undefined
   const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
   let pythonPath: string | undefined
   let pythonSource: string | undefined
@@ -45,7 +48,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   if (!f.kind) {
     if (f.id === undefined && f.analysisType !== 'global') return { path: filePath, analysisType: f.analysisType, errors: [] }
     const support: SupportFile = { analysisType: f.analysisType, path: filePath, data, pythonSource }
-    return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [] }
+    return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [], idAt }
   }
   const kind = f.kind
   const errors: RuleProblem[] = []
@@ -59,7 +62,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
     errors.push(...checked.errors.filter((e) => !isContextual(e)))
     warnings = checked.warnings.filter((w) => !isContextual(w))
   }
-  const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id }
+  const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id, idAt }
   if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f.parsed, errors) }
   const view = fileDataToView(kind, data, pythonSource)
   const rule: IndexedRule = {
