@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
@@ -419,7 +420,7 @@ const bench: BenchModule = async (ctx) => {
   const listRequests = Math.max(20, Math.round(400 * ctx.scale))
   const smoke = full ? '' : ` (smoke run, scale ${ctx.scale})`
   const results: BenchResult[] = []
-  const noise = 'run on 2 shared cores while other agents worked; noisy'
+  const loadStart = os.loadavg()[0]!
 
   // Both repositories are up together: the write latencies interleave, then the small one closes.
   const small = await openSized(ctx, smallN)
@@ -561,6 +562,7 @@ const bench: BenchModule = async (ctx) => {
   } finally {
     await big.server.close()
   }
+  const noise = `run on ${os.availableParallelism()} shared cores while other agents worked (1-min load average ${loadStart.toFixed(1)} at the start of the module, ${os.loadavg()[0]!.toFixed(1)} at its end): noisy, compare the CPU ratios`
   for (const r of results) if (full) r.notes = `${r.notes ? `${r.notes}; ` : ''}${noise}`
   return results
 }
