@@ -94,7 +94,8 @@ export class Reconciler {
       this.authFailures = 0
       this.lastAttempted = tip
       if (tip && before && tip !== before) filesChanged = (await this.store.repo.diff(before, tip)).length
-      await this.store.syncToTip()
+      // Serialized with write batches: one change of the index at a time.
+      await this.store.exclusive(() => this.store.syncToTip())
       const stalled = this.store.stalled
       if (stalled) {
         outcome = 'held'

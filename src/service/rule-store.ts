@@ -209,19 +209,22 @@ export class RuleStore {
       return
     }
     const chain = this.index.revision ? await this.repo.firstParentChain(this.index.revision, head, 100_000) : null
-    let next: RuleIndex
+    const total = this.index.rules.size
+    let removed = 0
+    let next: () => RuleIndex
     if (this.index.revision && chain) {
       const changed = (await this.repo.diff(this.index.revision, head)).map((d) => d.path)
       const draft = this.index.draft()
       await reindexPaths(this.repo, head, draft, changed, this.engines)
-      next = draft.publish(head)
+      removed = draft.removedRuleCount()
+      next = () => draft.publish(head)
     } else {
-      next = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger)
+      const full = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger)
+      for (const id of this.index.rules.keys()) if (!full.rules.has(id)) removed++
+      next = () => full
     }
-    const total = this.index.rules.size
-    let removed = 0
-    for (const id of this.index.rules.keys()) if (!next.rules.has(id)) removed++
     if (!allowAll && this.allowedMassDelete !== head && removed >= this.massDelete.min && removed > total * this.massDelete.share) {
+      // Nothing was published: the draft is dropped and the current index keeps serving.
       const reason = `revision ${head.slice(0, 12)} would delete ${removed} of ${total} rules (more than ${Math.round(this.massDelete.share * 100)}%)`
       if (this.stalled?.revision !== head) this.logger.warn({ revision: head, removed, total }, 'mass deletion held back')
       this.stalled = { revision: head, reason, removed, total }
@@ -230,7 +233,7 @@ export class RuleStore {
     this.stalled = null
     // History first: a rule must never be served without its creation and modification metadata.
     await catchUpHistory(this.repo, this.history, head, this.logger)
-    this.publish(next)
+    this.publish(next())
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,8 @@ export class ObjectDb {
   private readonly treeCacheMax = 50_000
   /** Objects known to exist on disk (written or read by us); saves a stat per write. */
   private readonly known = new Set<string>()
+  /** Fan-out folders (objects/xx) known to exist. */
+  private readonly dirs = new Set<string>()
 
   constructor(readonly gitdir: string) {}
 
@@ -77,7 +79,10 @@ export class ObjectDb {
           return
         }
         const dir = path.dirname(final)
-        await fsp.mkdir(dir, { recursive: true })
+        if (!this.dirs.has(dir)) {
+          await fsp.mkdir(dir, { recursive: true })
+          this.dirs.add(dir)
+        }
         const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`)
         const fh = await fsp.open(tmp, 'wx', 0o444)
         try {
