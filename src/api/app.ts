@@ -51,9 +51,10 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   for (const kind of RULE_KINDS) {
     addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, backend: deps.backend, pythonFor: deps.pythonFor })
   }
+  // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
+  app.use(api.routes())
   app.use(root.routes())
   for (const r of deps.rootRouters ?? []) app.use(r.routes())
-  app.use(api.routes())
   app.use(api.allowedMethods({ throw: false }))
   return app
 }
