@@ -12,7 +12,7 @@ import type { RuleFile, SupportFile } from '../src/rules/model.js'
 import { percentile, type BenchContext, type BenchModule, type BenchResult } from './lib.js'
 
 const TARGET_MS = 50
-const EXAMPLES = ['/work/shared/examples/rules/', fileURLToPath(new URL('../rules-repo-template/', import.meta.url))]
+const EXAMPLES = [fileURLToPath(new URL('../test/fixtures/shared-examples-rules/', import.meta.url))]
 
 function example(rel: string): string {
   for (const root of EXAMPLES) {

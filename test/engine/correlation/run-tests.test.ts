@@ -7,8 +7,8 @@ import { correlationEngine } from '../../../src/engine/correlation/index.js'
 import { runCorrelationTest } from '../../../src/engine/correlation/run-tests.js'
 import { compiled, contextOf, link, outcomeOf, parseYaml, ruleFile, sequenceData, step } from './helpers.js'
 
-const EXAMPLE = '/work/shared/examples/rules/correlation_rules/editor_brute_force_then_success.yml'
-const exampleData = () => parseYaml(readFileSync(new URL(`file://${EXAMPLE}`), 'utf8'))
+const EXAMPLE = new URL('../../fixtures/shared-examples-rules/correlation_rules/editor_brute_force_then_success.yml', import.meta.url)
+const exampleData = () => parseYaml(readFileSync(EXAMPLE, 'utf8'))
 const ctx = contextOf([])
 
 t.test('the example rule’s tests all pass', async (t) => {

@@ -6,7 +6,7 @@ import { parse } from 'yaml'
 import type { EngineContext } from '../../../src/engine/engine.js'
 import type { RuleFile, SupportFile } from '../../../src/rules/model.js'
 
-const EXAMPLES = ['/work/shared/examples/rules/', fileURLToPath(new URL('../../../rules-repo-template/', import.meta.url))]
+const EXAMPLES = [fileURLToPath(new URL('../../fixtures/shared-examples-rules/', import.meta.url))]
 
 function readExample(rel: string): string {
   for (const root of EXAMPLES) {

@@ -13,7 +13,7 @@ import { describe, differential, type Case } from './harness.js'
 const { pool, runModuleTests } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 10_000 })
 t.teardown(() => pool.close())
 
-const ROOTS = ['/work/shared/examples/rules/simple_rules', fileURLToPath(new URL('../../../rules-repo-template/simple_rules', import.meta.url))]
+const ROOTS = [fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url)), fileURLToPath(new URL('../../../rules-repo-template/simple_rules', import.meta.url))]
 
 function yamlFiles(dir: string): string[] {
   let out: string[] = []

@@ -2,12 +2,13 @@
 // them (YAML 1.2 core schema), rule-file construction, and a one-call detection evaluator.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseDocument } from 'yaml'
 import type { EngineContext } from '../../../src/engine/engine.js'
 import type { RuleFile } from '../../../src/rules/model.js'
 import { compileRule } from '../../../src/engine/simple/index.js'
 
-export const EXAMPLES_DIR = '/work/shared/examples/rules/simple_rules'
+export const EXAMPLES_DIR = fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url))
 
 export const NO_NEIGHBOURS: EngineContext = { findRule: () => undefined, findSupport: () => undefined }
 
