@@ -36,7 +36,8 @@ export interface TokenInfo {
 
 const SECRET_RE = /^rk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
 
-const hashSecret = (salt: string, secret: string) => createHash('sha256').update(salt).update('\0').update(secret).digest('hex')
+const hashDigest = (salt: string, secret: string) => createHash('sha256').update(salt).update('\0').update(secret).digest()
+const hashSecret = (salt: string, secret: string) => hashDigest(salt, secret).toString('hex')
 
 function randomId(): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
@@ -46,7 +47,10 @@ function randomId(): string {
 export class TokenStore {
   private tokens = new Map<string, TokenRecord>()
   private mtimeMs = -1
-  private lastUsed = new Map<string, string>()
+  /** id → last use (ms since the epoch); a number, so the request path never formats a date. */
+  private lastUsed = new Map<string, number>()
+  /** Stored hashes as bytes, decoded once per token (the request path compares bytes, not hex). */
+  private hashBytes = new WeakMap<TokenRecord, Buffer>()
   private usageDirty = false
 
   constructor(readonly dataDir: string) {}
@@ -88,13 +92,14 @@ export class TokenStore {
     let rec: TokenRecord | undefined
     for (const c of candidates) {
       if (!c) continue
-      const a = Buffer.from(hashSecret(c.salt, secret), 'hex')
-      const b = Buffer.from(c.hash, 'hex')
+      const a = hashDigest(c.salt, secret)
+      let b = this.hashBytes.get(c)
+      if (!b) this.hashBytes.set(c, (b = Buffer.from(c.hash, 'hex')))
       if (a.length === b.length && timingSafeEqual(a, b)) rec = c
     }
     if (!rec) return undefined
     if (rec.expiresAt && Date.parse(rec.expiresAt) <= Date.now()) return undefined
-    this.lastUsed.set(rec.id, new Date().toISOString())
+    this.lastUsed.set(rec.id, Date.now())
     this.usageDirty = true
     return rec
   }
@@ -168,7 +173,8 @@ export class TokenStore {
   }
 
   private info(t: TokenRecord): TokenInfo {
-    let lastUsedAt = this.lastUsed.get(t.id) ?? null
+    const used = this.lastUsed.get(t.id)
+    let lastUsedAt = used !== undefined ? new Date(used).toISOString() : null
     if (!lastUsedAt) {
       try {
         lastUsedAt = (JSON.parse(fs.readFileSync(this.usageFile, 'utf8')) as Record<string, string>)[t.id] ?? null
@@ -189,7 +195,7 @@ export class TokenStore {
     } catch {
       /* first write */
     }
-    for (const [id, at] of this.lastUsed) merged[id] = at
+    for (const [id, at] of this.lastUsed) merged[id] = new Date(at).toISOString()
     const tmp = `${this.usageFile}.${process.pid}.tmp`
     fs.writeFileSync(tmp, JSON.stringify(merged), { mode: 0o600 })
     fs.renameSync(tmp, this.usageFile)

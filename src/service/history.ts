@@ -73,6 +73,12 @@ export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
   return { id: c.author.email || c.author.name, type: 'user' }
 }
 
+/**
+ * The cache is a start-up shortcut only (a lost save costs re-walking the newest commits), and at
+ * 20k rules serializing it takes ~50 ms of CPU: saved at most this often, and at shutdown.
+ */
+const PERSIST_EVERY_MS = 30_000
+
 export class HistoryTracker {
   private state: State = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
   /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
@@ -173,7 +179,7 @@ export class HistoryTracker {
         // A failed save only costs a re-walk of the newest commits at the next start.
         this.dirty = true
       })
-    }, 2000)
+    }, PERSIST_EVERY_MS)
     this.persistTimer.unref()
   }
 
