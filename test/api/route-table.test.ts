@@ -3,15 +3,9 @@
 // token, 403 for a token without the permission, both decided before a byte of the body is read;
 // only /openapi.json, /healthz, /metrics, /hooks/git and /http/* are open to X-API-Key-less callers.
 import http from 'node:http'
-import type Router from '@koa/router'
-import { pino } from 'pino'
 import t from 'tap'
-import { createApp } from '../../src/api/app.js'
-import { createIngestMetrics } from '../../src/audit/ingest-metrics.js'
-import { createIngestRouter } from '../../src/audit/ingest-router.js'
 import { TokenStore } from '../../src/auth/token-store.js'
-import { createMetricsRegistry } from '../../src/metrics.js'
-import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 const KIND_PATHS = ['/correlation-rules', '/scheduled-rules', '/simple-rules']
 const WEBHOOK_SECRET = 'route-table-webhook-secret'
@@ -23,38 +17,7 @@ interface Route {
   path: string
 }
 
-/**
- * The route table of the app `createApp` builds from this running server's parts (its store, its
- * data directory's token store, its config), read from the routers mounted on the app. The running
- * server does not expose its Koa app, so the table is taken from an identical build, and every
- * route in it is then exercised on the running server itself.
- */
-function routeTable(s: TestServer): Route[] {
-  const logger = pino({ level: 'silent' })
-  const metrics = createMetricsRegistry(false)
-  const { config } = s.server
-  const app = createApp({
-    store: s.server.store,
-    tokens: new TokenStore(s.dataDir),
-    logger,
-    metrics,
-    // Routing does not depend on the reconciler; only the running server's handlers use it.
-    status: { status: () => ({}), reconcile: async () => ({}) },
-    basePath: config.api.basePath,
-    maxBodyBytes: config.api.maxBodyBytes,
-    backend: config.backend.kind,
-    webhookSecret: WEBHOOK_SECRET,
-    rootRouters: [createIngestRouter(new Map(), createIngestMetrics(metrics))],
-  })
-  const routes: Route[] = []
-  for (const mw of app.middleware as Array<{ router?: Router }>) {
-    // `router.routes()` returns a dispatch function that carries its router.
-    for (const layer of mw.router?.stack ?? []) {
-      for (const method of layer.methods) routes.push({ method, path: String(layer.path) })
-    }
-  }
-  return routes
-}
+const routeTable = (s: TestServer): Route[] => routeTableOf(s)
 
 const concrete = (p: string) => p.replace(':sourceId', 'editor-audit').replace(/:id\b/, 'RouteTable.Some').replace(/:[A-Za-z]+/g, 'x')
 

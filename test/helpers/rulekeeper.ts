@@ -94,6 +94,16 @@ export async function startTestServer(opts: { dataDir?: string; config?: Record<
   }
 }
 
+/** Every (method, path) of the running server's routers, HEAD included, as mounted on its app. */
+export function routeTable(s: TestServer): Array<{ method: string; path: string }> {
+  const out: Array<{ method: string; path: string }> = []
+  // `router.routes()` returns a dispatch function that carries its router.
+  for (const mw of s.server.app.middleware as Array<{ router?: { stack: Array<{ methods: string[]; path: unknown }> } }>) {
+    for (const layer of mw.router?.stack ?? []) for (const method of layer.methods) out.push({ method, path: String(layer.path) })
+  }
+  return out
+}
+
 /** A valid write body for each kind (with passing tests where the kind's engine exists). */
 export const SAMPLE_BODIES = {
   simple: (id: string, extra: Record<string, unknown> = {}) => ({
