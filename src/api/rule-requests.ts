@@ -5,7 +5,7 @@ import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.
 import { MISSING_ENGINE, type EngineContext, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
 import { fieldsOf, TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
 import { bodyToFileData } from '../rules/mapping.js'
-import type { DataPath, RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
+import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import { checkRuleData } from '../rules/rule-file.js'
 import { jsonPointer, readOnlyFieldsOf, validateWriteBody } from '../rules/schemas.js'
 import { locate, parseYaml, type ParsedYaml } from '../rules/yaml-text.js'
@@ -142,4 +142,3 @@ export async function runRuleTests(rule: RuleFile, engines: EngineRegistry, ctx:
   return { passed: outcomes.every((o) => o.passed === true), testResults }
 }
 
-export type { DataPath }

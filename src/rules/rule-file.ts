@@ -1,7 +1,7 @@
 // One analysis file of the repository: parse it, decide its kind from `AnalysisType`, check it
 // (unknown keys, schema), and render a rule back to YAML. Rendering edits the existing document
 // when there is one, so the comments, key order and untouched fields people wrote survive.
-import YAML, { isMap, isScalar, type Document } from 'yaml'
+import { isMap, isScalar, type Document } from 'yaml'
 import type { RuleKind, RuleProblem } from './model.js'
 import { FIELDS, fileKeysOf } from './fields.js'
 import { fileDataToView } from './mapping.js'
@@ -107,4 +107,3 @@ function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string,
   return stringifyDocument(doc)
 }
 
-export { YAML }

@@ -11,7 +11,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
-import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { parseJsonOrUndefined, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 type Kind = 'correlation' | 'scheduled' | 'simple'
 const KIND_PATH: Record<Kind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
@@ -229,13 +229,7 @@ function sendOnce(base: URL, agent: http.Agent | false, tokens: Tokens, c: Case)
         })
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8')
-          let body: any
-          try {
-            body = text ? JSON.parse(text) : undefined
-          } catch {
-            body = undefined
-          }
-          done({ status: res.statusCode ?? 0, text, body, headers: res.headers })
+          done({ status: res.statusCode ?? 0, text, body: parseJsonOrUndefined(text), headers: res.headers })
         })
         res.on('error', (err) => done({ status: 0, text: '', body: undefined, headers: {}, error: `response: ${err.message}` }))
       })

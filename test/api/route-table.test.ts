@@ -5,7 +5,7 @@
 import http from 'node:http'
 import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
-import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { parseJsonOrUndefined, routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 const KIND_PATHS = ['/correlation-rules', '/scheduled-rules', '/simple-rules']
 const WEBHOOK_SECRET = 'route-table-webhook-secret'
@@ -45,13 +45,7 @@ function send(base: string, method: string, p: string, opts: { headers?: Record<
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
         clearTimeout(timer)
-        const text = Buffer.concat(chunks).toString('utf8')
-        let parsed: unknown
-        try {
-          parsed = text ? JSON.parse(text) : undefined
-        } catch {
-          parsed = undefined
-        }
+        const parsed = parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8'))
         if (opts.declaredLength !== undefined) req.destroy()
         resolve({ status: res.statusCode ?? 0, body: parsed, ms: Date.now() - started })
       })

@@ -33,6 +33,15 @@ export function tempDir(prefix = 'rk-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
+/** A response body parsed as JSON, or undefined when it is empty or not JSON. */
+export function parseJsonOrUndefined(text: string): any {
+  try {
+    return text ? JSON.parse(text) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export async function httpRequest(base: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
   const init: RequestInit = { method, headers: { ...headers } }
   if (body !== undefined) {
@@ -41,13 +50,7 @@ export async function httpRequest(base: string, method: string, urlPath: string,
   }
   const res = await fetch(`${base}${urlPath}`, init)
   const text = await res.text()
-  let parsed: unknown
-  try {
-    parsed = text ? JSON.parse(text) : undefined
-  } catch {
-    parsed = undefined
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text }
+  return { status: res.status, headers: res.headers, body: parseJsonOrUndefined(text), text }
 }
 
 function hostEnv(): Record<string, string> {
