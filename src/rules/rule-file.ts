@@ -2,15 +2,16 @@
 // (unknown keys, schema), and render a rule back to YAML. Rendering edits the existing document
 // when there is one, so the comments, key order and untouched fields people wrote survive.
 import { isMap, isScalar, type Document } from 'yaml'
-import type { RuleKind, RuleProblem } from './model.js'
+import type { DataPath, RuleKind, RuleProblem } from './model.js'
 import { FIELDS, fileKeysOf } from './fields.js'
 import { fileDataToView } from './mapping.js'
 import { validateFileView } from './schemas.js'
-import { locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
+import { loadYamlFast, locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
 
 export interface ParsedAnalysisFile {
   path: string
-  parsed?: ParsedYaml
+  /** Line and column of a data path (the full reader parses the text on first use). */
+  locate(at: DataPath): { line: number; column: number } | undefined
   data?: Record<string, unknown>
   analysisType?: string
   /** Set for the three served kinds. */
@@ -39,21 +40,28 @@ function idOf(data: Record<string, unknown>): string | undefined {
 }
 
 /** Attaches line and column to problems that point into a parsed file. */
-export function locateProblems(parsed: ParsedYaml | undefined, problems: RuleProblem[]): RuleProblem[] {
-  if (!parsed) return problems
-  return problems.map((p) => (p.line !== undefined ? p : { ...p, ...locate(parsed, p.path) }))
+export function locateProblems(file: Pick<ParsedAnalysisFile, 'locate'>, problems: RuleProblem[]): RuleProblem[] {
+  return problems.map((p) => (p.line !== undefined ? p : { ...p, ...file.locate(p.path) }))
 }
 
+/**
+ * Reads an analysis file. Valid files (nearly all of a repository) go through the fast reader and
+ * are parsed by the full one only when a problem must be located; everything else is decided by
+ * the full reader, so problems and their positions are the same either way.
+ */
 export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFile {
-  const parsed = parseYaml(text)
-  if (parsed.errors.length > 0) {
-    return { path, parsed, problems: parsed.errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })) }
+  let parsed: ParsedYaml | undefined
+  const full = () => (parsed ??= parseYaml(text))
+  const at = (p: DataPath) => locate(full(), p)
+  const fast = loadYamlFast(text)
+  if (!fast && full().errors.length > 0) {
+    return { path, locate: at, problems: full().errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })) }
   }
-  const value = parsed.value
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, parsed, problems: [] }
+  const value = fast ? fast.value : full().value
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
   const data = value as Record<string, unknown>
   const analysisType = typeof data.AnalysisType === 'string' ? data.AnalysisType : undefined
-  return { path, parsed, data, analysisType, kind: kindOf(data), id: idOf(data), problems: [] }
+  return { path, locate: at, data, analysisType, kind: kindOf(data), id: idOf(data), problems: [] }
 }
 
 /** Structural problems of a rule file (unknown keys, schema); the engines check the language. */

@@ -7,7 +7,6 @@ import type { RuleFile, RuleProblem, SupportFile } from '../rules/model.js'
 import { fileDataToView } from '../rules/mapping.js'
 import { pythonPathFor } from '../rules/paths.js'
 import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
-import { locate } from '../rules/yaml-text.js'
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
 
 export interface RecordSources {
@@ -33,7 +32,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   if (!f.data || f.analysisType === undefined) return null
   const data = f.data
   const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'QueryName'].find((k) => k in data)
-  const idAt = idKey && f.parsed ? locate(f.parsed, [idKey]) : undefined
+  const idAt = idKey ? topLevelKeyAt(text, idKey) ?? f.locate([idKey]) : undefined
   const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
   let pythonPath: string | undefined
   let pythonSource: string | undefined
@@ -63,7 +62,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
     warnings = checked.warnings.filter((w) => !isContextual(w))
   }
   const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id, idAt }
-  if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f.parsed, errors) }
+  if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f, errors) }
   const view = fileDataToView(kind, data, pythonSource)
   const rule: IndexedRule = {
     kind,
@@ -73,9 +72,22 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
     file: ruleFile,
     view,
     search: searchKeys(f.id!, view),
-    warnings: locateProblems(f.parsed, warnings),
+    warnings: locateProblems(f, warnings),
   }
   return { ...base, rule, errors: [] }
+}
+
+/**
+ * Where a top-level key of a block mapping is written: the first line starting with `key:`
+ * (column 1). Continuation lines of a top-level value are indented, so only a key can start
+ * there; other layouts (flow mappings, quoted keys) fall back to the full reader.
+ */
+function topLevelKeyAt(text: string, key: string): { line: number; column: number } | undefined {
+  const m = new RegExp(`^${key}[ \\t]*:`, 'm').exec(text)
+  if (!m) return undefined
+  let line = 1
+  for (let i = text.indexOf('\n'); i !== -1 && i < m.index; i = text.indexOf('\n', i + 1)) line++
+  return { line, column: 1 }
 }
 
 export function searchKeys(id: string, view: Record<string, unknown>): IndexedRule['search'] {

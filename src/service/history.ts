@@ -29,6 +29,13 @@ export interface CommitFileChange {
   path: string
   /** New text of the file, null when deleted. Only YAML files need their text. */
   text: string | null
+  /** quickIdentity(text), when the caller already knows it (saves reading the blob). */
+  identity?: Identity
+}
+
+export interface Identity {
+  id?: string
+  filename?: string
 }
 
 interface State {
@@ -42,7 +49,7 @@ const FAST_ID = /^(?:RuleID|PolicyID):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*$/m
 const FAST_FILENAME = /^Filename:[ \t]*([A-Za-z0-9._-]+)[ \t]*$/m
 
 /** RuleID and Filename of an analysis file; a regex for the usual plain form, YAML otherwise. */
-export function quickIdentity(text: string): { id?: string; filename?: string } {
+export function quickIdentity(text: string): Identity {
   const m = FAST_ID.exec(text)
   if (m && !/^(?:RuleID|PolicyID):/m.test(text.slice(m.index + m[0].length))) {
     return { id: m[1], filename: FAST_FILENAME.exec(text)?.[1] }
@@ -136,14 +143,16 @@ export class HistoryTracker {
     const stamp: Stamp = { commit: commit.oid, at: new Date(commit.author.timestamp * 1000).toISOString(), actor: commitActor(commit) }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
+    const identities = new Map<CommitFileChange, Identity>()
     for (const ch of changes) {
       const owner = s.pyOwner[ch.path]
       if (owner) affected.add(owner)
       const old = s.pathToId[ch.path]
       if (old) affected.add(old)
-      if (isYamlPath(ch.path) && ch.text !== null) {
-        const { id } = quickIdentity(ch.text)
-        if (id) affected.add(id)
+      if (isYamlPath(ch.path) && (ch.text !== null || ch.identity)) {
+        const identity = ch.identity ?? quickIdentity(ch.text!)
+        identities.set(ch, identity)
+        if (identity.id) affected.add(identity.id)
       }
     }
     const existedBefore = new Map([...affected].map((id) => [id, s.meta[id] !== undefined && count(id) > 0]))
@@ -152,8 +161,9 @@ export class HistoryTracker {
       const prevId = s.pathToId[ch.path]
       for (const [py, owner] of Object.entries(s.pyOwner)) if (owner === prevId && path.posix.dirname(py) === path.posix.dirname(ch.path)) delete s.pyOwner[py]
       this.setPath(ch.path, undefined)
-      if (ch.text === null) continue
-      const { id, filename } = quickIdentity(ch.text)
+      const identity = identities.get(ch)
+      if (!identity) continue
+      const { id, filename } = identity
       if (!id) continue
       this.setPath(ch.path, id)
       if (filename) {

@@ -6,7 +6,7 @@ import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
 import type { GitRepository } from '../store/repository.js'
 import { buildFileRecord, ownersOfPython, type RecordSources } from './file-records.js'
-import type { CommitFileChange, HistoryTracker } from './history.js'
+import { quickIdentity, type CommitFileChange, type HistoryTracker, type Identity } from './history.js'
 import type { Logger } from '../log.js'
 
 export function draftContext(draft: IndexDraft): EngineContext {
@@ -27,8 +27,14 @@ function sourcesFor(repo: GitRepository, tree: string | null, draft: IndexDraft,
   }
 }
 
+/**
+ * The history identity (RuleID, Filename) of YAML blobs read while indexing, by blob id, so the
+ * history walk that follows does not read and scan them again.
+ */
+export type IdentityMemo = Map<string, Identity>
+
 /** Re-reads the given paths of `commit` into the draft (YAML files and the YAML owning a .py). */
-export async function reindexPaths(repo: GitRepository, commit: string, draft: IndexDraft, paths: Iterable<string>, engines: EngineRegistry): Promise<number> {
+export async function reindexPaths(repo: GitRepository, commit: string, draft: IndexDraft, paths: Iterable<string>, engines: EngineRegistry, memo?: IdentityMemo): Promise<number> {
   const tree = await repo.treeOf(commit)
   const src = sourcesFor(repo, tree, draft, engines)
   const yamlPaths = new Set<string>()
@@ -45,6 +51,7 @@ export async function reindexPaths(repo: GitRepository, commit: string, draft: I
       continue
     }
     const text = (await repo.readBlob(oid)).toString('utf8')
+    memo?.set(oid, quickIdentity(text))
     const rec = await buildFileRecord(p, text, src, draft.getFile(p))
     if (rec) draft.putFile(rec)
     else draft.removeFile(p)
@@ -52,14 +59,14 @@ export async function reindexPaths(repo: GitRepository, commit: string, draft: I
   return ordered.length
 }
 
-export async function loadFullRevision(repo: GitRepository, commit: string, empty: RuleIndex, engines: EngineRegistry, log?: Logger): Promise<RuleIndex> {
+export async function loadFullRevision(repo: GitRepository, commit: string, empty: RuleIndex, engines: EngineRegistry, log?: Logger, memo?: IdentityMemo): Promise<RuleIndex> {
   const files = await repo.listFiles(commit)
   const draft = empty.draft()
   const yaml = files.filter((f) => isYamlPath(f.path)).map((f) => f.path)
   const started = Date.now()
   let done = 0
   for (let i = 0; i < yaml.length; i += 1000) {
-    done += await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines)
+    done += await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines, memo)
     if (yaml.length > 2000) log?.info({ done, total: yaml.length }, 'full index build progress')
   }
   log?.info({ files: done, ms: Date.now() - started }, 'full index build done')
@@ -67,7 +74,7 @@ export async function loadFullRevision(repo: GitRepository, commit: string, empt
 }
 
 /** Feeds every commit after `from` up to `to` (first-parent) to the history tracker. */
-export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger): Promise<void> {
+export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo): Promise<void> {
   let chain = await repo.firstParentChain(history.head, to)
   if (!chain) {
     history.reset()
@@ -79,8 +86,12 @@ export async function catchUpHistory(repo: GitRepository, history: HistoryTracke
     const diffs = await repo.diff(c.parents[0] ?? null, c.oid)
     const changes: CommitFileChange[] = []
     for (const d of diffs) {
-      const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
-      changes.push({ path: d.path, text })
+      const known = d.newOid && isYamlPath(d.path) ? memo?.get(d.newOid) : undefined
+      if (known) changes.push({ path: d.path, text: null, identity: known })
+      else {
+        const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
+        changes.push({ path: d.path, text })
+      }
     }
     history.apply(c, changes)
     if (++n % 5000 === 0) log?.info({ done: n, total: chain.length }, 'history metadata progress')

@@ -13,7 +13,7 @@ import type { FileChanges } from '../store/tree-edit.js'
 import { unavailable } from '../errors.js'
 import type { GitRemote } from '../store/remote.js'
 import { HistoryTracker } from './history.js'
-import { catchUpHistory, loadFullRevision, reindexPaths } from './revision-sync.js'
+import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
 import { RuleWriter } from './rule-writer.js'
 
 export interface RuleStoreOptions {
@@ -212,6 +212,7 @@ export class RuleStore {
     const total = this.index.rules.size
     let removed = 0
     let next: () => RuleIndex
+    const memo: IdentityMemo = new Map()
     if (this.index.revision && chain) {
       const changed = (await this.repo.diff(this.index.revision, head)).map((d) => d.path)
       const draft = this.index.draft()
@@ -219,7 +220,7 @@ export class RuleStore {
       removed = draft.removedRuleCount()
       next = () => draft.publish(head)
     } else {
-      const full = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger)
+      const full = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger, memo)
       for (const id of this.index.rules.keys()) if (!full.rules.has(id)) removed++
       next = () => full
     }
@@ -232,7 +233,7 @@ export class RuleStore {
     }
     this.stalled = null
     // History first: a rule must never be served without its creation and modification metadata.
-    await catchUpHistory(this.repo, this.history, head, this.logger)
+    await catchUpHistory(this.repo, this.history, head, this.logger, memo)
     this.publish(next())
   }
 

@@ -61,6 +61,9 @@ export class ObjectDb {
   /** Fan-out folders (objects/xx) known to exist. */
   private readonly dirs = new Set<string>()
 
+  /** isomorphic-git's parsed pack indexes, kept between reads (without it every read re-parses them). */
+  private readonly packCache: object = {}
+
   constructor(readonly gitdir: string) {}
 
   private loosePath(oid: string): string {
@@ -102,7 +105,10 @@ export class ObjectDb {
   async readObject(oid: string): Promise<{ type: ObjectType; content: Buffer }> {
     let deflated: Buffer | undefined
     try {
-      deflated = await fsp.readFile(this.loosePath(oid))
+      // Synchronous on purpose: a loose object is a few KB in the page cache, read in ~20 µs;
+      // fs/promises costs four thread-pool round trips (open, stat, read, close), ~0.5 ms, which
+      // made reading 20k rules 12 s of waiting.
+      deflated = fs.readFileSync(this.loosePath(oid))
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
@@ -113,7 +119,7 @@ export class ObjectDb {
       return { type: raw.subarray(0, sp).toString('latin1') as ObjectType, content: raw.subarray(nul + 1) }
     }
     // Packed object (clone, gc, push): let isomorphic-git find it in the pack files.
-    const obj = await git.readObject({ fs, gitdir: this.gitdir, oid, format: 'content' })
+    const obj = await git.readObject({ fs, gitdir: this.gitdir, oid, format: 'content', cache: this.packCache })
     return { type: obj.type as ObjectType, content: Buffer.from(obj.object as Uint8Array) }
   }
 
