@@ -37,7 +37,7 @@ function compare(text: string): Verdict {
   return { accepted: true, agrees: full.errors.length === 0 && isDeepStrictEqual(fast.value, full.value) }
 }
 
-function check(t: Tap.Test, text: string, label: string): Verdict {
+function check(t: { fail(message: string, extra: object): void }, text: string, label: string): Verdict {
   const v = compare(text)
   if (!v.agrees) {
     const full = parseYaml(text)
@@ -138,7 +138,7 @@ t.test('thousands of mutations of real rule files never make the readers disagre
 })
 
 t.test('the id position of a record is where the full reader locates the id key', async (t) => {
-  const engines = createEngineRegistry({ python: null })
+  const engines = createEngineRegistry({})
   const src = { engines, ctx: { findRule: () => undefined, findSupport: () => undefined }, readFile: async () => undefined }
   const variants = corpus.flatMap((text) => [text, `# leading comment\n\n${text}`, `---\n${text}`, text.replace(/^(RuleID|PolicyID|GlobalID|QueryName):/m, '$1 :')])
   variants.push('{AnalysisType: rule, RuleID: Flow.Id, Detection: [{KeyPath: a, Condition: Exists}]}\n', '  AnalysisType: rule\n  RuleID: Indented.Id\n  Detection:\n    - KeyPath: a\n      Condition: Exists\n')
