@@ -8,6 +8,7 @@ import path from 'node:path'
 import YAML from 'yaml'
 import type { CommitInfo } from '../store/object-db.js'
 import { isYamlPath } from '../rules/paths.js'
+import { removeTempFiles } from './cache-files.js'
 
 export interface Actor {
   id: string
@@ -106,6 +107,7 @@ export class HistoryTracker {
 
   async loadCache(): Promise<void> {
     if (!this.cacheFile) return
+    await removeTempFiles(this.cacheFile)
     try {
       const s = JSON.parse(await fsp.readFile(this.cacheFile, 'utf8')) as State
       if (s && typeof s === 'object' && s.meta && s.pathToId) {

@@ -14,6 +14,7 @@ import { unavailable } from '../errors.js'
 import type { GitRemote } from '../store/remote.js'
 import { HistoryTracker } from './history.js'
 import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
+import { IndexPersistence } from './index-snapshot.js'
 import { RuleWriter } from './rule-writer.js'
 
 export interface RuleStoreOptions {
@@ -90,6 +91,7 @@ export class RuleStore {
   private allowedMassDelete: string | null = null
   remote: GitRemote | undefined
   private massDelete: { share: number; min: number }
+  private readonly persisted: IndexPersistence | null
 
   private constructor(
     readonly repo: GitRepository,
@@ -101,6 +103,7 @@ export class RuleStore {
   ) {
     this.massDelete = { share: 0.5, min: 10 }
     this.history = new HistoryTracker(cacheDir ? path.join(cacheDir, 'history.json') : null)
+    this.persisted = cacheDir ? new IndexPersistence(path.join(cacheDir, 'index.ndjson'), Object.keys(engines), logger) : null
     this.writer = new RuleWriter(this)
     this.metrics = {
       commits: new Counter({ name: 'rulekeeper_commits_total', help: 'Commits made by API writes', registers: [registry] }),
@@ -123,6 +126,8 @@ export class RuleStore {
     store.remote = o.remote
     if (o.massDelete) store.massDelete = o.massDelete
     await store.history.loadCache()
+    const persisted = await store.persisted?.load(repo)
+    if (persisted) store.index = persisted
     if (o.remote) {
       let tip: string | null
       try {
@@ -175,6 +180,7 @@ export class RuleStore {
 
   publish(index: RuleIndex): void {
     this.index = index
+    this.persisted?.changed(index)
   }
 
   /**
@@ -201,6 +207,8 @@ export class RuleStore {
     const head = await this.repo.head()
     if (head === this.index.revision) {
       this.stalled = null
+      // A persisted index can be newer than the history cache (they are saved separately).
+      if (head && this.history.head !== head) await catchUpHistory(this.repo, this.history, head, this.logger)
       return
     }
     if (!head) {
@@ -235,11 +243,14 @@ export class RuleStore {
     // History first: a rule must never be served without its creation and modification metadata.
     await catchUpHistory(this.repo, this.history, head, this.logger, memo)
     this.publish(next())
+    // A full build is the expensive case the persisted index exists for: save it now, not later.
+    if (memo.size > 0) this.persisted?.saveSoon()
   }
 
   async close(): Promise<void> {
     await this.writer.idle()
     await this.history.close()
+    await this.persisted?.close(this.index)
   }
 }
 

@@ -57,6 +57,11 @@ export class GitRepository {
     return readRef(this.gitdir, this.ref)
   }
 
+  /** Whether `oid` names a commit of this repository. */
+  async hasCommit(oid: string): Promise<boolean> {
+    return /^[0-9a-f]{40}$/.test(oid) && (await this.db.readCommit(oid).then(() => true, () => false))
+  }
+
   readCommit(oid: string): Promise<CommitInfo> {
     return this.db.readCommit(oid)
   }
