@@ -1,7 +1,9 @@
 // The one writer of the repository: an in-process queue whose pending writes are committed as a
 // chain (one commit per write) with one round of fsyncs and one compare-and-swap of the branch:
-// group commit. If the branch moved under a batch (a plain `git push`), the index catches up and
-// the batch is rebuilt on the new tip, re-checking every precondition.
+// group commit. If the branch moved under a batch (a plain `git push`) or, with a remote, the push
+// was rejected because the remote moved, the index catches up and the batch is rebuilt on the new
+// tip, re-checking every precondition: for a time budget, pushing fewer writes per attempt while
+// the tip keeps moving (see RetryPolicy and docs/decisions.md).
 import path from 'node:path'
 import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
 import { RemoteError } from '../store/remote.js'
@@ -42,7 +44,36 @@ interface Pending {
 
 const KIND_LABEL: Record<RuleKind, string> = { simple: 'simple', scheduled: 'scheduled', correlation: 'correlation' }
 export const MAX_BATCH = 64
-const MAX_REBUILDS = 8
+
+/** How a batch retries when the branch or the remote moves under it (see docs/decisions.md). */
+export interface RetryPolicy {
+  /**
+   * Retrying stops when none of the batch's writes went through for this long (since the batch
+   * started or since its last successful attempt): the writes not made answer 503.
+   */
+  budgetMs: number
+  /** And in any case once the batch has taken this long (a bound on how long a caller waits). */
+  capMs: number
+  /**
+   * Rejections in a row after which fewer writes go per attempt (halved, down to one): a smaller
+   * attempt is built and pushed sooner, so a busy remote has less time to move under it. Each
+   * attempt that goes through doubles the size again.
+   */
+  splitAfter: number
+  /** Backoff before retry n: a random delay in [0, min(maxMs, firstMs * 2^(n-1))). */
+  backoff: { firstMs: number; maxMs: number }
+  /** For this long after a push was refused, a batch fetches the remote's tip before building. */
+  contendedMs: number
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { budgetMs: 20_000, capMs: 60_000, splitAfter: 1, backoff: { firstMs: 10, maxMs: 100 }, contendedMs: 5_000 }
+
+function backoffMs(policy: RetryPolicy, retry: number): number {
+  const ceiling = Math.min(policy.backoff.maxMs, policy.backoff.firstMs * 2 ** Math.min(retry - 1, 20))
+  return Math.random() * ceiling
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 function holderLabel(draft: IndexDraft, id: string): string | undefined {
   for (const p of draft.holdersOf(id)) {
@@ -68,6 +99,10 @@ export function commitMessage(verb: string, op: WriteOp): string {
 export class RuleWriter {
   private queue: Pending[] = []
   private running = false
+  /** Replaceable (tests use a short budget). */
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY
+  /** When a batch last found the branch or the remote moved (0: never). */
+  private lastMovedAt = 0
 
   constructor(private readonly store: RuleStore) {}
 
@@ -88,11 +123,10 @@ export class RuleWriter {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH)
-        try {
-          await this.commitBatch(batch)
-        } catch (err) {
+        // Every write of the batch is settled by commitBatch (a settled promise ignores a second call).
+        await this.commitBatch(batch).catch((err: unknown) => {
           for (const p of batch) p.reject(err)
-        }
+        })
       }
     } finally {
       this.running = false
@@ -103,81 +137,170 @@ export class RuleWriter {
     return this.store.exclusive(() => this.commitBatchExclusive(batch))
   }
 
+  /**
+   * Commits the batch, retrying while the branch (or the remote) moves under it: each retry rebuilds
+   * the writes still pending on the new tip, re-checking every precondition. After `splitAfter`
+   * rejections in a row fewer writes go per attempt (halved, down to one), so progress is made even
+   * while the remote moves constantly. When the time budget is spent, the writes not yet made answer
+   * 503 and nothing of them is left behind (the local branch only ever follows the remote's tip).
+   */
   private async commitBatchExclusive(batch: Pending[]): Promise<void> {
+    const policy = this.policy
+    const started = Date.now()
+    let progressAt = started
+    let rest = batch
+    let size = batch.length
+    let retries = 0 // since the last progress
+    let streak = 0
+    // While the remote is busy, look at its tip first rather than push on a stale one and be refused.
+    let fetchFirst = this.store.remote !== undefined && started - this.lastMovedAt < policy.contendedMs
+    try {
+      while (rest.length > 0) {
+        const part = rest.slice(0, size)
+        const moved = await this.attempt(part, fetchFirst)
+        if (!moved) {
+          rest = rest.slice(part.length)
+          progressAt = Date.now()
+          retries = 0
+          streak = 0
+          fetchFirst = false
+          size = Math.min(MAX_BATCH, size * 2) // it went through: try more at once again
+          continue
+        }
+        this.lastMovedAt = Date.now()
+        retries++
+        streak++
+        const now = Date.now()
+        const elapsed = now - progressAt
+        if (elapsed >= policy.budgetMs || now - started >= policy.capMs) {
+          const what = moved === 'remote' ? `the remote ${this.store.remote?.displayUrl ?? ''} kept moving` : 'the branch kept moving (commits pushed into the repository)'
+          this.store.logger.warn({ writes: rest.length, made: batch.length - rest.length, retries, ms: now - started }, 'write retry budget spent')
+          throw unavailable(`${what}: retried ${retries} ${retries === 1 ? 'time' : 'times'} in ${(elapsed / 1000).toFixed(1)} s; the write was not made, try again`)
+        }
+        if (streak >= policy.splitAfter && size > 1) {
+          size = Math.ceil(size / 2)
+          streak = 0
+        }
+        // The backoff comes before looking at the new tip: the time from seeing it to pushing is
+        // what a concurrent push can spoil.
+        await sleep(backoffMs(policy, retries))
+        fetchFirst = moved === 'remote'
+      }
+    } catch (err) {
+      for (const p of rest) p.reject(err)
+    }
+  }
+
+  /**
+   * One attempt at committing `part` on the current tip (the remote's, fetched first when asked).
+   * Settles every write of `part` and returns false, or returns where the tip moved: nothing of
+   * `part` was settled or kept, and the caller retries.
+   */
+  private async attempt(part: Pending[], fetchFirst: boolean): Promise<false | 'remote' | 'branch'> {
     const s = this.store
-    for (let attempt = 0; ; attempt++) {
-      await s.syncForWrite()
-      const base = s.index
-      const draft = base.draft()
-      const objects = new ObjectBatch()
-      let parent = base.revision
-      let tree = await s.repo.treeOf(parent)
-      const outcomes: Array<WriteOutcome | RulekeeperError> = []
-      const commits: Array<{ oid: string; message: string; author: Person; changes: CommitFileChange[] }> = []
-      for (const p of batch) {
+    if (fetchFirst && s.remote) {
+      let tip: string | null
+      try {
+        tip = await s.remote.fetch()
+      } catch (err) {
+        throw err instanceof RemoteError ? unavailable(err.message) : err
+      }
+      if (tip) await s.followRemoteTip(tip)
+    }
+    await s.syncForWrite()
+    const base = s.index
+    const draft = base.draft()
+    const objects = new ObjectBatch()
+    let parent = base.revision
+    let tree = await s.repo.treeOf(parent)
+    const outcomes: Array<WriteOutcome | RulekeeperError> = []
+    const commits: Array<{ oid: string; message: string; author: Person; changes: CommitFileChange[] }> = []
+    for (const p of part) {
+      try {
+        const planned = await this.plan(p.op, draft, tree, objects)
+        if (!planned) {
+          outcomes.push({ status: 'unchanged', commit: null, rule: draft.ruleById(p.op.id) })
+          continue
+        }
+        const now = Math.floor(Date.now() / 1000)
+        const author: Person = { name: p.op.actor.name, email: p.op.actor.email, timestamp: now, tzOffsetMinutes: 0 }
+        const committer: Person = { ...s.committer, timestamp: now, tzOffsetMinutes: 0 }
+        const message = commitMessage(planned.verb, p.op)
+        const built = await s.repo.buildCommit(objects, { parent, changes: planned.changes, author, committer, message }, tree)
+        parent = built.commit
+        tree = built.tree
+        await this.applyToDraft(draft, planned.changes)
+        commits.push({
+          oid: built.commit,
+          message,
+          author,
+          changes: [...planned.changes].map(([p2, c]) => ({ path: p2, text: c === null ? null : c.toString('utf8') })),
+        })
+        outcomes.push({ status: planned.status, commit: built.commit, rule: draft.ruleById(p.op.id) })
+      } catch (err) {
+        if (!(err instanceof RulekeeperError)) throw err
+        outcomes.push(err)
+      }
+    }
+    let published = true
+    if (commits.length > 0) {
+      await s.repo.writeObjects(objects)
+      if (s.remote) {
+        // The remote is the truth: the writes count only once the remote has them.
         try {
-          const planned = await this.plan(p.op, draft, tree, objects)
-          if (!planned) {
-            outcomes.push({ status: 'unchanged', commit: null, rule: draft.ruleById(p.op.id) })
-            continue
-          }
-          const now = Math.floor(Date.now() / 1000)
-          const author: Person = { name: p.op.actor.name, email: p.op.actor.email, timestamp: now, tzOffsetMinutes: 0 }
-          const committer: Person = { ...s.committer, timestamp: now, tzOffsetMinutes: 0 }
-          const message = commitMessage(planned.verb, p.op)
-          const built = await s.repo.buildCommit(objects, { parent, changes: planned.changes, author, committer, message }, tree)
-          parent = built.commit
-          tree = built.tree
-          await this.applyToDraft(draft, planned.changes)
-          commits.push({
-            oid: built.commit,
-            message,
-            author,
-            changes: [...planned.changes].map(([p2, c]) => ({ path: p2, text: c === null ? null : c.toString('utf8') })),
-          })
-          outcomes.push({ status: planned.status, commit: built.commit, rule: draft.ruleById(p.op.id) })
+          await s.remote.push(parent!, base.revision)
         } catch (err) {
-          if (!(err instanceof RulekeeperError)) throw err
-          outcomes.push(err)
+          if (err instanceof RemoteError && err.kind === 'rejected') {
+            s.metrics.pushRetries.inc()
+            return 'remote' // the next attempt fetches the new tip and rebuilds on it
+          }
+          if (!(err instanceof RemoteError)) throw err
+          s.logger.warn({ reason: err.kind, msg: err.message, detail: err.detail }, 'a write batch could not be pushed')
+          throw unavailable(err.message)
+        }
+        // Pushed: the writes are made whatever happens next; the local branch just follows.
+        published = await this.followPushed(parent!)
+      } else {
+        try {
+          await s.repo.moveBranch(base.revision, parent!)
+        } catch (err) {
+          if (!(err instanceof RefConflictError)) throw err
+          s.metrics.rebuilds.inc()
+          return 'branch' // the next attempt catches the index up and rebuilds on the new tip
         }
       }
-      if (commits.length > 0) {
-        await s.repo.writeObjects(objects)
-        if (s.remote) {
-          // The remote is the truth: the batch counts only once the remote has it.
-          try {
-            await s.remote.push(parent!)
-          } catch (err) {
-            if (err instanceof RemoteError && err.kind === 'rejected' && attempt < MAX_REBUILDS) {
-              s.metrics.pushRetries.inc()
-              const tip = await s.remote.fetch()
-              if (tip) await s.followRemoteTip(tip)
-              continue // rebuild the batch on the new remote tip, re-checking every precondition
-            }
-            throw err instanceof RemoteError ? unavailable(err.message) : err
-          }
-        }
-        try {
-          // With a remote the push decided; the local branch just follows it.
-          if (s.remote) await s.followRemoteTip(parent!)
-          else await s.repo.moveBranch(base.revision, parent!)
-        } catch (err) {
-          if (err instanceof RefConflictError && attempt < MAX_REBUILDS) {
-            s.metrics.rebuilds.inc()
-            continue // the branch moved: catch up and rebuild the whole batch on the new tip
-          }
-          throw err
-        }
+      if (published) {
         for (const c of commits) s.history.apply(c, c.changes)
         s.publish(draft.publish(parent))
-        s.metrics.commits.inc(commits.length)
       }
-      batch.forEach((p, i) => {
-        const o = outcomes[i]!
-        if (o instanceof RulekeeperError) p.reject(o)
-        else p.resolve(o)
-      })
-      return
+      s.metrics.commits.inc(commits.length)
+    }
+    part.forEach((p, i) => {
+      const o = outcomes[i]!
+      if (o instanceof RulekeeperError) p.reject(o)
+      else p.resolve(o)
+    })
+    return false
+  }
+
+  /**
+   * Moves the local branch to a commit the remote just accepted. Never a reason to rebuild (that
+   * would push the writes twice) nor to refuse them (they are made): if the local branch cannot
+   * follow, the writes are acknowledged anyway and the next fetch and sync catch up.
+   */
+  private async followPushed(commit: string): Promise<boolean> {
+    for (let i = 0; ; i++) {
+      try {
+        await this.store.followRemoteTip(commit)
+        return true
+      } catch (err) {
+        if (err instanceof RefConflictError && i < 4) {
+          await sleep(20)
+          continue
+        }
+        this.store.logger.warn({ commit, msg: (err as Error).message }, 'pushed, but the local branch could not follow; the next sync catches up')
+        return false
+      }
     }
   }
 

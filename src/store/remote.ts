@@ -16,12 +16,20 @@ export interface RemoteOptions {
   timeoutMs?: number
 }
 
-export type RemoteFailure = 'unreachable' | 'auth' | 'rejected'
+/**
+ * - `unreachable`: no answer, or not a Git smart-HTTP answer (retry later).
+ * - `auth`: the credentials were refused (needs a person).
+ * - `rejected`: the push lost a race: the branch moved on the remote (fetch, rebuild, push again).
+ * - `refused`: the remote declined the update for good (a hook, branch protection): retrying is futile.
+ */
+export type RemoteFailure = 'unreachable' | 'auth' | 'rejected' | 'refused'
 
 export class RemoteError extends Error {
   constructor(
     readonly kind: RemoteFailure,
     message: string,
+    /** What the remote said, for the log only (sanitized, short); never shown to a caller. */
+    readonly detail?: string,
   ) {
     super(message)
   }
@@ -38,6 +46,17 @@ export function sanitizeUrl(raw: string): string {
 }
 
 const OUTGOING_REF = 'refs/rulekeeper/outgoing'
+const ZERO_OID = '0000000000000000000000000000000000000000'
+
+/** A ref update refused because the ref moved under it (git receive-pack's words): worth a retry. */
+const LOST_RACE = /non-fast-forward|fetch first|failed to (update|lock)|cannot lock|unable to (update|lock)|stale info|but expected|is at [0-9a-f]+/i
+/** A ref update the remote will keep refusing. */
+const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permission|forbidden/i
+
+/** Every URL in a text replaced by its sanitized form (no userinfo, query or fragment). */
+function redactUrls(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => sanitizeUrl(u))
+}
 
 export class GitRemote {
   readonly displayUrl: string
@@ -94,18 +113,35 @@ export class GitRemote {
     )
   }
 
+  /** Our own words for a failure (the library's wording never reaches a caller). */
   private classify(err: unknown): RemoteError {
-    const e = err as { code?: string; name?: string; data?: { statusCode?: number }; message?: string; cause?: { code?: string } }
+    const e = err as { code?: string; name?: string; data?: { statusCode?: number; prettyDetails?: string }; message?: string; cause?: { code?: string } }
     const status = e.data?.statusCode
+    const branch = this.opts.branch
     if (e.code === 'UserCanceledError' || status === 401 || status === 403) {
       return new RemoteError('auth', `the remote refused the credentials (${status ?? 'authentication cancelled'}); check RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN`)
     }
-    if (e.code === 'PushRejectedError' || e.code === 'GitPushError' || e.code === 'NotFoundError') {
-      return new RemoteError('rejected', `the remote rejected the push: ${e.message ?? e.code}`)
+    if (e.code === 'PushRejectedError' || e.code === 'NotFoundError') {
+      // Checked before sending: the tip the remote advertised is not under our commit.
+      return new RemoteError('rejected', `the remote branch ${branch} moved on before our push arrived (not a fast-forward)`)
+    }
+    if (e.code === 'GitPushError') {
+      const said = redactUrls(e.data?.prettyDetails ?? '').replace(/\s+/g, ' ').trim().slice(0, 300)
+      // The server's ref update lost a race with another push, or the server declined it for good.
+      if (!LOST_RACE.test(said) && REFUSED.test(said)) {
+        return new RemoteError('refused', `the remote declined the update of branch ${branch} (a server-side hook or branch protection); check what the remote allows this account`, said)
+      }
+      return new RemoteError('rejected', `the remote branch ${branch} was updated by someone else while our push arrived`, said)
     }
     const sys = e.code ?? e.cause?.code
-    const reason = sys && /^E[A-Z]+$/.test(sys) ? sys : status ? `HTTP ${status}` : (e.message ?? 'unknown error').slice(0, 200)
-    return new RemoteError('unreachable', `the remote ${this.displayUrl} cannot be reached: ${reason}`)
+    let reason: string
+    if (sys && /^E[A-Z]+$/.test(sys)) reason = sys
+    else if (status) reason = `HTTP ${status}`
+    else if (sys === 'SmartHttpError') reason = 'it did not answer as a Git smart-HTTP server'
+    else if (sys === 'UrlParseError' || sys === 'UnknownTransportError') reason = 'the URL is not usable'
+    else if (sys === 'EmptyServerResponseError' || sys === 'ParseError') reason = 'its answer was empty or malformed'
+    else reason = sys && /^[A-Za-z]+Error$/.test(sys) ? `an unexpected answer (${sys})` : 'an unexpected answer'
+    return new RemoteError('unreachable', `the remote ${this.displayUrl} cannot be reached: ${reason}`, sys ? `${sys}: ${redactUrls(e.message ?? '').slice(0, 200)}` : undefined)
   }
 
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
@@ -146,18 +182,32 @@ export class GitRemote {
     }
   }
 
-  /** Pushes `commit` as the new tip of the remote branch (fast-forward only). */
-  push(commit: string): Promise<void> {
-    return this.record(this.doPush(commit))
+  /**
+   * Pushes `commit` as the new tip of the remote branch (fast-forward only). With `expected` (the
+   * remote tip the commit was built on, null for none), a remote that moved elsewhere is a
+   * `rejected` push found from the ref advertisement alone, before any object is walked or sent.
+   */
+  push(commit: string, expected?: string | null): Promise<void> {
+    return this.record(this.doPush(commit, expected))
   }
 
-  private async doPush(commit: string): Promise<void> {
+  private async doPush(commit: string, expected?: string | null): Promise<void> {
     const refFile = path.join(this.gitdir, OUTGOING_REF)
     await fsp.mkdir(path.dirname(refFile), { recursive: true })
     await fsp.writeFile(refFile, `${commit}\n`)
+    let movedTo: string | null = null
+    const onPrePush =
+      expected === undefined
+        ? undefined
+        : ({ remoteRef }: { remoteRef: { oid: string } }) => {
+            if (remoteRef.oid === (expected ?? ZERO_OID)) return true
+            movedTo = remoteRef.oid
+            return false
+          }
     try {
-      await git.push({ fs, http, gitdir: this.gitdir, url: this.url, ref: OUTGOING_REF, remoteRef: `refs/heads/${this.opts.branch}`, ...this.auth() })
+      await git.push({ fs, http, gitdir: this.gitdir, url: this.url, ref: OUTGOING_REF, remoteRef: `refs/heads/${this.opts.branch}`, onPrePush, ...this.auth() })
     } catch (err) {
+      if (movedTo !== null) throw new RemoteError('rejected', `the remote branch ${this.opts.branch} moved on before our push arrived (not a fast-forward)`)
       throw this.classify(err)
     } finally {
       await fsp.rm(refFile, { force: true })
