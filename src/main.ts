@@ -60,7 +60,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     cleanups.push(() => closeEngines(engines))
     const gitdir = path.join(dataDir, 'repo.git')
     const remote = config.git.remote.url
-      ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN })
+      ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN, timeoutMs: config.git.remote.timeoutMs })
       : undefined
     const store = await RuleStore.open({
       gitdir,

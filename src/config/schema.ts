@@ -11,7 +11,7 @@ export interface Config {
   git: {
     branch: string
     committer: { name: string; email: string }
-    remote: { url: string | null }
+    remote: { url: string | null; timeoutMs: number }
   }
   reconcile: { schedule: string; massDeleteShare: number; massDeleteMin: number }
   python: { command: string; poolSize: number; timeoutMs: number }
@@ -65,8 +65,8 @@ export const configSchema = {
         remote: {
           type: 'object',
           additionalProperties: false,
-          required: ['url'],
-          properties: { url: { type: ['string', 'null'] } },
+          required: ['url', 'timeoutMs'],
+          properties: { url: { type: ['string', 'null'] }, timeoutMs: { type: 'integer', minimum: 100 } },
         },
       },
     },

@@ -5,14 +5,15 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import git from 'isomorphic-git'
-import http from 'isomorphic-git/http/node'
+import nodeHttp from 'isomorphic-git/http/node'
+import type { HttpClient } from 'isomorphic-git'
 
 export interface RemoteOptions {
   url: string
   branch: string
   username?: string
   token?: string
-  /** Per-request timeout. */
+  /** A request fails when the remote sends nothing for this long (default 30 s). */
   timeoutMs?: number
 }
 
@@ -53,6 +54,22 @@ const LOST_RACE = /non-fast-forward|fetch first|failed to (update|lock)|cannot l
 /** A ref update the remote will keep refusing. */
 const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permission|forbidden/i
 
+/**
+ * isomorphic-git's Node client with an explicit idle timeout: after `timeoutMs` without a byte
+ * simple-get (under the client) aborts the request; that becomes ETIMEDOUT, a 503 for a write.
+ * Without it Node 20's global agent drops any socket idle for 5 s, which fails a healthy remote
+ * that takes longer to compute a large pack, while a shorter bound is what a stuck remote needs.
+ */
+function httpWithTimeout(timeoutMs: number): HttpClient {
+  return {
+    request: (req) =>
+      nodeHttp.request({ ...req, fetchOptions: { ...(req as { fetchOptions?: object }).fetchOptions, timeout: timeoutMs } } as typeof req).catch((err: Error & { code?: string }) => {
+        if (!err.code && /timed out/i.test(err.message)) err.code = 'ETIMEDOUT'
+        throw err
+      }),
+  }
+}
+
 /** Every URL in a text replaced by its sanitized form (no userinfo, query or fragment). */
 function redactUrls(text: string): string {
   return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => sanitizeUrl(u))
@@ -64,6 +81,7 @@ export class GitRemote {
   reachable: boolean | null = null
   lastError: RemoteError | null = null
   private readonly url: string
+  private readonly http: HttpClient
   private readonly username?: string
   private readonly token?: string
 
@@ -80,6 +98,7 @@ export class GitRemote {
     u.password = ''
     this.url = u.toString()
     this.displayUrl = sanitizeUrl(opts.url)
+    this.http = httpWithTimeout(opts.timeoutMs ?? 30_000)
   }
 
   get branch(): string {
@@ -163,7 +182,7 @@ export class GitRemote {
     try {
       const res = await git.fetch({
         fs,
-        http,
+        http: this.http,
         gitdir: this.gitdir,
         remote: 'origin',
         url: this.url,
@@ -205,7 +224,7 @@ export class GitRemote {
             return false
           }
     try {
-      await git.push({ fs, http, gitdir: this.gitdir, url: this.url, ref: OUTGOING_REF, remoteRef: `refs/heads/${this.opts.branch}`, onPrePush, ...this.auth() })
+      await git.push({ fs, http: this.http, gitdir: this.gitdir, url: this.url, ref: OUTGOING_REF, remoteRef: `refs/heads/${this.opts.branch}`, onPrePush, ...this.auth() })
     } catch (err) {
       if (movedTo !== null) throw new RemoteError('rejected', `the remote branch ${this.opts.branch} moved on before our push arrived (not a fast-forward)`)
       throw this.classify(err)
