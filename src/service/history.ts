@@ -91,6 +91,8 @@ export class HistoryTracker {
   private state: State = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
   /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
   private counts = new Map<string, number>()
+  /** id → the .py paths it owns; derived from pyOwner (a scan of pyOwner per change cost O(python files)). */
+  private pyByOwner = new Map<string, Set<string>>()
   private persistTimer: NodeJS.Timeout | undefined
   private persisting: Promise<void> = Promise.resolve()
   private dirty = false
@@ -111,9 +113,11 @@ export class HistoryTracker {
     try {
       const s = JSON.parse(await fsp.readFile(this.cacheFile, 'utf8')) as State
       if (s && typeof s === 'object' && s.meta && s.pathToId) {
-        this.state = s
+        this.state = { ...s, pyOwner: s.pyOwner ?? {} }
         this.counts = new Map()
         for (const id of Object.values(s.pathToId)) this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
+        this.pyByOwner = new Map()
+        for (const [py, id] of Object.entries(this.state.pyOwner)) this.ownedBy(id).add(py)
       }
     } catch {
       /* no cache or a torn one: rebuilt from history */
@@ -123,6 +127,27 @@ export class HistoryTracker {
   reset(): void {
     this.state = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
     this.counts = new Map()
+    this.pyByOwner = new Map()
+  }
+
+  private ownedBy(id: string): Set<string> {
+    let set = this.pyByOwner.get(id)
+    if (!set) this.pyByOwner.set(id, (set = new Set()))
+    return set
+  }
+
+  private setPyOwner(py: string, id: string | undefined): void {
+    const old = this.state.pyOwner[py]
+    if (old !== undefined) {
+      const set = this.pyByOwner.get(old)
+      set?.delete(py)
+      if (set?.size === 0) this.pyByOwner.delete(old)
+      delete this.state.pyOwner[py]
+    }
+    if (id !== undefined) {
+      this.state.pyOwner[py] = id
+      this.ownedBy(id).add(py)
+    }
   }
 
   private setPath(p: string, id: string | undefined): void {
@@ -161,7 +186,9 @@ export class HistoryTracker {
     for (const ch of changes) {
       if (!isYamlPath(ch.path)) continue
       const prevId = s.pathToId[ch.path]
-      for (const [py, owner] of Object.entries(s.pyOwner)) if (owner === prevId && path.posix.dirname(py) === path.posix.dirname(ch.path)) delete s.pyOwner[py]
+      if (prevId !== undefined) {
+        for (const py of [...(this.pyByOwner.get(prevId) ?? [])]) if (path.posix.dirname(py) === path.posix.dirname(ch.path)) this.setPyOwner(py, undefined)
+      }
       this.setPath(ch.path, undefined)
       const identity = identities.get(ch)
       if (!identity) continue
@@ -170,7 +197,7 @@ export class HistoryTracker {
       this.setPath(ch.path, id)
       if (filename) {
         const dir = path.posix.dirname(ch.path)
-        s.pyOwner[dir === '.' ? filename : `${dir}/${filename}`] = id
+        this.setPyOwner(dir === '.' ? filename : `${dir}/${filename}`, id)
       }
     }
     for (const id of affected) {
