@@ -251,6 +251,7 @@ export class RuleStore {
     await this.writer.idle()
     await this.history.close()
     await this.persisted?.close(this.index)
+    this.repo.close()
   }
 }
 

@@ -8,6 +8,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
+import { CatFileReader, gitBinaryAvailable } from './git-cat-file.js'
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag'
 
@@ -64,7 +65,25 @@ export class ObjectDb {
   /** isomorphic-git's parsed pack indexes, kept between reads (without it every read re-parses them). */
   private readonly packCache: object = {}
 
-  constructor(readonly gitdir: string) {}
+  private catFileReader: CatFileReader | null = null
+
+  /** `useGitBinary`: read packed objects through `git cat-file` when git is installed (default). */
+  constructor(
+    readonly gitdir: string,
+    private readonly useGitBinary = true,
+  ) {}
+
+  private catFile(): CatFileReader | null {
+    if (!this.useGitBinary || !gitBinaryAvailable()) return null
+    if (!this.catFileReader || this.catFileReader.broken) this.catFileReader = new CatFileReader(this.gitdir)
+    return this.catFileReader
+  }
+
+  /** Stops the `git cat-file` process, if one was started (a later read starts another). */
+  close(): void {
+    this.catFileReader?.close()
+    this.catFileReader = null
+  }
 
   private loosePath(oid: string): string {
     return path.join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
@@ -118,7 +137,13 @@ export class ObjectDb {
       const nul = raw.indexOf(0, sp)
       return { type: raw.subarray(0, sp).toString('latin1') as ObjectType, content: raw.subarray(nul + 1) }
     }
-    // Packed object (clone, gc, push): let isomorphic-git find it in the pack files.
+    // Packed object (fetch, clone, gc): through `git cat-file` where git is installed, else (or
+    // when git cannot find it) through isomorphic-git's pack reader.
+    const reader = this.catFile()
+    if (reader) {
+      const viaGit = await reader.read(oid).catch(() => null)
+      if (viaGit) return viaGit
+    }
     const obj = await git.readObject({ fs, gitdir: this.gitdir, oid, format: 'content', cache: this.packCache })
     return { type: obj.type as ObjectType, content: Buffer.from(obj.object as Uint8Array) }
   }

@@ -53,6 +53,11 @@ export class GitRepository {
     return new GitRepository(gitdir, branch)
   }
 
+  /** Releases what reading started (the `git cat-file` process); the repository stays usable. */
+  close(): void {
+    this.db.close()
+  }
+
   head(): Promise<string | null> {
     return readRef(this.gitdir, this.ref)
   }
