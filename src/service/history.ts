@@ -165,8 +165,10 @@ export class HistoryTracker {
   }
 
   /** Applies one commit (its first-parent changes). Commits must come in order. */
-  apply(commit: Pick<CommitInfo, 'oid' | 'message' | 'author'>, changes: readonly CommitFileChange[]): void {
+  apply(commit: Pick<CommitInfo, 'oid' | 'message' | 'author'>, unordered: readonly CommitFileChange[]): void {
     const s = this.state
+    // In path order, so the outcome never depends on who listed the changes (tree walk, git log).
+    const changes = [...unordered].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     const stamp: Stamp = { commit: commit.oid, at: new Date(commit.author.timestamp * 1000).toISOString(), actor: commitActor(commit) }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
@@ -183,6 +185,8 @@ export class HistoryTracker {
       }
     }
     const existedBefore = new Map([...affected].map((id) => [id, s.meta[id] !== undefined && count(id) > 0]))
+    // What the changed files said before goes first, then what they say now: the result does not
+    // depend on the order of the changes (a rule renamed within its folder keeps its .py).
     for (const ch of changes) {
       if (!isYamlPath(ch.path)) continue
       const prevId = s.pathToId[ch.path]
@@ -190,6 +194,9 @@ export class HistoryTracker {
         for (const py of [...(this.pyByOwner.get(prevId) ?? [])]) if (path.posix.dirname(py) === path.posix.dirname(ch.path)) this.setPyOwner(py, undefined)
       }
       this.setPath(ch.path, undefined)
+    }
+    for (const ch of changes) {
+      if (!isYamlPath(ch.path)) continue
       const identity = identities.get(ch)
       if (!identity) continue
       const { id, filename } = identity

@@ -4,7 +4,10 @@
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
+import { gitBinaryAvailable } from '../store/git-cat-file.js'
+import { firstParentLog, type LoggedCommit } from '../store/git-log.js'
 import type { GitRepository } from '../store/repository.js'
+import type { FileDiff } from '../store/tree-diff.js'
 import { buildFileRecord, ownersOfPython, type RecordSources } from './file-records.js'
 import { quickIdentity, type CommitFileChange, type HistoryTracker, type Identity } from './history.js'
 import type { Logger } from '../log.js'
@@ -73,27 +76,65 @@ export async function loadFullRevision(repo: GitRepository, commit: string, empt
   return draft.publish(commit)
 }
 
-/** Feeds every commit after `from` up to `to` (first-parent) to the history tracker. */
-export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo): Promise<void> {
-  let chain = await repo.firstParentChain(history.head, to)
+/**
+ * Feeds every commit after the tracker's head up to `to` (first-parent) to the history tracker.
+ * A cold build (no cached head, or history rewritten) reads the commit list and each commit's
+ * changed files from one `git log --raw` where git is installed (results are the same: the tracker
+ * sees the same changes in path order), else walks the trees itself.
+ */
+export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo, opts: { gitBinary?: boolean } = {}): Promise<void> {
+  let chain = history.head === null ? null : await repo.firstParentChain(history.head, to)
   if (!chain) {
     history.reset()
+    if ((opts.gitBinary ?? true) && gitBinaryAvailable()) {
+      try {
+        await replayWithGitLog(repo, history, to, log, memo)
+        return
+      } catch (err) {
+        log?.warn({ msg: (err as Error).message }, 'git log could not list the history; walking it in-process')
+        history.reset()
+      }
+    }
     chain = (await repo.firstParentChain(null, to))!
   }
   if (chain.length > 200) log?.info({ commits: chain.length }, 'building history metadata')
   let n = 0
   for (const c of chain) {
-    const diffs = await repo.diff(c.parents[0] ?? null, c.oid)
-    const changes: CommitFileChange[] = []
-    for (const d of diffs) {
-      const known = d.newOid && isYamlPath(d.path) ? memo?.get(d.newOid) : undefined
-      if (known) changes.push({ path: d.path, text: null, identity: known })
-      else {
-        const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
-        changes.push({ path: d.path, text })
-      }
-    }
-    history.apply(c, changes)
+    history.apply(c, await changesOf(repo, await repo.diff(c.parents[0] ?? null, c.oid), memo))
     if (++n % 5000 === 0) log?.info({ done: n, total: chain.length }, 'history metadata progress')
   }
+}
+
+/** The tracker's view of a commit's changed files: the text (or known identity) of each YAML file. */
+async function changesOf(repo: GitRepository, diffs: readonly FileDiff[], memo?: IdentityMemo): Promise<CommitFileChange[]> {
+  return Promise.all(
+    diffs.map(async (d): Promise<CommitFileChange> => {
+      const known = d.newOid && isYamlPath(d.path) ? memo?.get(d.newOid) : undefined
+      if (known) return { path: d.path, text: null, identity: known }
+      const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
+      return { path: d.path, text }
+    }),
+  )
+}
+
+/** Commits read ahead of the one being applied, so reads through `git cat-file` overlap. */
+const READ_AHEAD = 256
+
+async function replayWithGitLog(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo): Promise<void> {
+  const commits = await firstParentLog(repo.gitdir, to)
+  if (commits.length > 200) log?.info({ commits: commits.length }, 'building history metadata (git log)')
+  const load = (c: LoggedCommit) => Promise.all([repo.readCommit(c.oid), changesOf(repo, c.changes, memo)])
+  const ahead: Array<ReturnType<typeof load>> = []
+  let next = 0
+  for (let n = 1; n <= commits.length; n++) {
+    while (ahead.length < READ_AHEAD && next < commits.length) {
+      const p = load(commits[next++]!)
+      p.catch(() => {}) // awaited in order below; this only keeps an early failure from being "unhandled"
+      ahead.push(p)
+    }
+    const [info, changes] = await ahead.shift()!
+    history.apply(info, changes)
+    if (n % 5000 === 0) log?.info({ done: n, total: commits.length }, 'history metadata progress')
+  }
+  if (commits[commits.length - 1]?.oid !== to) throw new Error(`git log did not end at ${to}`)
 }
