@@ -4,7 +4,7 @@
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
-import { gitBinaryAvailable } from '../store/git-cat-file.js'
+import { gitBinaryAvailable } from '../store/git-binary.js'
 import { firstParentLog, type LoggedCommit } from '../store/git-log.js'
 import type { GitRepository } from '../store/repository.js'
 import type { FileDiff } from '../store/tree-diff.js'

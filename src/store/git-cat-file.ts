@@ -4,21 +4,11 @@
 // slower (0.5 ms an object: a cold history build over 50k commits took ~4 minutes). Objects are
 // content-addressed, so the bytes are the same either way; without git (or if the process fails)
 // ObjectDb falls back to isomorphic-git.
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { gitEnv } from './git-binary.js'
 import type { ObjectType } from './object-db.js'
 
-let gitInstalled: boolean | undefined
-
 const pipe = (s: unknown) => s as { ref?: () => void; unref?: () => void }
-
-/** Whether a usable `git` is on PATH (checked once per process). */
-export function gitBinaryAvailable(): boolean {
-  if (gitInstalled === undefined) {
-    const r = spawnSync('git', ['--version'], { stdio: 'ignore', timeout: 5000 })
-    gitInstalled = r.status === 0
-  }
-  return gitInstalled
-}
 
 interface Request {
   oid: string
@@ -33,10 +23,7 @@ export class CatFileReader {
   private failed: Error | null = null
 
   constructor(gitdir: string) {
-    // No inherited GIT_* variables: the process must read this repository and nothing else.
-    const env: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v
-    this.child = spawn('git', ['--git-dir', gitdir, 'cat-file', '--batch'], { env, stdio: 'pipe' })
+    this.child = spawn('git', ['--git-dir', gitdir, 'cat-file', '--batch'], { env: gitEnv(), stdio: 'pipe' })
     this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk))
     this.child.on('error', (err) => this.fail(err))
     this.child.on('exit', (code, signal) => this.fail(new Error(`git cat-file exited (${signal ?? code})`)))

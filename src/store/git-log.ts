@@ -3,6 +3,7 @@
 // exactly what diffTrees (tree-diff.ts) finds between a commit and its first parent: files only,
 // no submodules, nothing inside hidden or __pycache__ folders, no entry whose blob did not change.
 import { execFile } from 'node:child_process'
+import { gitEnv } from './git-binary.js'
 import type { FileDiff } from './tree-diff.js'
 
 export interface LoggedCommit {
@@ -59,11 +60,9 @@ export function parseRawLog(out: Buffer): LoggedCommit[] {
 
 /** Every commit of the first-parent chain ending at `to`, oldest first, with its changed files. */
 export function firstParentLog(gitdir: string, to: string): Promise<LoggedCommit[]> {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v
   const args = ['--git-dir', gitdir, '-c', 'core.quotePath=false', 'log', '--first-parent', '--diff-merges=first-parent', '--root', '--raw', '--no-renames', '--no-abbrev', '-z', '--reverse', '--format=%x01%H', to]
   return new Promise((resolve, reject) => {
-    execFile('git', args, { env, encoding: 'buffer', maxBuffer: 2 ** 31 - 1 }, (err, stdout) => {
+    execFile('git', args, { env: gitEnv(), encoding: 'buffer', maxBuffer: 2 ** 31 - 1 }, (err, stdout) => {
       if (err) return reject(err)
       try {
         resolve(parseRawLog(stdout))

@@ -8,7 +8,8 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
-import { CatFileReader, gitBinaryAvailable } from './git-cat-file.js'
+import { gitBinaryAvailable } from './git-binary.js'
+import { CatFileReader } from './git-cat-file.js'
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag'
 
