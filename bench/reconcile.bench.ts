@@ -6,8 +6,8 @@
 //   persisted state (`<dataDir>/cache` removed), until a GET by id answers 200 with the right
 //   content; the log must show progress. Baseline: the naive read path, every rule blob read with
 //   one `git cat-file --batch` and parsed with `yaml`'s parse.
-// - cold start: restarts on the same data directory after a clean close (persisted state, today
-//   the history cache only), ready = start resolved AND a GET by id answers 200 with the right
+// - cold start: restarts on the same data directory after a clean close (the persisted index and
+//   the history cache), ready = start resolved AND a GET by id answers 200 with the right
 //   content. Baseline: readFile + JSON.parse of a JSON file holding every parsed rule (the floor of
 //   loading a persisted index of that size).
 // - incremental reindex: remote mode against a real `git http-backend`; 10-file pushes (8 edits, 1
@@ -16,13 +16,13 @@
 //   to swapped"), checked: the index is at the pushed tip and the changed rules are served with
 //   their new content. Baseline: reading the same files from disk and parsing them with `yaml`.
 //   The server's local copy is seeded (loose objects + the pack a clone would hold) rather than
-//   fetched: a first fetch of 20k rules is read back one object at a time through isomorphic-git's
-//   pack reader and takes many minutes.
+//   fetched, so the rows measure reindexing, not a first clone.
 // - history metadata: a repository of 20k rules and 50k first-parent commits made with
 //   `git fast-import` (1–3 rule files per commit, moves, deletions, re-created ids, a share of
 //   Python rules whose .py changes alone), then a cold `catchUpHistory` in-process, first over the
-//   packed repository (as a clone has it; time-capped, and estimated from its read rate when the
-//   cap stops it), then over a loose-object copy (the service's own loose reader, run to the end);
+//   packed repository (as a clone has it) with git installed (the accelerator: git log --raw and
+//   git cat-file; time-capped, and estimated from its read rate when the cap stops it), then over a
+//   loose-object copy without git (the in-process walk and loose reader, run to the end);
 //   every live and deleted id is checked against a model built from `git log` itself. Baseline:
 //   `git log --first-parent --raw --no-renames` over the same repository.
 //
