@@ -47,13 +47,18 @@ export async function reindexPaths(repo: GitRepository, commit: string, draft: I
   }
   // Two passes so that a correlation rule is checked against the rules changed with it.
   const ordered = [...yamlPaths].sort((a, b) => Number(a.startsWith('correlation_rules/')) - Number(b.startsWith('correlation_rules/')))
-  for (const p of ordered) {
-    const oid = await repo.blobAt(tree, p)
+  // Every blob is asked for before the first is used: packed reads (git cat-file) overlap.
+  const oids = await Promise.all(ordered.map((p) => repo.blobAt(tree, p)))
+  const blobs = oids.map((oid) => (oid ? repo.readBlob(oid) : null))
+  for (const b of blobs) b?.catch(() => {}) // awaited in order below
+  for (let i = 0; i < ordered.length; i++) {
+    const p = ordered[i]!
+    const oid = oids[i]
     if (!oid) {
       draft.removeFile(p)
       continue
     }
-    const text = (await repo.readBlob(oid)).toString('utf8')
+    const text = (await blobs[i]!).toString('utf8')
     memo?.set(oid, quickIdentity(text))
     const rec = await buildFileRecord(p, text, src, draft.getFile(p))
     if (rec) draft.putFile(rec)
