@@ -9,6 +9,7 @@ export async function removeTempFiles(file: string): Promise<void> {
   const dir = path.dirname(file)
   const prefix = `${path.basename(file)}.`
   const names = await fsp.readdir(dir).catch(() => [] as string[])
-  await Promise.all(names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp')).map((n) => fsp.rm(path.join(dir, n), { force: true })))
+  // Best effort: a leftover that cannot be removed is only wasted space, never a reason not to start.
+  await Promise.all(names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp')).map((n) => fsp.rm(path.join(dir, n), { force: true }).catch(() => {})))
 }
 

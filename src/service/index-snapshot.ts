@@ -52,13 +52,45 @@ interface Tail {
   sorted: Record<RuleKind, string[]>
 }
 
+/**
+ * Numbers JSON cannot hold (YAML's `.inf`, `-.inf`, `.nan`, and `-0`) are written as a one-key
+ * object and read back as numbers. Data that itself has that key cannot be persisted exactly:
+ * the save fails (and the next start rebuilds) rather than the load inventing a number.
+ */
+const NUMBER_TAG = '__rulekeeper_number__'
+
+function replacer(this: unknown, _key: string, v: unknown): unknown {
+  if (typeof v === 'number') {
+    if (Number.isFinite(v) && !Object.is(v, -0)) return v
+    return { [NUMBER_TAG]: Object.is(v, -0) ? '-0' : String(v) }
+  }
+  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG)) throw new Error(`a rule file uses the key ${NUMBER_TAG}`)
+  return v
+}
+
+function reviver(_key: string, v: unknown): unknown {
+  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG)) return Number((v as Record<string, string>)[NUMBER_TAG])
+  return v
+}
+
+/** The reviver costs a call per value: only lines holding a tagged number pay it. */
+const parseLine = (line: string): unknown => (line.includes(NUMBER_TAG) ? JSON.parse(line, reviver) : JSON.parse(line))
+
 let codeFingerprint: string | undefined
 
-/** A hash of the service's own code (every module file) and version: a new build never reads an old snapshot. */
+/**
+ * A hash of the service's own code (every module file) and of the exact dependency versions (the
+ * lock file: a new `yaml`, `js-yaml` or ajv may read or check files differently): a new build or
+ * an upgrade never reads an old snapshot.
+ */
 function fingerprintOfCode(): string {
   if (codeFingerprint) return codeFingerprint
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
   const hash = createHash('sha256').update(FORMAT)
+  for (const f of ['package-lock.json', 'package.json']) {
+    const p = path.join(root, '..', f)
+    if (fs.existsSync(p)) hash.update(f).update(fs.readFileSync(p))
+  }
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const p = path.join(dir, e.name)
@@ -103,15 +135,18 @@ export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: 
   await fsp.mkdir(path.dirname(file), { recursive: true })
   const tmp = `${file}.${process.pid}.tmp`
   const fh = await fsp.open(tmp, 'w')
+  let written = false
   try {
     await fh.write(`${JSON.stringify(header)}\n`)
     for (let i = 0; i < files.length; i += CHUNK) {
-      const lines = files.slice(i, i + CHUNK).map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f))
+      const lines = files.slice(i, i + CHUNK).map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f, replacer))
       await fh.write(`${lines.join('\n')}\n`)
     }
-    await fh.write(`${JSON.stringify(tail)}\n`)
+    await fh.write(`${JSON.stringify(tail, replacer)}\n`)
+    written = true
   } finally {
     await fh.close()
+    if (!written) await fsp.rm(tmp, { force: true })
   }
   await fsp.rename(tmp, file)
 }
@@ -132,10 +167,10 @@ export async function loadSnapshot(file: string, fingerprint: string): Promise<R
     if (lines.length !== header.files + 3 || lines[lines.length - 1] !== '') return null
     const files = new Map<string, FileRecord>()
     for (let i = 1; i <= header.files; i++) {
-      const s = JSON.parse(lines[i]!) as StoredFile
+      const s = parseLine(lines[i]!) as StoredFile
       files.set(s.path, s.rule ? { ...s, rule: restoreRule(s.rule) } : (s as FileRecord))
     }
-    const tail = JSON.parse(lines[header.files + 1]!) as Tail
+    const tail = parseLine(lines[header.files + 1]!) as Tail
     const rules = new Map<string, IndexedRule>()
     for (const [id, ref] of tail.rules) {
       const rule = typeof ref === 'string' ? files.get(ref)?.rule : restoreRule(ref)
@@ -158,11 +193,13 @@ export async function loadSnapshot(file: string, fingerprint: string): Promise<R
 }
 
 /**
- * When the snapshot is written: soon after a full build, at most every 30 s while the index keeps
- * changing (writes, reconciles), and at shutdown. One write at a time; a failed write is logged
+ * When the snapshot is written: soon after a full build, at most every 5 minutes while the index
+ * keeps changing (writes, reconciles), and at shutdown. A start after a crash applies what changed
+ * since the saved revision incrementally, so saving more often would buy little for the CPU it
+ * costs (the whole index is serialized each time). One write at a time; a failed write is logged
  * and only costs a longer next start.
  */
-const SAVE_EVERY_MS = 30_000
+const SAVE_EVERY_MS = 5 * 60_000
 
 export class IndexPersistence {
   private readonly fingerprint: string

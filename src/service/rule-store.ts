@@ -221,6 +221,7 @@ export class RuleStore {
     let removed = 0
     let next: () => RuleIndex
     const memo: IdentityMemo = new Map()
+    let fullBuild = false
     if (this.index.revision && chain) {
       const changed = (await this.repo.diff(this.index.revision, head)).map((d) => d.path)
       const draft = this.index.draft()
@@ -229,6 +230,7 @@ export class RuleStore {
       next = () => draft.publish(head)
     } else {
       const full = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger, memo)
+      fullBuild = true
       for (const id of this.index.rules.keys()) if (!full.rules.has(id)) removed++
       next = () => full
     }
@@ -244,7 +246,7 @@ export class RuleStore {
     await catchUpHistory(this.repo, this.history, head, this.logger, memo)
     this.publish(next())
     // A full build is the expensive case the persisted index exists for: save it now, not later.
-    if (memo.size > 0) this.persisted?.saveSoon()
+    if (fullBuild) this.persisted?.saveSoon()
   }
 
   async close(): Promise<void> {

@@ -48,7 +48,7 @@ async function start(dataDir: string): Promise<Started> {
 const SNAPSHOT = (dataDir: string) => path.join(dataDir, 'cache', 'index.ndjson')
 
 /** A data dir whose index holds API-written rules, an invalid file, a duplicate id and a stale rule. */
-async function prepared(t: Pick<typeof import('tap').default, 'ok' | 'equal' | 'same'>): Promise<{ dataDir: string; before: Record<string, unknown>; head: string }> {
+async function prepared(t: Pick<typeof import('tap').default, 'ok' | 'equal' | 'same' | 'match'>): Promise<{ dataDir: string; before: Record<string, unknown>; head: string }> {
   const dataDir = tempDir('rk-persisted-data-')
   const first = await start(dataDir)
   t.ok(first.fullBuild, 'the first start builds the index from the files')
@@ -59,6 +59,11 @@ async function prepared(t: Pick<typeof import('tap').default, 'ok' | 'equal' | '
   const file = path.join(c.dir, 'simple_rules/editor/Editor.Audit.LoginFailed.yml')
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Severity: Info', 'Severity: Info\n  bad: [indent'))
   fs.writeFileSync(path.join(c.dir, 'simple_rules/editor/copy.yml'), fs.readFileSync(path.join(c.dir, 'simple_rules/editor/Editor.Audit.LoginSucceeded.yml'), 'utf8'))
+  // Numbers JSON cannot hold must survive the snapshot (the detection text shows them).
+  fs.writeFileSync(
+    path.join(c.dir, 'simple_rules/editor/numbers.yml'),
+    'AnalysisType: rule\nRuleID: Persist.Numbers\nSeverity: Low\nLogTypes: [AWS.CloudTrail]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: .inf\n  - KeyPath: b\n    Condition: IsIn\n    Values: [-.inf, .nan, -0, 1e400]\n',
+  )
   c.run('add', '-A')
   c.run('commit', '-q', '-m', 'break one file, duplicate another')
   c.run('push', '-q', 'origin', 'HEAD:main')
@@ -67,6 +72,8 @@ async function prepared(t: Pick<typeof import('tap').default, 'ok' | 'equal' | '
   const st = before.status as { invalidFiles: unknown[]; staleRules: Array<{ id: string }> }
   t.equal(st.invalidFiles.length, 3, 'the broken file and both holders of the duplicated id are reported')
   t.same(st.staleRules.map((r) => r.id), ['Editor.Audit.LoginFailed'], 'one rule served from its last good version')
+  const numbers = (before['simple-rules'] as Array<{ id: string; detection: string }>).find((r) => r.id === 'Persist.Numbers')
+  t.match(numbers?.detection, /\.inf[\s\S]*-\.inf[\s\S]*\.nan[\s\S]*-0/, 'infinite, NaN and -0 values are served as YAML has them')
   await s.close()
   t.ok(fs.existsSync(SNAPSHOT(dataDir)), 'the index is persisted at shutdown')
   return { dataDir, before, head: c.run('rev-parse', 'HEAD').trim() }
