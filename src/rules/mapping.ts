@@ -91,7 +91,6 @@ export function bodyToFileData(
   return ordered
 }
 
-/** File data → the API view of the rule (every field with its effective value; no metadata). */
 /**
  * A YAML-text field rendered on first read (an enumerable getter, so spreads and JSON see a plain
  * string): rendering every Detection at load cost ~1.5 s of a 20k-rule rebuild, and most views are
@@ -107,6 +106,7 @@ function defineLazyText(view: Record<string, unknown>, key: string, raw: unknown
   })
 }
 
+/** File data → the API view of the rule (every field with its effective value; no metadata). */
 export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unknown>>, pythonSource?: string): Record<string, unknown> {
   const view: Record<string, unknown> = {}
   for (const f of fieldsOf(kind)) {

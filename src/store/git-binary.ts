@@ -1,6 +1,7 @@
 // The `git` binary as an optional accelerator for bulk reads (repository.md): whether it is
-// installed, and the environment it runs with (none of the caller's GIT_* variables, so it reads
-// the repository it is pointed at and nothing else).
+// installed, and how it runs: none of the caller's GIT_* variables, no system or global config
+// (a user's log format or signature settings would change the output), and no replace refs
+// (isomorphic-git ignores them), so it reads exactly what the in-process readers read.
 import { spawnSync } from 'node:child_process'
 
 let installed: boolean | undefined
@@ -14,5 +15,8 @@ export function gitBinaryAvailable(): boolean {
 export function gitEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v
+  env.GIT_CONFIG_NOSYSTEM = '1'
+  env.GIT_CONFIG_GLOBAL = '/dev/null'
+  env.GIT_NO_REPLACE_OBJECTS = '1'
   return env
 }

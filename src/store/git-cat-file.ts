@@ -16,11 +16,15 @@ interface Request {
   reject(err: Error): void
 }
 
+/** A read git has not answered in this long means the process is stuck: it is ended. */
+const READ_TIMEOUT_MS = 30_000
+
 export class CatFileReader {
   private readonly child: ChildProcessWithoutNullStreams
   private readonly pending: Request[] = []
   private buf: Buffer = Buffer.alloc(0)
   private failed: Error | null = null
+  private watchdog: NodeJS.Timeout | undefined
 
   constructor(gitdir: string) {
     this.child = spawn('git', ['--git-dir', gitdir, 'cat-file', '--batch'], { env: gitEnv(), stdio: 'pipe' })
@@ -34,11 +38,16 @@ export class CatFileReader {
     for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) pipe(s).unref?.()
   }
 
-  /** Keeps the event loop alive while reads are pending. */
+  /** Keeps the event loop alive while reads are pending, and watches that answers keep coming. */
   private hold(on: boolean): void {
     const out = pipe(this.child.stdout)
     if (on) out.ref?.()
     else out.unref?.()
+    clearTimeout(this.watchdog)
+    if (on) {
+      this.watchdog = setTimeout(() => this.fail(new Error(`git cat-file answered nothing for ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS)
+      this.watchdog.unref()
+    }
   }
 
   get broken(): boolean {
@@ -81,6 +90,7 @@ export class CatFileReader {
       this.buf = this.buf.subarray(nl + 1 + size + 1)
       this.pending.shift()
       req.resolve({ type: parts[1] as ObjectType, content })
+      if (this.pending.length > 0) this.hold(true) // an answer came: the watchdog starts over
     }
   }
 

@@ -4,7 +4,7 @@
 // no submodules, nothing inside hidden or __pycache__ folders, no entry whose blob did not change.
 import { execFile } from 'node:child_process'
 import { gitEnv } from './git-binary.js'
-import type { FileDiff } from './tree-diff.js'
+import { skipFolder, SUBMODULE_MODE, type FileDiff } from './tree-diff.js'
 
 export interface LoggedCommit {
   oid: string
@@ -12,16 +12,18 @@ export interface LoggedCommit {
 }
 
 const ZERO = '0000000000000000000000000000000000000000'
-const SUBMODULE = '160000'
 
 /** diffTrees never descends into these folders (at any depth). */
 function insideSkippedFolder(p: string): boolean {
   const parts = p.split('/')
-  for (let i = 0; i < parts.length - 1; i++) if (parts[i]!.startsWith('.') || parts[i] === '__pycache__') return true
+  for (let i = 0; i < parts.length - 1; i++) if (skipFolder(parts[i]!)) return true
   return false
 }
 
-/** Parses `git log -z --raw --format=%x01%H` output: `\x01<commit>\0\n` then `:<modes> <oids> <status>\0<path>\0` per file. */
+/**
+ * Parses `git log -z --raw --format=%x01%H` output: `\x01<commit>\0` per commit, then (after a
+ * newline, when the commit changed files) `:<modes> <oids> <status>\0<path>\0` per file.
+ */
 export function parseRawLog(out: Buffer): LoggedCommit[] {
   const commits: LoggedCommit[] = []
   let i = 0
@@ -48,8 +50,8 @@ export function parseRawLog(out: Buffer): LoggedCommit[] {
       i++
       const [oldMode, newMode, oldOid, newOid] = until(0).split(' ')
       const path = until(0)
-      const from = oldOid === ZERO || oldMode === SUBMODULE ? null : oldOid!
-      const to = newOid === ZERO || newMode === SUBMODULE ? null : newOid!
+      const from = oldOid === ZERO || oldMode === SUBMODULE_MODE ? null : oldOid!
+      const to = newOid === ZERO || newMode === SUBMODULE_MODE ? null : newOid!
       if (from === to || insideSkippedFolder(path)) continue
       c.changes.push({ path, oldOid: from, newOid: to })
     }
@@ -60,9 +62,9 @@ export function parseRawLog(out: Buffer): LoggedCommit[] {
 
 /** Every commit of the first-parent chain ending at `to`, oldest first, with its changed files. */
 export function firstParentLog(gitdir: string, to: string): Promise<LoggedCommit[]> {
-  const args = ['--git-dir', gitdir, '-c', 'core.quotePath=false', 'log', '--first-parent', '--diff-merges=first-parent', '--root', '--raw', '--no-renames', '--no-abbrev', '-z', '--reverse', '--format=%x01%H', to]
+  const args = ['--git-dir', gitdir, 'log', '--first-parent', '--diff-merges=first-parent', '--root', '--raw', '--no-renames', '--no-abbrev', '-z', '--reverse', '--format=%x01%H', to]
   return new Promise((resolve, reject) => {
-    execFile('git', args, { env: gitEnv(), encoding: 'buffer', maxBuffer: 2 ** 31 - 1 }, (err, stdout) => {
+    execFile('git', args, { env: gitEnv(), encoding: 'buffer', maxBuffer: 2 ** 31 - 1, timeout: 10 * 60_000 }, (err, stdout) => {
       if (err) return reject(err)
       try {
         resolve(parseRawLog(stdout))

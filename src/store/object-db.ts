@@ -74,9 +74,17 @@ export class ObjectDb {
     private readonly useGitBinary = true,
   ) {}
 
+  /** git cat-file processes that failed; after a few, packed reads stay with isomorphic-git. */
+  private catFileFailures = 0
+
   private catFile(): CatFileReader | null {
-    if (!this.useGitBinary || !gitBinaryAvailable()) return null
-    if (!this.catFileReader || this.catFileReader.broken) this.catFileReader = new CatFileReader(this.gitdir)
+    if (!this.useGitBinary || this.catFileFailures >= 3 || !gitBinaryAvailable()) return null
+    if (this.catFileReader?.broken) {
+      this.catFileReader = null
+      this.catFileFailures++
+      if (this.catFileFailures >= 3) return null
+    }
+    this.catFileReader ??= new CatFileReader(this.gitdir)
     return this.catFileReader
   }
 
@@ -85,6 +93,9 @@ export class ObjectDb {
     this.catFileReader?.close()
     this.catFileReader = null
   }
+
+  /** Tree reads in flight: concurrent lookups of one tree share one read. */
+  private readonly treeReads = new Map<string, Promise<TreeEntry[]>>()
 
   private loosePath(oid: string): string {
     return path.join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
@@ -155,15 +166,23 @@ export class ObjectDb {
     return o.content
   }
 
-  async readTree(oid: string): Promise<TreeEntry[]> {
+  readTree(oid: string): Promise<TreeEntry[]> {
     const cached = this.treeCache.get(oid)
-    if (cached) return cached
-    const o = await this.readObject(oid)
-    if (o.type !== 'tree') throw new Error(`object ${oid} is a ${o.type}, not a tree`)
-    const entries = parseTree(o.content)
-    if (this.treeCache.size >= this.treeCacheMax) this.treeCache.clear()
-    this.treeCache.set(oid, entries)
-    return entries
+    if (cached) return Promise.resolve(cached)
+    let inflight = this.treeReads.get(oid)
+    if (!inflight) {
+      inflight = this.readObject(oid)
+        .then((o) => {
+          if (o.type !== 'tree') throw new Error(`object ${oid} is a ${o.type}, not a tree`)
+          const entries = parseTree(o.content)
+          if (this.treeCache.size >= this.treeCacheMax) this.treeCache.clear()
+          this.treeCache.set(oid, entries)
+          return entries
+        })
+        .finally(() => this.treeReads.delete(oid))
+      this.treeReads.set(oid, inflight)
+    }
+    return inflight
   }
 
   async readCommit(oid: string): Promise<CommitInfo> {

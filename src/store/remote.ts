@@ -56,7 +56,8 @@ const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permissi
 
 /**
  * isomorphic-git's Node client with an explicit idle timeout: after `timeoutMs` without a byte
- * simple-get (under the client) aborts the request; that becomes ETIMEDOUT, a 503 for a write.
+ * simple-get (under the client) aborts the request (ETIMEDOUT before the answer starts, a reset
+ * while it streams): either way `unreachable`, a 503 for a write.
  * Without it Node 20's global agent drops any socket idle for 5 s, which fails a healthy remote
  * that takes longer to compute a large pack, while a shorter bound is what a stuck remote needs.
  */

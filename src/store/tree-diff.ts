@@ -14,7 +14,10 @@ export interface FileDiff {
   newOid: string | null
 }
 
-const skipFolder = (name: string) => name.startsWith('.') || name === '__pycache__'
+/** Folders no analysis file is read from. */
+export const skipFolder = (name: string) => name.startsWith('.') || name === '__pycache__'
+/** A gitlink (submodule) entry: not a file of this repository. */
+export const SUBMODULE_MODE = '160000'
 
 export async function listFiles(db: ObjectDb, treeOid: string, prefix = ''): Promise<FileEntry[]> {
   const out: FileEntry[] = []
@@ -22,7 +25,7 @@ export async function listFiles(db: ObjectDb, treeOid: string, prefix = ''): Pro
     const p = prefix ? `${prefix}/${e.name}` : e.name
     if (e.mode === TREE_MODE) {
       if (!skipFolder(e.name)) out.push(...(await listFiles(db, e.oid, p)))
-    } else if (e.mode !== '160000') out.push({ path: p, oid: e.oid })
+    } else if (e.mode !== SUBMODULE_MODE) out.push({ path: p, oid: e.oid })
   }
   return out
 }
@@ -40,8 +43,8 @@ export async function diffTrees(db: ObjectDb, oldTree: string | null, newTree: s
     const xTree = x?.mode === TREE_MODE ? x.oid : null
     const yTree = y?.mode === TREE_MODE ? y.oid : null
     if ((xTree || yTree) && !skipFolder(name)) out.push(...(await diffTrees(db, xTree, yTree, p)))
-    const xFile = x && x.mode !== TREE_MODE && x.mode !== '160000' ? x.oid : null
-    const yFile = y && y.mode !== TREE_MODE && y.mode !== '160000' ? y.oid : null
+    const xFile = x && x.mode !== TREE_MODE && x.mode !== SUBMODULE_MODE ? x.oid : null
+    const yFile = y && y.mode !== TREE_MODE && y.mode !== SUBMODULE_MODE ? y.oid : null
     if (xFile !== yFile) out.push({ path: p, oldOid: xFile, newOid: yFile })
   }
   return out

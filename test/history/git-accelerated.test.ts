@@ -2,7 +2,7 @@
 // walk give the same metadata for every rule, on a history with the awkward cases: a scheduled
 // rule renamed within its folder, moves across folders, hidden and __pycache__ folders, a
 // submodule, a mode-only change, a merge, delete and re-create, an empty commit, broken YAML,
-// non-ASCII paths, and more commits than the progress threshold.
+// non-ASCII paths, a replace ref, and more commits than the progress threshold.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -82,6 +82,9 @@ function repoWithAwkwardHistory(): string {
   const gitdir = path.join(path.dirname(work), 'bare.git')
   execFileSync('git', ['clone', '-q', '--bare', work, gitdir])
   execFileSync('git', ['--git-dir', gitdir, 'gc', '-q'])
+  // A replace ref (which isomorphic-git, and so the in-process walk, ignores): git must ignore it too.
+  const blob = (p: string) => execFileSync('git', ['--git-dir', gitdir, 'rev-parse', `main:${p}`], { encoding: 'utf8' }).trim()
+  execFileSync('git', ['--git-dir', gitdir, 'replace', blob('rules/main-only.yml'), blob('rules/side.yml')])
   return gitdir
 }
 
@@ -107,6 +110,7 @@ t.test('git log --raw and the in-process tree walk give the same history metadat
   t.equal(walked.get('Hidden'), undefined, 'hidden folders are not rules')
   t.equal(walked.get('Cached'), undefined, '__pycache__ is not rules')
   t.ok(walked.get('Accent'), 'a non-ASCII path is followed')
+  t.ok(walked.get('MainOnly'), 'the replace ref changes nothing')
   t.equal(walked.get('Accent')?.modified.commit, walked.get('Accent')?.created.commit, 'a mode-only change modifies nothing')
   const s = walked.get('S')!
   const log = (...args: string[]) => execFileSync('git', ['--git-dir', gitdir, 'log', '--first-parent', '--format=%H', ...args], { encoding: 'utf8' }).trim().split('\n')
