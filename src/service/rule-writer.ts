@@ -115,7 +115,7 @@ export class RuleWriter {
 
   /** Waits until every queued write is done (used at shutdown). */
   async idle(): Promise<void> {
-    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5))
+    while (this.running || this.queue.length > 0) await sleep(5)
   }
 
   private async drain(): Promise<void> {

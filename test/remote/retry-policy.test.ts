@@ -95,19 +95,32 @@ t.test('a rebuild re-checks preconditions: a create whose id a person pushed mea
   t.equal((await s.request('GET', '/simple-rules/Retry.Contested')).body?.description, 'the person was first')
 })
 
-t.test('a remote that keeps moving: after the budget, 503 in our words, and nothing left behind', async (t) => {
-  t.setTimeout(120_000)
+/**
+ * A server following a remote on which a person pushes an edit of Retry.Busy right before each
+ * service push that `when` picks; the retry policy is the default with `policy` over it.
+ */
+async function busyRemote(t: Pick<typeof import('tap').default, 'equal' | 'teardown'>, policy: Partial<RetryPolicy>, when: (commits: number) => boolean | Promise<boolean>): Promise<{ w: RemoteWorld; s: TestServer; spy: PushSpy }> {
   const w = await remoteWorld(t)
   const s = await w.startServer()
-  const store = s.server.store
-  setPolicy(store, { budgetMs: 1500 })
+  setPolicy(s.server.store, policy)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))).status, 200)
   const person = await PersonClone.clone(w.remote.gitdir, kim)
-  const spy = interfere(w, s, person, () => true, (n) => person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)))
+  const spy = interfere(w, s, person, when, (n) => person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)))
+  return { w, s, spy }
+}
+
+/** POSTs a simple rule for each id, all in one write batch. */
+function postBatch(s: TestServer, ids: string[]): Promise<ApiResponse[]> {
+  return oneBatch(s, ids.length, () => ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))))
+}
+
+t.test('a remote that keeps moving: after the budget, 503 in our words, and nothing left behind', async (t) => {
+  t.setTimeout(120_000)
+  const { w, s, spy } = await busyRemote(t, { budgetMs: 1500 }, () => true)
 
   const started = Date.now()
   const ids = ['Retry.A', 'Retry.B', 'Retry.C', 'Retry.D']
-  const answers = await oneBatch(s, ids.length, () => ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))))
+  const answers = await postBatch(s, ids)
   const ms = Date.now() - started
   for (const [i, a] of answers.entries()) {
     t.equal(a.status, 503, `${ids[i]}: 503 (${a.text})`)
@@ -147,17 +160,11 @@ function remoteIdle(s: TestServer): void {
 
 t.test('splitting makes progress while only single writes get through', async (t) => {
   t.setTimeout(120_000)
-  const w = await remoteWorld(t)
-  const s = await w.startServer()
-  const store = s.server.store
-  setPolicy(store, { budgetMs: 30_000 })
-  t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))).status, 200)
-  const person = await PersonClone.clone(w.remote.gitdir, kim)
   // The remote moves under every attempt carrying more than one write.
-  const spy = interfere(w, s, person, (commits) => commits > 1, (n) => person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)))
+  const { w, s, spy } = await busyRemote(t, { budgetMs: 30_000 }, (commits) => commits > 1)
 
   const ids = ['Split.A', 'Split.B', 'Split.C', 'Split.D']
-  const answers = await oneBatch(s, ids.length, () => ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))))
+  const answers = await postBatch(s, ids)
   t.same(
     answers.map((a) => a.status),
     [200, 200, 200, 200],
@@ -175,20 +182,14 @@ t.test('splitting makes progress while only single writes get through', async (t
 
 t.test('the cap bounds a batch that makes progress too slowly: the writes made are 200, the rest 503', async (t) => {
   t.setTimeout(120_000)
-  const w = await remoteWorld(t)
-  const s = await w.startServer()
-  const store = s.server.store
-  setPolicy(store, { budgetMs: 30_000, capMs: 1000 })
-  t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))).status, 200)
-  const person = await PersonClone.clone(w.remote.gitdir, kim)
   // Several writes at once are refused; a single one goes through, but slowly (past the cap).
-  const spy = interfere(w, s, person, async (commits) => {
+  const { w, s, spy } = await busyRemote(t, { budgetMs: 30_000, capMs: 1000 }, async (commits) => {
     if (commits > 1) return true
     await new Promise((r) => setTimeout(r, 1200))
     return false
-  }, (n) => person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)))
+  })
   const ids = ['Cap.A', 'Cap.B', 'Cap.C', 'Cap.D']
-  const answers = await oneBatch(s, ids.length, () => ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))))
+  const answers = await postBatch(s, ids)
   t.same(answers.map((a) => a.status), [200, 503, 503, 503], 'the first write was made before the cap, the others not')
   t.same(spy.sizes, [4, 2, 1, 2], 'refused, refused, made (slowly), refused: then the cap')
   t.match(answers[1]!.body?.message, /kept moving: retried 1 time in \d+\.\d s/, 'the retries since the last write made')
