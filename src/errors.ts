@@ -49,13 +49,16 @@ export class RulekeeperError extends Error {
   readonly status: number
   /** Extra members of the JSON error body (`errors`, `testResults`, …). */
   readonly body: Record<string, unknown>
+  /** Response headers that go with the answer (`Retry-After` on a busy 503). */
+  readonly headers: Record<string, string>
 
-  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
     super(message)
     this.name = 'RulekeeperError'
     this.code = code
     this.status = STATUS[code]
     this.body = body
+    this.headers = headers
   }
 }
 

@@ -23,6 +23,7 @@ export function errorFunnel(logger: Logger): Koa.Middleware<ApiState> {
       }
     } catch (err) {
       const requestId = ctx.state.requestId
+      if (isRulekeeperError(err)) for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value)
       if (isRulekeeperError(err) && err.status < 500) {
         ctx.status = err.status
         ctx.body = { message: err.message, ...err.body }

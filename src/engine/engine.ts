@@ -9,6 +9,15 @@ export interface EngineContext {
   findRule(id: string): RuleFile | undefined
   /** Non-rule analysis files (globals, queries, Python streaming rules), by their id. */
   findSupport(id: string): SupportFile | undefined
+  /** Who runs the tests and until when (API requests): fairness between callers, cancellation. */
+  run?: RunScope
+}
+
+export interface RunScope {
+  /** The caller (a token id): Python jobs are queued per owner and served round robin. */
+  owner?: string
+  /** Aborted when the client goes away or the request's test time budget is used up. */
+  signal?: AbortSignal
 }
 
 export interface FunctionOutcome {

@@ -15,6 +15,8 @@ export interface Interpreter {
   /** The interpreter's own `sys.executable`: what workers run. */
   executable: string
   version: string
+  /** What the sandbox must mount for it: prefixes and `sys.path` entries (absolute, as reported). */
+  paths: string[]
 }
 
 /** The server's environment: where PATH comes from (main.ts passes it; it is never given to workers). */
@@ -22,7 +24,9 @@ export type ServerEnv = Readonly<Record<string, string | undefined>>
 
 const MIN_VERSION = [3, 9]
 const PROBE_TIMEOUT_MS = 10_000
-const PROBE = 'import sys, json; print(json.dumps([sys.executable, list(sys.version_info[:3])]))'
+const PROBE =
+  'import sys, json; print(json.dumps([sys.executable, list(sys.version_info[:3]), ' +
+  '[sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix] + [p for p in sys.path if p]]))'
 
 function isExecutableFile(path: string): boolean {
   try {
@@ -77,9 +81,9 @@ export async function probeInterpreter(command: string, serverEnv: ServerEnv): P
     })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      let parsed: [string, number[]] | undefined
+      let parsed: [string, number[], string[]?] | undefined
       try {
-        parsed = JSON.parse(out.trim().split('\n').pop() ?? '') as [string, number[]]
+        parsed = JSON.parse(out.trim().split('\n').pop() ?? '') as [string, number[], string[]?]
       } catch {
         parsed = undefined
       }
@@ -94,7 +98,8 @@ export async function probeInterpreter(command: string, serverEnv: ServerEnv): P
         reject(unavailable(`Python tests cannot run: '${resolved}' is Python ${version}; 3.9 or later is needed`))
         return
       }
-      resolvePromise({ command, resolved, executable: parsed[0] || resolved, version })
+      const paths = Array.isArray(parsed[2]) ? parsed[2].filter((p): p is string => typeof p === 'string') : []
+      resolvePromise({ command, resolved, executable: parsed[0] || resolved, version, paths })
     })
   })
 }

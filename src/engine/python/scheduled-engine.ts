@@ -7,8 +7,7 @@ import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../eng
 import { collectGlobals } from './imports.js'
 import type { JobRule, JobTest, ResultMessage, RunLimits } from './protocol.js'
 import { importProblem, testOutcome, type PythonTestOutcome } from './verdict.js'
-import type { WorkerPool } from './worker-pool.js'
-import { WorkerError } from './worker-process.js'
+import { RunCancelled, type WorkerPool } from './worker-pool.js'
 
 /** Time the worker needs beyond the tests' own timeouts (fork, import) before the pool gives up. */
 const BACKSTOP_SLACK_MS = 10_000
@@ -27,6 +26,11 @@ export interface ScheduledEngine {
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   /** Runs tests (file form: Name, ExpectedResult, Log, Mocks) against any module, by §3.2. */
   runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]>
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
 }
 
 function moduleProblems(rule: RuleFile): RuleProblem[] {
@@ -126,18 +130,23 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backs
       result = (await pool.run(
         { op: 'test', rule: job, globals: collectGlobals(job.source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
         backstop(specs.length),
+        ctx.run,
       )) as ResultMessage
     } catch (err) {
-      if (isRulekeeperError(err) || !(err instanceof WorkerError)) throw err
-      // The worker itself went away mid-run (killed from outside, or by the rule through ctypes).
-      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: err.message, errored: true, functions: {} }))
+      if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
+      // Cancelled before it started (the client went away, or the request's budget ran out).
+      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: `not run: ${err.message}`, errored: true, functions: {} }))
     }
     const byIndex = new Map(result.tests.map((r) => [r.i, r]))
     return specs.map((s, i) => {
       if (typeof s.expected !== 'boolean') {
         return { name: s.name, expected: false, actual: null, passed: null, error: 'ExpectedResult must be true or false', errored: false, functions: {} }
       }
-      return testOutcome(s.name, s.expected, byIndex.get(i))
+      const record = byIndex.get(i)
+      if (!record && ctx.run?.signal?.aborted) {
+        return { name: s.name, expected: s.expected, actual: null, passed: false, error: `not run: ${abortReason(ctx.run.signal)}`, errored: true, functions: {} }
+      }
+      return testOutcome(s.name, s.expected, record)
     })
   }
 
@@ -147,9 +156,9 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backs
     const job = jobRule(rule)
     let result: ResultMessage
     try {
-      result = (await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, backstop(1))) as ResultMessage
+      result = (await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, backstop(1), ctx.run)) as ResultMessage
     } catch (err) {
-      if (isRulekeeperError(err) || !(err instanceof WorkerError)) throw err
+      if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
       return [{ path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' }]
     }
     const problem = importProblem(result.tests[0], job.filename)

@@ -1,21 +1,40 @@
-// The pool of warm Python workers: started lazily on the first job, at most `poolSize` at once, a
-// FIFO queue in front. A worker that dies or passes its backstop is dropped and a new one is started
-// for the next job. Jobs fail with 503 (Unavailable) only when no worker can be started at all.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { unavailable } from '../../errors.js'
+// The pool of sandboxed Python runs. Every job (the tests of one rule) runs in fresh processes of
+// its own (sandbox-run.ts), never in one that ran another rule; to keep that cheap, `poolSize`
+// spares are started ahead of time (interpreter and runtime loaded, waiting for a job) once the
+// pool is first used. At most `poolSize` jobs run at once; the rest wait in per-caller queues served
+// round robin, so one caller's burst delays another caller's save by at most one job per slot.
+// The queues are bounded (a full one answers 503 with Retry-After); a job whose caller went away or
+// ran out of time (an AbortSignal) leaves the queue, or has its process killed. When the kernel
+// sandbox cannot start (no bwrap, user namespaces forbidden), every job fails with a clear 503:
+// rule code never runs unconfined.
+import { dirname } from 'node:path'
+import { RulekeeperError, unavailable } from '../../errors.js'
 import type { Logger } from '../../log.js'
-import { probeInterpreter, type Interpreter, type ServerEnv } from './interpreter.js'
-import type { HelloMessage, JobMessage, PongMessage, ResultMessage } from './protocol.js'
-import { workerScriptPath } from './runtime-files.js'
-import { PythonWorker } from './worker-process.js'
+import { bwrapArgs, hasSetpriv, RUNTIME_DIR, type SandboxLayout } from '../../sandbox/bubblewrap.js'
+import { compileFilter } from '../../sandbox/seccomp.js'
+import { currentArch } from '../../sandbox/syscalls.js'
+import { probeInterpreter, resolveCommand, type Interpreter, type ServerEnv } from './interpreter.js'
+import type { JobMessage, PongMessage, ResultMessage, TestRecord } from './protocol.js'
+import { runnerScriptPath } from './runtime-files.js'
+import { SandboxRun, SandboxStartError, type SandboxSpawn } from './sandbox-run.js'
 
 type Job = JobMessage extends infer J ? (J extends { id: number } ? Omit<J, 'id'> : never) : never
 
+export interface RunOptions {
+  /** Who asked (a token id): the unit of fairness and of the per-caller queue limit. */
+  owner?: string
+  /** Aborts the job: removed from the queue, or its process killed (the reason becomes the message). */
+  signal?: AbortSignal
+}
+
+/** A job stopped by its AbortSignal before it started. */
+export class RunCancelled extends Error {}
+
 interface Queued {
   job: Job
-  backstopMs: number
+  owner: string
+  signal?: AbortSignal
+  onAbort?: () => void
   resolve(message: ResultMessage | PongMessage): void
   reject(err: Error): void
 }
@@ -23,59 +42,130 @@ interface Queued {
 export interface PoolOptions {
   command: string
   poolSize: number
+  /** Jobs waiting at once, all callers together (default 64); past it, 503 with Retry-After. */
+  queueLimit?: number
+  /** Jobs one caller may have waiting (default 16). */
+  queuePerCaller?: number
   startTimeoutMs?: number
   logger?: Logger
-  /** Where `command` is looked up (PATH) and what the one-off version probe may see. */
+  /** Where `command` and `bwrap` are looked up (PATH) and what the version probe may see. */
   serverEnv: ServerEnv
+  /** Size of each run's tmpfs scratch directory (default 16 MiB). */
+  scratchBytes?: number
+  /** Root only: runs get uids uidBase, uidBase+1, … (one per process alive at once). */
+  uidBase?: number
+}
+
+export interface Isolation {
+  sandbox: string
+  /** How runs are told apart: a uid of their own (root) or one user namespace each. */
+  identity: string
+  seccomp: string
+  /** The uid the first run reported (inside its namespace). */
+  uid?: number
 }
 
 export interface PoolInfo {
   interpreter: Interpreter
-  /** What the first worker reported about its isolation (network namespace, uid). */
-  isolation?: HelloMessage['isolation']
+  isolation?: Isolation
 }
+
+const DEFAULT_UID_BASE = 1_900_000_000
+
+/** What every run of this pool shares; each spare adds its own identity (uid) to it. */
+interface SandboxPlan {
+  bwrap: string
+  layout: SandboxLayout
+  runner: string[]
+  seccomp: Buffer
+}
+const RETRY_SANDBOX_MS = 30_000
 
 export class WorkerPool {
   private interpreter: Promise<Interpreter> | undefined
-  private workers: PythonWorker[] = []
-  private starting = 0
-  private queue: Queued[] = []
-  private scratchRoot: string | undefined
-  private nextId = 1
+  private spec: Promise<SandboxPlan> | undefined
+  private spares: SandboxRun[] = []
+  private running = new Set<SandboxRun>()
+  private queues = new Map<string, Queued[]>()
+  private queued = 0
+  private active = 0
   private closed = false
-  private hello: HelloMessage | undefined
-  /** Workers started over the pool's life (for tests and metrics). */
+  private sandboxError: { error: Error; at: number } | undefined
+  private readonly uids = new Set<number>()
+  private hello: Isolation | undefined
+  private avgJobMs = 200
+  /** Sandboxes started over the pool's life (tests and metrics). */
   started = 0
 
   constructor(private readonly opts: PoolOptions) {}
 
-  /** Resolves and probes the interpreter (one short process), without starting a worker. */
+  /** Resolves the interpreter and checks that the sandbox starts (one spare, kept for the first job). */
   async describe(): Promise<PoolInfo> {
-    return { interpreter: await this.probe(), isolation: this.hello?.isolation }
+    const interpreter = await this.probe()
+    try {
+      const spare = this.spawnSpare(await this.sandboxSpec())
+      this.spares.push(spare)
+      await spare.start()
+    } catch (err) {
+      this.noteSandboxError(err)
+    }
+    return { interpreter, isolation: this.hello }
   }
 
-  /** Runs one job on the first free worker. */
-  run(job: Job, backstopMs: number): Promise<ResultMessage | PongMessage> {
+  /** Runs one job; rejects with a RulekeeperError (503) when it cannot run, RunCancelled when aborted. */
+  run(job: Job, _backstopMs?: number, opts: RunOptions = {}): Promise<ResultMessage | PongMessage> {
     if (this.closed) return Promise.reject(unavailable('Python tests cannot run: the worker pool is closed'))
+    if (opts.signal?.aborted) return Promise.reject(new RunCancelled(reason(opts.signal)))
+    const owner = opts.owner ?? ''
+    const mine = this.queues.get(owner) ?? []
+    const limit = this.opts.queueLimit ?? 64
+    const perCaller = this.opts.queuePerCaller ?? 16
+    if (this.queued >= limit || mine.length >= perCaller) {
+      const retryAfter = Math.max(1, Math.ceil((this.avgJobMs * (this.queued + 1)) / this.opts.poolSize / 1000))
+      const who = mine.length >= perCaller ? `this caller already has ${mine.length} rules waiting` : `${this.queued} rules are waiting`
+      return Promise.reject(new RulekeeperError('Unavailable', `Python tests are busy: ${who}; retry in ${retryAfter} s`, {}, { 'Retry-After': String(retryAfter) }))
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, backstopMs, resolve, reject })
+      const q: Queued = { job, owner, signal: opts.signal, resolve, reject }
+      if (opts.signal) {
+        q.onAbort = () => {
+          const list = this.queues.get(owner)
+          const i = list?.indexOf(q) ?? -1
+          if (i >= 0) {
+            list!.splice(i, 1)
+            this.queued--
+            if (list!.length === 0) this.queues.delete(owner)
+            reject(new RunCancelled(reason(opts.signal!)))
+          }
+        }
+        opts.signal.addEventListener('abort', q.onAbort, { once: true })
+      }
+      mine.push(q)
+      this.queues.set(owner, mine)
+      this.queued++
       this.pump()
     })
   }
 
-  /** Kills every worker and removes the scratch root. The pool cannot be used afterwards. */
+  /** Kills every sandbox. The pool cannot be used afterwards. */
   async close(): Promise<void> {
     this.closed = true
-    for (const q of this.queue.splice(0)) q.reject(unavailable('Python tests cannot run: the worker pool is closed'))
-    const workers = this.workers.splice(0)
-    for (const w of workers) w.kill()
-    await Promise.all(workers.map((w) => w.exited()))
-    if (this.scratchRoot) rmSync(this.scratchRoot, { recursive: true, force: true })
+    for (const list of this.queues.values()) for (const q of list) q.reject(unavailable('Python tests cannot run: the worker pool is closed'))
+    this.queues.clear()
+    this.queued = 0
+    const all = [...this.spares.splice(0), ...this.running]
+    for (const s of all) s.kill()
+    await Promise.all(all.map((s) => s.exited()))
   }
 
-  /** Live worker processes (pids), for tests. */
+  /** Live sandbox processes (bwrap pids): spares and running jobs. */
   pids(): number[] {
-    return this.workers.filter((w) => !w.dead).map((w) => w.process.pid!)
+    return [...this.spares, ...this.running].filter((s) => !s.dead).map((s) => s.process.pid!)
+  }
+
+  /** Jobs waiting (metrics, tests). */
+  get waiting(): number {
+    return this.queued
   }
 
   private probe(): Promise<Interpreter> {
@@ -94,68 +184,167 @@ export class WorkerPool {
     return this.interpreter
   }
 
-  private pump(): void {
-    this.workers = this.workers.filter((w) => !w.dead)
-    while (this.queue.length > 0) {
-      const idle = this.workers.find((w) => !w.dead && !w.busy && w.hello)
-      if (!idle) break
-      this.dispatch(idle, this.queue.shift()!)
-    }
-    if (this.queue.length > this.starting && this.workers.length + this.starting < this.opts.poolSize) {
-      this.spawnWorker()
-    }
-  }
-
-  private dispatch(worker: PythonWorker, q: Queued): void {
-    worker
-      .request({ ...q.job, id: this.nextId++ } as JobMessage, q.backstopMs)
-      .then(q.resolve, q.reject)
-      .finally(() => {
-        // Least recently used first: a worker that just answered is still cleaning up and forking
-        // its next child, so the next job goes to another idle worker when there is one.
-        const i = this.workers.indexOf(worker)
-        if (i >= 0) this.workers.push(...this.workers.splice(i, 1))
-        this.pump()
-      })
-  }
-
-  private spawnWorker(): void {
-    this.starting++
-    this.startWorker()
-      .then((worker) => {
-        this.starting--
-        if (this.closed) {
-          worker.kill()
-          return
+  private sandboxSpec(): Promise<SandboxPlan> {
+    if (!this.spec) {
+      this.spec = (async () => {
+        const interpreter = await this.probe()
+        const arch = currentArch()
+        if (!arch) throw unavailable(`Python tests cannot run: the rule sandbox has no seccomp table for ${process.arch}`)
+        let bwrap: string
+        try {
+          bwrap = resolveCommand('bwrap', this.opts.serverEnv.PATH ?? '')
+        } catch {
+          throw unavailable("Python tests cannot run: bubblewrap ('bwrap') was not found on the server's PATH; install it (Debian: apt-get install bubblewrap)")
         }
-        this.workers.push(worker)
-        worker.process.once('exit', () => this.pump())
-        this.pump()
-      })
-      .catch((err: unknown) => {
-        this.starting--
-        // Nothing can run: every waiting job learns why, instead of waiting forever.
-        const error = err instanceof Error && 'status' in err ? err : unavailable(`Python tests cannot run: ${(err as Error).message}`)
-        if (this.workers.length === 0) for (const q of this.queue.splice(0)) q.reject(error)
-      })
+        if (isRoot() && !hasSetpriv()) throw unavailable('Python tests cannot run: /usr/bin/setpriv (util-linux) is needed to give each run its own uid')
+        const layout: SandboxLayout = {
+          executable: interpreter.executable,
+          interpreterPaths: interpreter.paths,
+          runtimeDir: dirname(runnerScriptPath()),
+          scratchBytes: this.opts.scratchBytes ?? 16 * 1024 * 1024,
+        }
+        const command = [interpreter.executable, '-I', '-B', `${RUNTIME_DIR}/rulekeeper_runner.py`]
+        return { bwrap, layout, runner: command, seccomp: compileFilter(arch) }
+      })()
+      this.spec.catch(() => (this.spec = undefined))
+    }
+    return this.spec
   }
 
-  private async startWorker(): Promise<PythonWorker> {
-    const interpreter = await this.probe()
-    const script = workerScriptPath()
-    this.scratchRoot ??= mkdtempSync(join(tmpdir(), 'rulekeeper-py-'))
-    const worker = new PythonWorker(interpreter.executable, script, this.scratchRoot, this.opts.startTimeoutMs ?? 15_000, this.opts.logger)
+  private spawnSpare(plan: SandboxPlan): SandboxRun {
+    let uid: number | undefined
+    let slot = -1
+    if (isRoot()) {
+      slot = 0
+      while (this.uids.has(slot)) slot++
+      this.uids.add(slot)
+      uid = (this.opts.uidBase ?? DEFAULT_UID_BASE) + slot
+    }
+    const spawnSpec: SandboxSpawn = { command: plan.bwrap, args: bwrapArgs(plan.layout, { uid }, plan.runner), seccomp: plan.seccomp }
+    const run = new SandboxRun(spawnSpec, this.opts.startTimeoutMs ?? 15_000, this.opts.logger)
+    if (slot >= 0) void run.exited().then(() => this.uids.delete(slot))
     this.started++
-    try {
-      const hello = await worker.start()
-      if (!this.hello) {
-        this.hello = hello
-        this.opts.logger?.info({ python: hello.python, isolation: hello.isolation }, 'python worker pool started')
+    this.watchSpare(run)
+    return run
+  }
+
+  private watchSpare(run: SandboxRun): void {
+    run.start().then(
+      (hello) => {
+        this.sandboxError = undefined
+        if (!this.hello) {
+          this.hello = {
+            sandbox: 'bubblewrap: mount, pid, network, IPC and UTS namespaces; no capabilities; no_new_privs',
+            identity: isRoot() ? `a uid of its own per run (from ${this.opts.uidBase ?? DEFAULT_UID_BASE})` : 'a user namespace per run (the server uid outside)',
+            seccomp: `deny-list filter (${currentArch()})`,
+            uid: hello.uid,
+          }
+          this.opts.logger?.info({ python: hello.python, isolation: this.hello }, 'python sandbox started')
+        }
+      },
+      () => {},
+    )
+    void run.exited().then(() => {
+      const i = this.spares.indexOf(run)
+      if (i >= 0) this.spares.splice(i, 1)
+    })
+  }
+
+  private noteSandboxError(err: unknown): Error {
+    const error =
+      err instanceof RulekeeperError
+        ? err
+        : unavailable(`Python tests cannot run: the kernel sandbox could not start (${(err as Error).message}); rule code never runs without it`)
+    if (!this.sandboxError) this.opts.logger?.warn({ err: error.message }, 'python sandbox unavailable: Python tests answer 503')
+    this.sandboxError = { error, at: Date.now() }
+    return error
+  }
+
+  /** Keeps `poolSize` spares starting or ready. */
+  private topUp(spec: SandboxPlan): void {
+    while (!this.closed && this.spares.length < this.opts.poolSize) this.spares.push(this.spawnSpare(spec))
+  }
+
+  private async takeSpare(): Promise<SandboxRun> {
+    const spec = await this.sandboxSpec()
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.spares.length === 0) this.spares.push(this.spawnSpare(spec))
+      const spare = this.spares.shift()!
+      this.topUp(spec)
+      try {
+        await spare.start()
+      } catch (err) {
+        if (attempt === 2 || !(err instanceof SandboxStartError)) throw this.noteSandboxError(err)
+        continue
       }
-      return worker
-    } catch (err) {
-      worker.kill()
-      throw err
+      if (!spare.dead) return spare
+    }
+    throw this.noteSandboxError(new Error('spares kept dying before their job'))
+  }
+
+  private nextQueued(): Queued | undefined {
+    const first = this.queues.entries().next()
+    if (first.done) return undefined
+    const [owner, list] = first.value
+    const q = list.shift()!
+    this.queues.delete(owner)
+    if (list.length > 0) this.queues.set(owner, list) // to the back of the round
+    this.queued--
+    if (q.signal && q.onAbort) q.signal.removeEventListener('abort', q.onAbort)
+    return q
+  }
+
+  private pump(): void {
+    if (this.sandboxError && Date.now() - this.sandboxError.at < RETRY_SANDBOX_MS) {
+      for (let q = this.nextQueued(); q; q = this.nextQueued()) q.reject(this.sandboxError.error)
+      return
+    }
+    while (this.active < this.opts.poolSize && !this.closed) {
+      const q = this.nextQueued()
+      if (!q) break
+      this.active++
+      const started = performance.now()
+      this.execute(q.job, q.signal)
+        .then(q.resolve, q.reject)
+        .finally(() => {
+          this.avgJobMs = this.avgJobMs * 0.8 + (performance.now() - started) * 0.2
+          this.active--
+          this.pump()
+        })
     }
   }
+
+  private async execute(job: Job, signal?: AbortSignal): Promise<ResultMessage | PongMessage> {
+    const limits = 'limits' in job ? job.limits : { timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024, cpuSeconds: 5, fileBytes: 1 << 20, maxProcesses: 0, outputBytes: 1 << 20 }
+    const tests = job.op === 'test' ? job.tests : []
+    const wanted = job.op === 'test' ? tests.length : job.op === 'check' ? 1 : 0
+    const records: TestRecord[] = []
+    do {
+      if (signal?.aborted) break
+      const sandbox = await this.takeSpare()
+      this.running.add(sandbox)
+      const first = records.length
+      const batch: TestRecord[] = []
+      try {
+        const part = job.op === 'ping' ? { op: 'ping' as const, limits, tests: [] as [] } : { ...job, tests: tests.slice(first) }
+        await sandbox.run(part as Parameters<SandboxRun['run']>[0], batch, signal)
+      } finally {
+        this.running.delete(sandbox)
+      }
+      for (const r of batch) r.i += first
+      records.push(...batch)
+      if (batch.length === 0) break // cannot happen with a sane runner; never loop on it
+    } while (records.length < wanted)
+    if (job.op === 'ping') return { t: 'pong', id: 0 }
+    return { t: 'result', id: 0, tests: records }
+  }
+}
+
+function isRoot(): boolean {
+  return typeof process.geteuid === 'function' && process.geteuid() === 0
+}
+
+function reason(signal: AbortSignal): string {
+  const r: unknown = signal.reason
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
 }

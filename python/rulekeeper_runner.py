@@ -1,0 +1,134 @@
+# One rule run, inside its bubblewrap sandbox (src/sandbox/bubblewrap.ts): the server starts this
+# ahead of time as a spare, so the interpreter and the runtime are loaded before a job exists. It
+# says hello on fd 3, reads exactly one job (one JSON line) from stdin, lowers its own resource
+# limits (soft = hard, which no process without capabilities can raise again), forbids execve to
+# itself with a second seccomp filter, runs the tests, reports on fd 3, and exits. The confinement
+# is the sandbox's, not this file's: rule code may rewrite anything here and reach nothing more
+# than its own run; the server stops reading fd 3 at `done` and kills the process.
+import ctypes
+import json
+import os
+import platform
+import resource
+import signal
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
+
+import rulekeeper_runtime  # noqa: E402
+
+# Imported before the job, so common rule imports are warm. A speed choice, not a whitelist.
+PRELOAD = ("_strptime", "base64", "collections", "copy", "dataclasses", "datetime", "decimal", "enum",
+           "fnmatch", "functools", "hashlib", "ipaddress", "itertools", "json", "math", "operator",
+           "random", "re", "statistics", "string", "textwrap", "typing", "urllib.parse", "uuid",
+           "zoneinfo", "encodings.idna", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
+PROTOCOL_FD = 3
+EXECVE = {"x86_64": (59, 322), "aarch64": (221, 281)}
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+def preload():
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a missing optional module only costs a later import
+            pass
+
+
+def emit(event):
+    line = event if isinstance(event, str) else rulekeeper_runtime.to_json(event)
+    data = (line + "\n").encode("utf-8", "backslashreplace")
+    while data:
+        data = data[os.write(PROTOCOL_FD, data):]
+
+
+def read_job():
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return None  # the server went away before handing over a job
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            return json.loads(b"".join(chunks))
+
+
+def lower_limits(limits):
+    def cap(kind, value):
+        soft, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(kind, (value, value))
+
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_AS, int(limits["memoryBytes"]))
+    cap(resource.RLIMIT_CPU, int(limits["cpuSeconds"]))
+    cap(resource.RLIMIT_FSIZE, int(limits["fileBytes"]))
+    cap(resource.RLIMIT_NOFILE, 64)
+    # A full scratch file raises EFBIG in the rule instead of killing the run with SIGXFSZ.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def forbid_exec():
+    """A second filter on top of the sandbox's (filters only ever add up): execve and execveat
+    answer EPERM from now on. The sandbox's filter must allow execve, which is how it starts us."""
+    numbers = EXECVE.get(platform.machine())
+    if numbers is None:
+        return
+    insns = [(0x20, 0, 0, 0)]  # load the syscall number
+    for nr in numbers:
+        insns += [(0x15, 0, 1, nr), (0x06, 0, 0, 0x00050001)]  # equal: return ERRNO(EPERM)
+    insns.append((0x06, 0, 0, 0x7FFF0000))  # allow
+    raw = b"".join(struct.pack("<HBBI", *i) for i in insns)
+    buf = ctypes.create_string_buffer(raw, len(raw))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = Prog(len(insns), ctypes.cast(buf, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def main():
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    preload()
+    emit({"t": "hello", "pid": os.getpid(), "uid": os.getuid(),
+          "python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable})
+    job = read_job()
+    os.dup2(devnull, 0)
+    if job is None:
+        os._exit(0)
+    lower_limits(job["limits"])
+    forbid_exec()
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    if job["op"] == "ping":
+        pass  # the round trip alone (benchmark baseline)
+    elif job["op"] == "check":
+        emit({"t": "test", "i": 0})
+        rulekeeper_runtime.check_module(job, emit)
+        emit({"t": "end", "i": 0})
+    else:
+        rulekeeper_runtime.run_tests(job, emit)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a full or closed stream is the rule's business
+            pass
+    emit({"t": "done"})
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException as exc:  # noqa: BLE001 - reported as an internal error of this run
+        try:
+            emit({"t": "internal", "message": "%s: %s" % (type(exc).__name__, exc)})
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(70)

@@ -1,0 +1,244 @@
+// One sandboxed Python process: started ahead of time as a spare (bwrap → interpreter → the runner,
+// which loads the runtime and says hello on fd 3), then given exactly one job. This side enforces
+// what the process itself must not be trusted with: the wall clock of each test, the output cap on
+// fd 1 and 2, the size and shape of what arrives on fd 3, and the end of the run (the process is
+// killed at `done`; nothing it writes afterwards is read). A malformed protocol line stops this run
+// only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+import type { Logger } from '../../log.js'
+import type { JobMessage, RunLimits, TestRecord } from './protocol.js'
+
+const STREAM_KEEP = 16 * 1024
+const RESULT_LIMIT = 4 * 1024 * 1024
+const STDERR_BEFORE_HELLO = 8 * 1024
+
+export class SandboxStartError extends Error {}
+
+export interface RunnerHello {
+  t: 'hello'
+  pid: number
+  uid: number
+  python: string
+  executable: string
+}
+
+export interface SandboxSpawn {
+  command: string
+  args: string[]
+  /** The seccomp program bwrap reads from fd 4. */
+  seccomp: Buffer
+}
+
+type Job = Exclude<JobMessage, { op: 'ping' }> | { op: 'ping'; limits: RunLimits; tests: [] }
+
+/** Signals by number (Linux), for messages. */
+const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' }
+
+export function describeExit(code: number | null, signal: NodeJS.Signals | null, limits: Pick<RunLimits, 'cpuSeconds'>): string {
+  const signo = signal ? null : code !== null && code > 128 && code < 160 ? code - 128 : null
+  const name = signal ?? (signo !== null ? (SIGNALS[signo] ?? `signal ${signo}`) : null)
+  if (name === 'SIGXCPU') return `exceeded the CPU time limit of ${limits.cpuSeconds} s`
+  if (name === 'SIGSEGV') return 'crashed the Python interpreter (SIGSEGV, segmentation fault)'
+  if (name === 'SIGKILL') return 'was killed (SIGKILL; out of memory?)'
+  if (name === 'SIGSYS') return 'made a system call the sandbox forbids (SIGSYS)'
+  if (name) return `was terminated by ${name}`
+  return `exited with code ${code} before finishing (os._exit or a fatal interpreter error)`
+}
+
+export class SandboxRun {
+  readonly process: ChildProcess
+  hello: RunnerHello | undefined
+  dead = false
+  private readonly ready: Promise<RunnerHello>
+  private readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  private protocol = ''
+  private protocolBytes = 0
+  private stderrEarly = ''
+  private onLine: ((line: string) => void) | undefined
+  private onOutput: ((key: 'stdout' | 'stderr', chunk: string) => void) | undefined
+
+  constructor(spec: SandboxSpawn, startTimeoutMs: number, private readonly logger?: Logger) {
+    this.process = spawn(spec.command, spec.args, {
+      shell: false,
+      env: {},
+      detached: true, // its own process group: kill() takes bwrap, and with it the whole pid namespace
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+    })
+    // An idle spare must not keep the server (or a CLI run) alive; a running job's timer does.
+    this.process.unref()
+    for (const s of this.process.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.()
+    const [stdin, stdout, stderr, proto, seccomp] = this.process.stdio as [Writable, Readable, Readable, Readable, Writable]
+    stdin.on('error', () => {})
+    seccomp.on('error', () => {})
+    seccomp.end(spec.seccomp)
+    this.exit = new Promise((resolve) => {
+      this.process.once('exit', (code, signal) => {
+        this.dead = true
+        resolve({ code, signal })
+      })
+      this.process.once('error', () => {
+        this.dead = true
+        if (this.process.pid === undefined) resolve({ code: null, signal: null })
+      })
+    })
+    let helloResolve: (h: RunnerHello) => void = () => {}
+    let helloReject: (e: Error) => void = () => {}
+    this.ready = new Promise((resolve, reject) => {
+      helloResolve = resolve
+      helloReject = reject
+    })
+    this.ready.catch(() => {})
+    const startTimer = setTimeout(() => {
+      helloReject(new SandboxStartError(`the Python sandbox did not start within ${startTimeoutMs} ms`))
+      this.kill()
+    }, startTimeoutMs)
+    this.process.once('error', (err) => {
+      clearTimeout(startTimer)
+      helloReject(new SandboxStartError(`the Python sandbox could not be started (${spec.command}): ${err.message}`))
+    })
+    void this.exit.then(({ code, signal }) => {
+      clearTimeout(startTimer)
+      if (!this.hello) {
+        const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
+        helloReject(new SandboxStartError(`the Python sandbox ${why} before it was ready: ${this.stderrEarly.trim().slice(-2000) || 'no message'}`))
+      }
+    })
+    proto.setEncoding('utf8').on('data', (chunk: string) => {
+      this.protocolBytes += chunk.length
+      this.protocol += chunk
+      let nl: number
+      while ((nl = this.protocol.indexOf('\n')) >= 0) {
+        const line = this.protocol.slice(0, nl)
+        this.protocol = this.protocol.slice(nl + 1)
+        if (!this.hello) {
+          const hello = parseLine(line) as RunnerHello | undefined
+          if (hello?.t !== 'hello') {
+            helloReject(new SandboxStartError('the Python sandbox sent a malformed hello'))
+            this.kill()
+            return
+          }
+          clearTimeout(startTimer)
+          this.hello = hello
+          helloResolve(hello)
+        } else if (this.onLine) this.onLine(line)
+        else this.kill() // nothing may speak between hello and the job
+      }
+      if (this.protocol.length > RESULT_LIMIT && this.onLine) this.onLine('\u0000oversized')
+    })
+    stdout.setEncoding('utf8').on('data', (chunk: string) => this.onOutput?.('stdout', chunk))
+    stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (!this.hello) this.stderrEarly = (this.stderrEarly + chunk).slice(-STDERR_BEFORE_HELLO)
+      this.onOutput?.('stderr', chunk)
+    })
+  }
+
+  /** Resolves once the runner is loaded and waiting for its job. */
+  start(): Promise<RunnerHello> {
+    return this.ready
+  }
+
+  /**
+   * Runs the job's tests and appends one record per test reached to `records` (empty: indexes
+   * count from this process's first test); returns
+   * when the run finished or was stopped (timeout, output cap, crash, malformed message, `signal`),
+   * the last record saying why. The process is dead afterwards either way.
+   */
+  async run(job: Job, records: TestRecord[], signal?: AbortSignal): Promise<void> {
+    const limits = job.limits
+    const stdin = this.process.stdio[0] as Writable
+    ;(this.process as { ref?: () => void }).ref?.()
+    let current: (TestRecord & { started?: number }) | undefined
+    let outputLeft = limits.outputBytes
+    let failure: { status: TestRecord['status']; message: string } | undefined
+    let done = false
+    let finish: () => void = () => {}
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const stop = (status: TestRecord['status'], message: string) => {
+      if (!failure && !done) failure = { status, message }
+      finish()
+    }
+    let timer = setTimeout(() => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`), limits.timeoutMs)
+    const onAbort = () => stop('timeout', `not run to the end: ${String(signal?.reason instanceof Error ? signal.reason.message : (signal?.reason ?? 'cancelled'))}`)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) onAbort()
+    this.onOutput = (key, chunk) => {
+      outputLeft -= Buffer.byteLength(chunk)
+      if (current && current[key].length < STREAM_KEEP) current[key] += chunk.slice(0, STREAM_KEEP - current[key].length)
+      if (outputLeft < 0) stop('output-limit', `printed more than ${limits.outputBytes} bytes to stdout/stderr (the output limit)`)
+    }
+    this.onLine = (line) => {
+      if (done || failure) return
+      if (this.protocolBytes > RESULT_LIMIT) return stop('crashed', `reported more than ${RESULT_LIMIT} bytes of results`)
+      const event = parseLine(line)
+      if (!event || typeof event.t !== 'string') return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
+      if (event.t === 'test') {
+        if (typeof event.i !== 'number' || event.i !== records.length) {
+          return stop('crashed', 'sent an out-of-order test marker (the run was stopped)')
+        }
+        current = { i: event.i, status: 'ok', message: null, events: [], stdout: '', stderr: '', started: performance.now() }
+        records.push(current)
+        clearTimeout(timer)
+        timer = setTimeout(() => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`), limits.timeoutMs)
+      } else if (event.t === 'done') {
+        done = true
+        finish()
+      } else if (event.t === 'internal') {
+        stop('internal', typeof event.message === 'string' ? event.message : 'the runner failed')
+      } else if (current) {
+        current.events.push(event as unknown as TestRecord['events'][number])
+        if (event.t === 'end' && current.started !== undefined) {
+          current.ms = Math.round((performance.now() - current.started) * 1000) / 1000
+          delete current.started
+        }
+      } else return stop('crashed', 'sent a message before its first test (the run was stopped)')
+    }
+    void this.exit.then(() => finish())
+    stdin.end(JSON.stringify(job) + '\n')
+    await finished
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onAbort)
+    this.onLine = undefined
+    this.onOutput = undefined
+    const exitedBeforeDone = !done && !failure
+    this.kill()
+    const status = await this.exit
+    if (exitedBeforeDone) failure = { status: 'crashed', message: describeExit(status.code, status.signal, limits) }
+    if (failure) {
+      if (!current || current.events.some((e) => e.t === 'end')) {
+        current = { i: records.length, status: 'ok', message: null, events: [], stdout: '', stderr: '' }
+        records.push(current)
+      }
+      delete current.started
+      current.status = failure.status
+      current.message = failure.message
+    }
+  }
+
+  /** Kills the sandbox (idempotent): bwrap's group; its pid namespace dies with it. */
+  kill(): void {
+    const pid = this.process.pid
+    if (pid === undefined || this.killed) return
+    this.killed = true
+    ;(this.process as { ref?: () => void }).ref?.()
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  private killed = false
+
+  exited(): Promise<void> {
+    return this.exit.then(() => undefined)
+  }
+}
+
+function parseLine(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line)
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
