@@ -56,15 +56,17 @@ def read_job():
 
 
 def lower_limits(limits):
-    def cap(kind, value):
-        soft, hard = resource.getrlimit(kind)
+    def cap(kind, value, slack=0):
+        _, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
-        resource.setrlimit(kind, (value, value))
+        resource.setrlimit(kind, (value, value + slack if hard == resource.RLIM_INFINITY else min(value + slack, hard)))
 
     cap(resource.RLIMIT_CORE, 0)
     cap(resource.RLIMIT_AS, int(limits["memoryBytes"]))
-    cap(resource.RLIMIT_CPU, int(limits["cpuSeconds"]))
+    # The CPU limit backs the server's wall clock up: SIGXCPU one second after it (SIGKILL at the
+    # hard limit, one more second on), so a busy loop is reported as the timeout it is.
+    cap(resource.RLIMIT_CPU, int(limits["cpuSeconds"]) + 1, 1)
     cap(resource.RLIMIT_FSIZE, int(limits["fileBytes"]))
     cap(resource.RLIMIT_NOFILE, 64)
     # A full scratch file raises EFBIG in the rule instead of killing the run with SIGXFSZ.

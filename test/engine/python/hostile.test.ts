@@ -1,8 +1,9 @@
 // Hostile rule code, one test each, all in ONE run beside well-behaved tests: an endless loop,
-// unbounded allocation, reading the environment and the server's /proc environ, writing outside the
-// scratch directory, os._exit, a segfault, fork bombs, printing 100 MB. Each fails its own test with
-// a clear error (or, for the secret readers, finds nothing), the good tests still pass, and the
-// same worker keeps serving afterwards.
+// unbounded allocation, reading the environment and the server's files and /proc entries, writing
+// outside the scratch directory, os._exit, a segfault, fork bombs, printing 100 MB. Each fails its
+// own test with a clear error (or, for the secret readers, finds nothing), the good tests in the
+// same run still pass, and the pool keeps serving afterwards. The server-level attack suite, one
+// attack per test against a real server as root and as an ordinary user, is test/security/.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,6 +29,13 @@ import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
 FORKED = []
 
+def readable(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().find(${JSON.stringify(SECRET)}.encode()) >= 0
+    except OSError:
+        return False
+
 def rule(event):
     k = event.get("k")
     if k == "ok":
@@ -47,18 +55,16 @@ def rule(event):
     if k == "environ":
         return ${JSON.stringify(SECRET)} in repr(dict(os.environ))
     if k == "proc-environ":
-        return open("/proc/${process.pid}/environ", "rb").read().find(b"RK_TEST_SECRET") >= 0
+        return readable("/proc/${process.pid}/environ") or any(readable("/proc/%s/environ" % p) for p in os.listdir("/proc") if p.isdigit())
     if k == "proc-environ-ctypes":
         fd = libc.open(b"/proc/${process.pid}/environ", 0)
-        if fd < 0:
-            return False
-        return os.read(fd, 1 << 20).find(b"RK_TEST_SECRET") >= 0
+        return fd >= 0
     if k == "rlimit":
         import resource
         resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
         return True
     if k == "read":
-        return len(open(${JSON.stringify(secretFile)}).read()) > 0
+        return readable(${JSON.stringify(secretFile)})
     if k == "write":
         open(${JSON.stringify(escapeFile)}, "w").write("escaped")
         return True
@@ -97,14 +103,15 @@ const HOSTILE: Array<InlineTest & { error?: RegExp }> = [
   { name: 'ok after a timeout', expected: true, log: { k: 'ok' } },
   { name: 'unbounded allocation', expected: true, log: { k: 'alloc' }, error: /MemoryError|out of memory|timed out/ },
   { name: 'os.environ holds no secret', expected: false, log: { k: 'environ' } },
-  { name: "the server's /proc environ is refused", expected: true, log: { k: 'proc-environ' }, error: /may not read other processes' \/proc entries/ },
-  { name: 'raising its own limits', expected: true, log: { k: 'rlimit' }, error: /may not change resource limits/ },
-  { name: 'reading a file of the server', expected: true, log: { k: 'read' }, error: /may not read files outside its scratch directory/ },
-  { name: 'writing outside the scratch directory', expected: true, log: { k: 'write' }, error: /may not write outside its scratch directory/ },
+  { name: "no /proc environ holds the server's secret", expected: false, log: { k: 'proc-environ' } },
+  { name: "the server's /proc entry does not exist for the rule", expected: false, log: { k: 'proc-environ-ctypes' } },
+  { name: 'raising its own limits', expected: true, log: { k: 'rlimit' }, error: /ValueError: not allowed to raise maximum limit/ },
+  { name: 'a file of the server is not there to read', expected: false, log: { k: 'read' } },
+  { name: 'writing outside the scratch directory', expected: true, log: { k: 'write' }, error: /FileNotFoundError|PermissionError|Read-only/ },
   { name: 'os._exit', expected: true, log: { k: 'exit' }, error: /exited with code 3/ },
   { name: 'ok after an exit', expected: true, log: { k: 'ok' } },
   { name: 'segfault through ctypes', expected: true, log: { k: 'segfault' }, error: /SIGSEGV/ },
-  { name: 'fork bomb', expected: true, log: { k: 'forkbomb' }, error: /may not start processes/ },
+  { name: 'fork bomb', expected: true, log: { k: 'forkbomb' }, error: /PermissionError: \[Errno 1\] Operation not permitted/ },
   { name: 'printing 100 MB', expected: true, log: { k: 'print' }, error: /output limit/ },
   { name: 'flooding fd 1 below Python', expected: true, log: { k: 'fd-print' }, error: /output limit/ },
   { name: 'flooding fd 1 fails an expected-false test too', expected: false, log: { k: 'fd-print' }, error: /output limit/ },
@@ -131,41 +138,35 @@ t.test('each hostile test fails with a clear error; the good ones in the same ru
   t.notOk(existsSync(escapeFile), 'nothing was written outside')
 })
 
-t.test('what the kernel enforces below the audit hook', async (t) => {
+t.test('what the kernel refuses below Python: ctypes gets nothing further', async (t) => {
   const info = await pool.describe()
   t.comment(`isolation on this machine: ${JSON.stringify(info.isolation)}`)
+  t.ok(info.isolation, 'the sandbox started')
   const tests: InlineTest[] = [
-    { name: 'ctypes reads the server environ', expected: false, log: { k: 'proc-environ-ctypes' } },
+    { name: 'ctypes cannot even open the server environ', expected: false, log: { k: 'proc-environ-ctypes' } },
     { name: 'ctypes writes outside', expected: false, log: { k: 'write-ctypes' } },
     { name: 'ctypes fork bomb', expected: true, log: { k: 'forkbomb-ctypes' } },
   ]
   const outcomes = await engine.runTests(inlineRule(SOURCE, tests), contextWith())
-  if (!info.isolation?.user.startsWith('uid 65534')) {
-    t.comment('SKIP: the workers run as the server uid here; only the audit hook and the process group protect')
-    return
-  }
-  t.equal(outcomes[0]!.passed, true, 'another uid cannot read the server environ')
-  t.equal(outcomes[1]!.passed, true, 'another uid cannot write root-owned directories')
+  t.equal(outcomes[0]!.passed, true, 'the server environ is not there')
+  t.equal(outcomes[1]!.passed, true, 'nothing outside the scratch directory is writable')
   t.notOk(existsSync(ctypesFile))
   const forked = (outcomes[2]!.functions?.alertContext?.output as { forked: number[] }).forked
-  t.ok(forked.length === 20, 'twenty fork attempts')
-  t.ok(forked.every((pid) => pid === -1), 'RLIMIT_NPROC binds for uid 65534: the kernel refused every fork')
+  t.equal(forked.length, 20, 'twenty fork attempts')
+  t.ok(forked.every((pid) => pid === -1), 'seccomp refused every fork')
 })
 
-t.test('the same worker serves the next rule, unharmed', async (t) => {
-  const before = pool.pids()
-  t.equal(before.length, 1)
+t.test('the pool serves the next rule, unharmed', async (t) => {
   const outcomes = await engine.runTests(exampleRule(), contextWith(exampleGlobal()))
   t.ok(outcomes.every((o) => o.passed === true))
-  t.same(pool.pids(), before, 'no worker had to be replaced')
 })
 
-t.test('a worker killed from outside is replaced on the next run', async (t) => {
+t.test('a sandbox killed from outside is replaced on the next run', async (t) => {
+  for (let i = 0; i < 100 && pool.pids().length < 1; i++) await new Promise((r) => setTimeout(r, 20))
   const [pid] = pool.pids()
-  process.kill(pid!, 'SIGKILL')
+  process.kill(-pid!, 'SIGKILL')
   await new Promise((r) => setTimeout(r, 100))
   const outcomes = await engine.runTests(exampleRule(), contextWith(exampleGlobal()))
   t.ok(outcomes.every((o) => o.passed === true))
-  t.equal(pool.pids().length, 1)
-  t.not(pool.pids()[0], pid)
+  t.notOk(pool.pids().includes(pid!))
 })

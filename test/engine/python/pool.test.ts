@@ -1,6 +1,7 @@
-// The worker pool's life: nothing starts before the first job, workers run the real interpreter
-// (not a shell, not a shim) with an empty environment, concurrent rules share at most poolSize
-// workers, close() leaves no process behind, and a missing interpreter is a clear 503, never a pass.
+// The pool's life: nothing starts before the first job, each run is bubblewrap starting the real
+// interpreter (not a shell, not a shim) with an empty environment, concurrent rules run side by
+// side on at most poolSize runs, every job gets fresh processes, close() leaves no process behind,
+// and a missing interpreter or sandbox is a clear 503, never a pass.
 import { readFileSync, readdirSync } from 'node:fs'
 import t from 'tap'
 import { isRulekeeperError } from '../../../src/errors.js'
@@ -49,30 +50,34 @@ t.test('no process before the first job; real interpreter, empty environment; cl
 
   const outcomes = await engine.runTests(exampleRule(), ctx)
   t.ok(outcomes.every((o) => o.passed))
+  for (let i = 0; i < 100 && pool.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 20))
   const [pid] = pool.pids()
-  t.ok(pid && childPids().includes(pid))
+  t.ok(pid && childPids().includes(pid), 'a spare waits for the next job, a child of this process')
   const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
   const info = await pool.describe()
-  t.equal(argv[0], info.interpreter.executable, 'the interpreter itself, no shell or shim in between')
-  t.same(argv.slice(1, 3), ['-I', '-B'])
-  t.match(argv[3], /python\/rulekeeper_worker\.py$/)
+  t.match(argv[0], /\/bwrap$/, 'bubblewrap, no shell in between')
+  const end = argv.lastIndexOf('--')
+  const command = argv.slice(end + 1).filter((a) => a !== '')
+  const interpreterAt = command.indexOf(info.interpreter.executable)
+  t.ok(interpreterAt >= 0, 'then the interpreter itself, no shim')
+  t.same(command.slice(interpreterAt + 1), ['-I', '-B', '/rulekeeper/rulekeeper_runner.py'])
   // tap's processinfo plugin patches spawn() to add its own _TAPJS_* variables (and NODE_OPTIONS)
   // to every child in the suite; nothing else may be there.
   const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v && !/^(_TAPJS_|NODE_OPTIONS=)/.test(v))
   t.same(environ, [], 'an empty environment')
 
   await pool.close()
-  t.notOk(alive(pid!), 'the worker is gone')
+  t.notOk(alive(pid!), 'the spare is gone')
   t.same(childPids(), [], 'no child process left')
   await t.rejects(engine.runTests(exampleRule(), ctx), { code: 'Unavailable' }, 'a closed pool refuses work')
 })
 
-t.test('concurrent rules run side by side on at most poolSize workers', async (t) => {
+t.test('concurrent rules run side by side on at most poolSize runs', async (t) => {
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
   t.teardown(() => pool.close())
-  await Promise.all([pool.ping(), pool.ping()]) // two jobs waiting at once: a second worker starts
+  await Promise.all([pool.ping(), pool.ping()])
   for (let i = 0; i < 200 && pool.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
-  t.equal(pool.pids().length, 2, 'two warm workers')
+  t.equal(pool.pids().length, 2, 'two spares ready')
   // Each run reports when its test ran (wall clock inside the child); load-independent overlap check.
   const slow = inlineRule(
     'import time\n\nSPAN = []\n\ndef rule(event):\n    SPAN.append(time.time())\n    time.sleep(0.4)\n    SPAN.append(time.time())\n    return True\n\ndef alert_context(event):\n    return {"span": SPAN}\n',
@@ -83,20 +88,37 @@ t.test('concurrent rules run side by side on at most poolSize workers', async (t
   const spans = runs.map((r) => (r[0]!.functions!.alertContext!.output as { span: [number, number] }).span)
   const overlapping = spans.some((a, i) => spans.some((b, j) => i !== j && a[0] < b[1] && b[0] < a[1]))
   t.ok(overlapping, 'at least two rules ran at the same time')
-  t.equal(pool.pids().length, 2, 'never more than poolSize workers')
+  t.ok(pool.pids().length <= 4, 'never more than poolSize runs and poolSize spares')
 })
 
-t.test('a worker that stops answering is killed at the backstop and replaced', async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 200, backstopSlackMs: 300 })
+t.test('a spare killed while it waits is replaced; the job still runs', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 2000 })
   t.teardown(() => pool.close())
   t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed))
-  const [stuck] = pool.pids()
-  process.kill(stuck!, 'SIGSTOP') // a worker that hangs, whatever the reason
-  const outcomes = await engine.runTests(exampleRule(), ctx)
-  t.ok(outcomes.every((o) => o.passed === false && /did not answer within 1300 ms and was killed/.test(o.error ?? '')))
-  t.ok(await gone(stuck!), 'the stuck worker was killed')
-  t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed), 'a new worker serves the next run')
-  t.not(pool.pids()[0], stuck)
+  for (let i = 0; i < 100 && pool.pids().length < 1; i++) await new Promise((r) => setTimeout(r, 20))
+  const [spare] = pool.pids()
+  process.kill(-spare!, 'SIGKILL')
+  t.ok(await gone(spare!), 'the spare is gone')
+  t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed), 'fresh sandboxes serve the next run')
+  t.notOk(pool.pids().includes(spare!))
+})
+
+t.test('every job runs in processes of its own: nothing one rule leaves is seen by the next', async (t) => {
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 2000 })
+  t.teardown(() => pool.close())
+  const planter = inlineRule(
+    'import os, sys, builtins\n\ndef rule(event):\n    open("/tmp/planted", "w").write("x")\n    builtins.PLANTED = True\n    sys.modules["json"].dumps = lambda *a, **k: "forged"\n    return True\n',
+    [{ name: 'plants', expected: true }],
+  )
+  const finder = inlineRule(
+    'import os, builtins\n\ndef rule(event):\n    return os.path.exists("/tmp/planted") or hasattr(builtins, "PLANTED")\n\ndef alert_context(event):\n    return {"pid": os.getpid()}\n',
+    [{ name: 'finds nothing', expected: false }],
+  )
+  const planted = await engine.runTests(planter, ctx)
+  t.match(planted[0], { passed: false, error: /malformed message/ }, 'patching the runtime garbles only its own report, which stops its own run')
+  const found = await engine.runTests(finder, ctx)
+  t.equal(found[0]!.passed, true, 'the next rule sees no planted file and no patched module')
+  t.equal((found[0]!.functions!.alertContext!.output as { pid: number }).pid, 2, 'the rule is pid 2 of its own pid namespace')
 })
 
 t.test('no python3: runTests and checkPythonModule reject with a clear 503', async (t) => {
