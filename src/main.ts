@@ -58,6 +58,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
     const engines = opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env } })
     cleanups.push(() => closeEngines(engines))
+    // In the background: a host where the sandbox cannot start is logged now, not at the first save.
+    for (const engine of Object.values(engines)) void engine?.prepare?.().catch(() => {})
     const gitdir = path.join(dataDir, 'repo.git')
     const remote = config.git.remote.url
       ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN, timeoutMs: config.git.remote.timeoutMs })
@@ -106,6 +108,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       status: reconciler,
       basePath: config.api.basePath,
       maxBodyBytes: config.api.maxBodyBytes,
+      testBudgetMs: config.python.requestBudgetMs,
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],

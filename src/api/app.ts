@@ -27,6 +27,8 @@ export interface AppDeps {
   backend: 'snowflake' | 'databricks'
   webhookSecret?: string
   pythonFor?: (rule: IndexedRule) => string | undefined
+  /** Wall clock for all the unit tests of one request (default 120 s). */
+  testBudgetMs?: number
   /** Routers mounted at the root as they are (the HTTP log sources). */
   rootRouters?: Array<Router<any, any>>
 }
@@ -49,7 +51,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
   for (const kind of RULE_KINDS) {
-    addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, backend: deps.backend, pythonFor: deps.pythonFor })
+    addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, backend: deps.backend, pythonFor: deps.pythonFor, testBudgetMs: deps.testBudgetMs })
   }
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   app.use(api.routes())

@@ -15,6 +15,7 @@ import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
+import { testScope } from './test-scope.js'
 
 export const KIND_PATHS: Record<RuleKind, string> = {
   correlation: 'correlation-rules',
@@ -28,6 +29,8 @@ export interface RuleRoutesDeps {
   maxBodyBytes: number
   backend: 'snowflake' | 'databricks'
   pythonFor?: (rule: IndexedRule) => string | undefined
+  /** Wall clock for all the unit tests of one request (default 120 s). */
+  testBudgetMs?: number
 }
 
 const ID_RE = new RegExp(ID_SCHEMA.pattern, 'u')
@@ -87,11 +90,17 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     }
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
-    const ectx = indexContext(store.index)
-    const prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
-    if ((runFirst || runOnly) && hasTests(prepared.rule)) {
-      const run = await runRuleTests(prepared.rule, store.engines, ectx)
-      if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })
+    const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
+    const ectx = { ...indexContext(store.index), run: scope.run }
+    let prepared: Awaited<ReturnType<typeof prepareRule>>
+    try {
+      prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+      if ((runFirst || runOnly) && hasTests(prepared.rule)) {
+        const run = await runRuleTests(prepared.rule, store.engines, ectx)
+        if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })
+      }
+    } finally {
+      scope.done()
     }
     if (runOnly) {
       ctx.status = 204

@@ -14,7 +14,20 @@ export interface Config {
     remote: { url: string | null; timeoutMs: number }
   }
   reconcile: { schedule: string; massDeleteShare: number; massDeleteMin: number }
-  python: { command: string; poolSize: number; timeoutMs: number }
+  python: {
+    command: string
+    poolSize: number
+    timeoutMs: number
+    /** Rules waiting for a Python run, all callers together / per caller (then 503 + Retry-After). */
+    queueLimit?: number
+    queuePerCaller?: number
+    /** Wall clock for all Python tests of one API request. */
+    requestBudgetMs?: number
+    /** Each run's tmpfs scratch directory. */
+    scratchBytes?: number
+    /** Root only: the first of the uids given to concurrent runs. */
+    uidBase?: number
+  }
   log: { level: string }
   /** Sections owned by other modules (log sources, …); each checks its own. */
   [section: string]: unknown
@@ -88,6 +101,11 @@ export const configSchema = {
         command: { type: 'string', minLength: 1 },
         poolSize: { type: 'integer', minimum: 1, maximum: 64 },
         timeoutMs: { type: 'integer', minimum: 100 },
+        queueLimit: { type: 'integer', minimum: 1, maximum: 100000 },
+        queuePerCaller: { type: 'integer', minimum: 1, maximum: 100000 },
+        requestBudgetMs: { type: 'integer', minimum: 1000 },
+        scratchBytes: { type: 'integer', minimum: 65536 },
+        uidBase: { type: 'integer', minimum: 1000, maximum: 4294000000 },
       },
     },
     log: {

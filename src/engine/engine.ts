@@ -62,6 +62,8 @@ export interface RuleEngine {
    * RulekeeperError (503) when it cannot run at all.
    */
   checkAsync?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  /** Starts what the first request would otherwise wait for (the Python sandbox check, spares). */
+  prepare?(): Promise<void>
   /** Releases what the engine holds (worker processes). */
   close?(): Promise<void>
 }

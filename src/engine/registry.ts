@@ -8,7 +8,7 @@ import { createPythonEngine, type PythonEngineOptions } from './python/index.js'
 import { simpleEngine } from './simple/index.js'
 
 export interface EngineSettings {
-  python?: Pick<PythonEngineOptions, 'command' | 'poolSize' | 'timeoutMs' | 'serverEnv'> & { logger?: Logger }
+  python?: Pick<PythonEngineOptions, 'command' | 'poolSize' | 'timeoutMs' | 'serverEnv' | 'queueLimit' | 'queuePerCaller' | 'scratchBytes' | 'uidBase'> & { logger?: Logger }
 }
 
 /** The default Python settings (config/default.yaml has the same). */
@@ -27,6 +27,9 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
       // Whether a named query exists depends on other files: derived when the rule is read.
       describe: (rule, ctx) => ({ fields: {}, warnings: engine.check(rule, ctx).warnings.filter((w) => w.code === 'UnknownScheduledQuery') }),
       checkAsync: (rule, ctx) => python.checkPythonModule(rule, ctx),
+      prepare: async () => {
+        await python.pool.describe().catch((err: unknown) => settings.python?.logger?.warn({ err: (err as Error).message }, 'python tests unavailable'))
+      },
       close: () => python.pool.close(),
     }
   }

@@ -50,12 +50,14 @@ function isUnder(path: string, root: string): boolean {
 /** The host paths to mount read-only: system libraries, then the interpreter's own (deduplicated). */
 export function readOnlyMounts(layout: SandboxLayout): string[] {
   const system = ['/usr/lib', '/usr/lib64', '/usr/share/zoneinfo', '/etc/ld.so.cache'].filter((p) => existsSync(p))
-  const wanted = [layout.executable, ...layout.interpreterPaths]
+  const wanted = layout.interpreterPaths
     .filter((p) => p && posix.isAbsolute(p) && existsSync(p))
     .map((p) => realpathSync(p))
     .filter((p) => !NEVER.includes(p))
   const all = [...system]
-  for (const p of wanted.sort((a, b) => a.length - b.length)) {
+  // The executable at the path it was started by (a symlink such as /usr/bin/python3 is mounted as
+  // the file it names), so the interpreter finds its prefix exactly as it does outside.
+  for (const p of [...wanted.sort((a, b) => a.length - b.length), layout.executable]) {
     if (!all.some((m) => isUnder(p, m))) all.push(p)
   }
   return all
@@ -80,7 +82,7 @@ function ancestors(paths: string[]): string[] {
 /** /lib and /lib64: symlinks into /usr on merged-/usr systems, real folders elsewhere. */
 function legacyLibDirs(): string[] {
   const args: string[] = []
-  for (const dir of ['/lib', '/lib64', '/bin']) {
+  for (const dir of ['/lib', '/lib64']) {
     let st
     try {
       st = lstatSync(dir)
@@ -88,7 +90,7 @@ function legacyLibDirs(): string[] {
       continue
     }
     if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir)
-    else if (st.isDirectory() && dir !== '/bin') args.push('--ro-bind', dir, dir)
+    else if (st.isDirectory()) args.push('--ro-bind', dir, dir)
   }
   return args
 }
@@ -129,6 +131,9 @@ export function bwrapArgs(layout: SandboxLayout, who: RunIdentity, command: stri
     String(layout.scratchBytes),
     '--tmpfs',
     SCRATCH_DIR,
+    // The root bwrap built the mount points in is a tmpfs of its own; nothing may be added to it.
+    '--remount-ro',
+    '/',
     '--chdir',
     SCRATCH_DIR,
     '--seccomp',

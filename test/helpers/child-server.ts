@@ -30,6 +30,11 @@ export interface StartChildOptions {
   env?: Record<string, string>
   /** Give up (and kill the child) when /healthz has not answered 200 by then. Default 30 s. */
   timeoutMs?: number
+  /** Root only: run the server as this uid/gid (an ordinary user). */
+  uid?: number
+  gid?: number
+  /** A command the server is started under (e.g. a bwrap that forbids user namespaces). */
+  wrap?: string[]
 }
 
 /** A port nothing listens on right now: bind 127.0.0.1:0, read the port, close. */
@@ -70,7 +75,9 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const started = Date.now()
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+  const argv = [...(opts.wrap ?? []), process.execPath, '--import', 'tsx', ENTRY]
+  const child = spawn(argv[0]!, argv.slice(1), {
+    ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
     env: {
       ...childEnv(),
       RULEKEEPER_LOG_LEVEL: 'warn',

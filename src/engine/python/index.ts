@@ -1,6 +1,6 @@
-// The Python side of scheduled rules, assembled: a lazily started pool of warm workers, the
+// The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
 // scheduled-rule engine on top of it, and the import check the API and `validate` call. The caller
-// (engine registry / main) owns the pool's life: close() kills every worker process.
+// (engine registry / main) owns the pool's life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext, RuleEngine } from '../engine.js'
@@ -34,16 +34,23 @@ export interface PythonEngineOptions {
    * (PATH, HOME and PYENV_* only; workers always get an empty environment). Default: process.env.
    */
   serverEnv?: Readonly<Record<string, string | undefined>>
+  /** Rules waiting for a run at once (default 64) and per caller (16); past either, 503. */
+  queueLimit?: number
+  queuePerCaller?: number
+  /** Each run's tmpfs scratch directory (default 16 MiB). */
+  scratchBytes?: number
+  /** Root only: the first uid of concurrent runs. */
+  uidBase?: number
 }
 
 export interface PythonPool {
-  /** Kills every worker and removes their scratch root. */
+  /** Kills every sandboxed process. */
   close(): Promise<void>
-  /** Probes the interpreter (one short process, no worker) so the server can log it at start. */
+  /** Probes the interpreter and starts one spare sandbox (logging what it found, or why it cannot). */
   describe(): Promise<PoolInfo>
-  /** Pids of the live workers (tests, diagnostics). */
+  /** Pids of the live sandboxes (tests, diagnostics). */
   pids(): number[]
-  /** Round trip of an empty message to a worker (benchmark baseline). */
+  /** A job that runs nothing in a ready spare (benchmark baseline: the cost of one run). */
   ping(): Promise<void>
 }
 
@@ -66,6 +73,10 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     poolSize: opts.poolSize,
     logger: opts.logger,
     serverEnv: opts.serverEnv ?? process.env,
+    queueLimit: opts.queueLimit,
+    queuePerCaller: opts.queuePerCaller,
+    scratchBytes: opts.scratchBytes,
+    uidBase: opts.uidBase,
   })
   const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits, opts.backstopSlackMs)
   const pool: PythonPool = {
