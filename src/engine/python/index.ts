@@ -48,6 +48,8 @@ export interface PythonPool {
   close(): Promise<void>
   /** Probes the interpreter and starts one spare sandbox (logging what it found, or why it cannot). */
   describe(): Promise<PoolInfo>
+  /** Resolves once every spare sandbox is started and waiting for a job. */
+  ready(): Promise<void>
   /** Pids of the live sandboxes (tests, diagnostics). */
   pids(): number[]
   /** A job that runs nothing in a ready spare (benchmark baseline: the cost of one run). */
@@ -82,6 +84,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   const pool: PythonPool = {
     close: () => workers.close(),
     describe: () => workers.describe(),
+    ready: () => workers.ready(),
     pids: () => workers.pids(),
     ping: async () => {
       await workers.run({ op: 'ping' }, opts.timeoutMs + 10_000)
