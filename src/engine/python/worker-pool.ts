@@ -21,7 +21,7 @@ import { SandboxRun, SandboxStartError, type SandboxSpawn } from './sandbox-run.
 type Job = JobMessage extends infer J ? (J extends { id: number } ? Omit<J, 'id'> : never) : never
 
 export interface RunOptions {
-  /** Who asked (a token id): the unit of fairness and of the per-caller queue limit. */
+  /** Who asked (a token id): the unit of fairness and of the queue limits (none without an owner). */
   owner?: string
   /** Aborts the job: removed from the queue, or its process killed (the reason becomes the message). */
   signal?: AbortSignal
@@ -120,7 +120,9 @@ export class WorkerPool {
     const mine = this.queues.get(owner) ?? []
     const limit = this.opts.queueLimit ?? 64
     const perCaller = this.opts.queuePerCaller ?? 16
-    if (this.queued >= limit || mine.length >= perCaller) {
+    // The bounds protect the server from its callers; the server's own batch work (a CLI test run,
+    // no owner) queues everything it has at once.
+    if (opts.owner !== undefined && (this.queued >= limit || mine.length >= perCaller)) {
       const retryAfter = Math.max(1, Math.ceil((this.avgJobMs * (this.queued + 1)) / this.opts.poolSize / 1000))
       const who = mine.length >= perCaller ? `this caller already has ${mine.length} rules waiting` : `${this.queued} rules are waiting`
       return Promise.reject(new RulekeeperError('Unavailable', `Python tests are busy: ${who}; retry in ${retryAfter} s`, {}, { 'Retry-After': String(retryAfter) }))
