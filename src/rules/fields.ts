@@ -23,12 +23,18 @@ const ALL: readonly RuleKind[] = ['correlation', 'scheduled', 'simple']
 const str = { type: 'string' }
 const strList = { type: 'array', items: { type: 'string' } }
 
-/** Ids: 1–255 characters, no control characters, none of < > & " %, no leading/trailing space. */
+/**
+ * Ids: 1–255 characters; the characters are checked by rules/rule-id.ts (the `x-rule-id` keyword,
+ * see schemas.ts): valid UTF-8, NFC, nothing invisible or deceptive, none of < > & " %, no
+ * leading or trailing space.
+ */
 export const ID_SCHEMA = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  pattern: '^(?! )(?!.* $)[^\\u0000-\\u001f\\u007f<>&"%]+$',
+  'x-rule-id': true,
+  description:
+    'Valid UTF-8 in Unicode NFC; no control characters, line or paragraph separators, bidirectional controls, zero-width or other format characters, byte order marks, non-ASCII spaces or U+FFFD; none of < > & " %; no leading or trailing space. Unique ignoring case.',
 }
 
 const actorSchema = {

@@ -3,6 +3,7 @@
 // the write schema on a file's view. The OpenAPI document is generated from these same objects.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import { EXTRA_FIELDS, FIELDS, RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { idCharacterProblem } from './rule-id.js'
 import { fileKeyOf } from './mapping.js'
 import type { DataPath, RuleKind, RuleProblem } from './model.js'
 
@@ -40,6 +41,16 @@ export function responseSchema(kind: RuleKind): Schema {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true })
+// Rule ids: the one id check (rule-id.ts), reported with its own message.
+const checkId = Object.assign(
+  (enabled: boolean, data: string): boolean => {
+    const why = enabled ? idCharacterProblem(data) : undefined
+    checkId.errors = why ? [{ keyword: 'x-rule-id', message: why, params: {} }] : []
+    return why === undefined
+  },
+  { errors: [] as Array<Partial<ErrorObject>> },
+)
+ajv.addKeyword({ keyword: 'x-rule-id', type: 'string', schemaType: 'boolean', errors: true, validate: checkId })
 const writeValidators = new Map<RuleKind, ValidateFunction>()
 const fileValidators = new Map<RuleKind, ValidateFunction>()
 
@@ -83,8 +94,6 @@ function messageOf(e: ErrorObject, parts: string[]): string {
       return `unknown field ${name}`
     case 'enum':
       return `${name} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`
-    case 'pattern':
-      return `${name} has characters that are not allowed (no control characters, none of < > & " %, no leading or trailing space)`
     case 'anyOf':
       return `${name} must be an integer or a string`
     default:
