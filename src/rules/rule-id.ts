@@ -6,6 +6,12 @@
 
 export const ID_MAX_LENGTH = 255
 
+/**
+ * The character rules as a JSON Schema `pattern` (ECMAScript, `u` flag), for the OpenAPI document.
+ * Only NFC cannot be expressed; the server checks with idCharacterProblem, which agrees otherwise.
+ */
+export const ID_PATTERN = '^(?! )(?!.* $)(?: |[^\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Z}\\p{Noncharacter_Code_Point}\\ufffd<>&"%])+$'
+
 const FORBIDDEN_ASCII = new Set(['<', '>', '&', '"', '%'])
 
 function codePoint(ch: string): string {

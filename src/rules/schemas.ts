@@ -41,7 +41,9 @@ export function responseSchema(kind: RuleKind): Schema {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true })
-// Rule ids: the one id check (rule-id.ts), reported with its own message.
+// Rule ids: the one id check (rule-id.ts), reported with its own message; the id's `pattern` is
+// for the OpenAPI document and says the same, so its error is left out.
+const ID_PATTERN_PATH = '#/properties/id/pattern'
 const checkId = Object.assign(
   (enabled: boolean, data: string): boolean => {
     const why = enabled ? idCharacterProblem(data) : undefined
@@ -109,7 +111,7 @@ export function validateWriteBody(kind: RuleKind, body: unknown): Array<{ path: 
   const out: Array<{ path: string; message: string }> = []
   for (const e of v.errors ?? []) {
     // anyOf reports each branch too; the anyOf error itself says it all.
-    if (e.schemaPath.includes('/anyOf/')) continue
+    if (e.schemaPath.includes('/anyOf/') || e.schemaPath === ID_PATTERN_PATH) continue
     const parts = errorPath(e)
     const item = { path: pointer(parts), message: messageOf(e, parts) }
     const key = `${item.path}\0${item.message}`
@@ -143,7 +145,7 @@ export function validateFileView(kind: RuleKind, view: Record<string, unknown>):
   if (v(view)) return []
   const out: RuleProblem[] = []
   for (const e of v.errors ?? []) {
-    if (e.schemaPath.includes('/anyOf/')) continue
+    if (e.schemaPath.includes('/anyOf/') || e.schemaPath === ID_PATTERN_PATH) continue
     const parts = errorPath(e)
     const filePath = viewPathToFilePath(kind, parts)
     const last = filePath[filePath.length - 1]
