@@ -5,7 +5,7 @@ import Router, { type RouterMiddleware } from '@koa/router'
 import { notFound, notImplemented, RulekeeperError, validationFailed } from '../errors.js'
 import type { TokenStore } from '../auth/token-store.js'
 import type { RuleKind } from '../rules/model.js'
-import { ID_SCHEMA } from '../rules/fields.js'
+import { idProblem } from '../rules/rule-id.js'
 import type { RuleStore } from '../service/rule-store.js'
 import type { WriteActor } from '../service/rule-writer.js'
 import { indexContext, listRules, ruleJson, ruleRepresentation, type ReadContext } from '../service/rule-views.js'
@@ -31,14 +31,6 @@ export interface RuleRoutesDeps {
   pythonFor?: (rule: IndexedRule) => string | undefined
   /** Wall clock for all the unit tests of one request (default 120 s). */
   testBudgetMs?: number
-}
-
-const ID_RE = new RegExp(ID_SCHEMA.pattern, 'u')
-
-function validPathId(id: string): boolean {
-  // Counted in characters (code points), as the JSON Schema counts the body's id.
-  const length = [...id].length
-  return length >= 1 && length <= 255 && ID_RE.test(id)
 }
 
 export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: RuleRoutesDeps): void {
@@ -85,9 +77,8 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     const runFirst = booleanParam(ctx.query, 'run-tests-first', true)
     const runOnly = booleanParam(ctx.query, 'run-tests-only', false)
     const pathId = method === 'PUT' ? ctx.params.id! : undefined
-    if (pathId !== undefined && !validPathId(pathId)) {
-      throw validationFailed([{ path: '/id', message: 'the id in the path has characters that are not allowed (no control characters, none of < > & " %, no leading or trailing space)' }])
-    }
+    const pathIdProblem = pathId === undefined ? undefined : idProblem(pathId)
+    if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
     const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)

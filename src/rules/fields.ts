@@ -2,6 +2,7 @@
 // and whether it is a YAML-text field or read-only. The API schemas, the OpenAPI document, the
 // file ⇄ API mapping and the file checks are all derived from it, so they cannot drift apart.
 import { SEVERITIES, type RuleKind } from './model.js'
+import { ID_PATTERN } from './rule-id.js'
 
 export interface FieldSpec {
   api: string
@@ -23,12 +24,19 @@ const ALL: readonly RuleKind[] = ['correlation', 'scheduled', 'simple']
 const str = { type: 'string' }
 const strList = { type: 'array', items: { type: 'string' } }
 
-/** Ids: 1–255 characters, no control characters, none of < > & " %, no leading/trailing space. */
+/**
+ * Ids: 1–255 characters; the characters are checked by rules/rule-id.ts (the `x-rule-id` keyword,
+ * see schemas.ts; `pattern` says the same for the OpenAPI document, less NFC): valid UTF-8, NFC,
+ * nothing invisible or deceptive, none of < > & " %, no leading or trailing space.
+ */
 export const ID_SCHEMA = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  pattern: '^(?! )(?!.* $)[^\\u0000-\\u001f\\u007f<>&"%]+$',
+  pattern: ID_PATTERN,
+  'x-rule-id': true,
+  description:
+    'Valid UTF-8 in Unicode NFC; no control characters, line or paragraph separators, bidirectional controls, zero-width or other format characters, byte order marks, non-ASCII spaces or U+FFFD; none of < > & " %; no leading or trailing space. Unique ignoring case.',
 }
 
 const actorSchema = {

@@ -1,6 +1,7 @@
 // Where a new rule's files go: `<kind folder>/<group>/<file>.yml` with the group the id's first
 // dot-separated segment in lower case, both sanitized to [A-Za-z0-9._-]; a clash with an existing
-// file gets a short hash of the id. Every path is checked to stay inside the repository tree.
+// file gets a short hash of the id. Every path is checked to stay inside the repository tree, and
+// new paths never use a name Windows reserves (CON, NUL, COM1, … get a `_`; docs/decisions.md).
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import type { RuleKind } from './model.js'
@@ -11,9 +12,22 @@ export const KIND_FOLDER: Record<RuleKind, string> = {
   correlation: 'correlation_rules',
 }
 
+/**
+ * Names Windows reserves for devices, in any case, alone or before an extension (`nul.yml`): a
+ * clone on Windows cannot hold a file or folder so named.
+ */
+const WINDOWS_RESERVED = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?=\.|$)/i
+
 export function sanitizeSegment(s: string): string {
   const out = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_')
-  return out === '' ? '_' : out
+  if (out === '') return '_'
+  // A reserved stem gets a `_` (`CON` → `CON_`, `nul.yml` → `nul_.yml`): the id itself is kept.
+  return out.replace(WINDOWS_RESERVED, (stem) => `${stem}_`)
+}
+
+/** Whether a path segment is safe on every file system people clone to (not reserved, no trailing dot or space). */
+export function isPortableSegment(seg: string): boolean {
+  return !WINDOWS_RESERVED.test(seg) && !/[. ]$/.test(seg)
 }
 
 export function shortIdHash(id: string): string {
@@ -27,7 +41,10 @@ export function newRulePaths(kind: RuleKind, id: string): string[] {
   const dir = `${KIND_FOLDER[kind]}/${group}`
   // Keep file names within common file-system limits (255 bytes) even for 255-character ids.
   const base = file.length > 200 ? `${file.slice(0, 200)}_${shortIdHash(id)}` : file
-  return [`${dir}/${base}.yml`, `${dir}/${base}_${shortIdHash(id)}.yml`].map(assertInsideRepo)
+  return [`${dir}/${base}.yml`, `${dir}/${base}_${shortIdHash(id)}.yml`].map((p) => {
+    if (!p.split('/').every(isPortableSegment)) throw new Error(`path ${JSON.stringify(p)} is not portable`)
+    return assertInsideRepo(p)
+  })
 }
 
 /** The `.py` beside a scheduled rule's YAML file. */

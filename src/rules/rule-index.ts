@@ -2,6 +2,8 @@
 // id, id-ordered lists per kind for pagination, and the invalid files. A change is made on a draft
 // (copy-on-write of the maps) and published as a new index in one step; readers never wait.
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from './model.js'
+import { caseCollisions } from './case-collisions.js'
+import { foldId } from './rule-id.js'
 
 /** One YAML analysis file as last read from the repository. */
 export interface FileRecord {
@@ -52,7 +54,20 @@ function lowerBound(list: readonly string[], id: string): number {
   return lo
 }
 
+/** fold(id) → the distinct ids held by at least one file, from the holders map. */
+function foldHolders(holders: ReadonlyMap<string, readonly string[]>): Map<string, readonly string[]> {
+  const out = new Map<string, readonly string[]>()
+  for (const id of holders.keys()) {
+    const k = foldId(id)
+    out.set(k, [...(out.get(k) ?? []), id])
+  }
+  return out
+}
+
 export class RuleIndex {
+  /** foldId(id) → the ids held by some file: ids must be unique ignoring case. */
+  readonly folded: ReadonlyMap<string, readonly string[]>
+
   constructor(
     readonly revision: string | null,
     readonly files: ReadonlyMap<string, FileRecord>,
@@ -61,7 +76,10 @@ export class RuleIndex {
     /** id → paths of every analysis file claiming it, oldest first. */
     readonly holders: ReadonlyMap<string, readonly string[]>,
     readonly sorted: Readonly<Record<RuleKind, readonly string[]>>,
-  ) {}
+    folded?: ReadonlyMap<string, readonly string[]>,
+  ) {
+    this.folded = folded ?? foldHolders(holders)
+  }
 
   static empty(): RuleIndex {
     return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), { correlation: [], scheduled: [], simple: [] })
@@ -94,6 +112,14 @@ export class RuleIndex {
         entry.errors = [...entry.errors, { path: ['RuleID'], message, ...f.idAt }]
         out.set(p, entry)
       })
+    }
+    // Ids or paths differing only by case: one file would overwrite the other in a clone on a
+    // case-insensitive disk. Reported on every file involved; each keeps serving its own id.
+    for (const c of caseCollisions(this.files.values(), this.folded, (id) => this.holders.get(id) ?? [])) {
+      const f = this.files.get(c.path)!
+      const entry = out.get(c.path) ?? { path: c.path, ruleId: f.id, errors: [] }
+      entry.errors = [...entry.errors, { path: c.onId ? ['RuleID'] : [], message: c.message, ...(c.onId ? f.idAt : {}) }]
+      out.set(c.path, entry)
     }
     return [...out.values()].sort((a, b) => byteOrder(a.path, b.path))
   }
@@ -155,6 +181,7 @@ export class IndexDraft {
   private rules: OverlayMap<string, IndexedRule>
   private supports: OverlayMap<string, SupportFile>
   private holders: OverlayMap<string, readonly string[]>
+  private folded: OverlayMap<string, readonly string[]>
   private touchedIds = new Set<string>()
 
   constructor(private readonly base: RuleIndex) {
@@ -162,6 +189,7 @@ export class IndexDraft {
     this.rules = new OverlayMap(base.rules as Map<string, IndexedRule>)
     this.supports = new OverlayMap(base.supports as Map<string, SupportFile>)
     this.holders = new OverlayMap(base.holders as Map<string, readonly string[]>)
+    this.folded = new OverlayMap(base.folded as Map<string, readonly string[]>)
   }
 
   getFile(path: string): FileRecord | undefined {
@@ -186,12 +214,18 @@ export class IndexDraft {
     return this.holders.get(id) ?? []
   }
 
+  /** Another id held by some file that differs from `id` only by case, if any. */
+  caseTwinOf(id: string): string | undefined {
+    return (this.folded.get(foldId(id)) ?? []).find((other) => other !== id)
+  }
+
   putFile(rec: FileRecord): void {
     const old = this.files.get(rec.path)
     if (old?.id !== undefined && old.id !== rec.id) this.dropHolder(old.id, rec.path)
     this.files.set(rec.path, rec)
     if (rec.id !== undefined) {
       const h = this.holders.get(rec.id) ?? []
+      if (h.length === 0) this.foldIn(rec.id)
       if (!h.includes(rec.path)) this.holders.set(rec.id, [...h, rec.path])
       this.touchedIds.add(rec.id)
     }
@@ -210,8 +244,23 @@ export class IndexDraft {
 
   private dropHolder(id: string, path: string): void {
     const h = (this.holders.get(id) ?? []).filter((p) => p !== path)
-    if (h.length === 0) this.holders.delete(id)
-    else this.holders.set(id, h)
+    if (h.length === 0) {
+      this.holders.delete(id)
+      this.foldOut(id)
+    } else this.holders.set(id, h)
+  }
+
+  private foldIn(id: string): void {
+    const k = foldId(id)
+    const ids = this.folded.get(k) ?? []
+    if (!ids.includes(id)) this.folded.set(k, [...ids, id])
+  }
+
+  private foldOut(id: string): void {
+    const k = foldId(id)
+    const ids = (this.folded.get(k) ?? []).filter((x) => x !== id)
+    if (ids.length === 0) this.folded.delete(k)
+    else this.folded.set(k, ids)
   }
 
   /** Re-decides what each touched id serves: the oldest valid holder, else the last good version. */
@@ -265,6 +314,6 @@ export class IndexDraft {
     }
     for (const [k, l] of Object.entries(lists)) sorted[k as RuleKind] = l
     this.touchedIds.clear()
-    return new RuleIndex(revision, this.files.fold(), this.rules.fold(), this.supports.fold(), this.holders.fold(), sorted)
+    return new RuleIndex(revision, this.files.fold(), this.rules.fold(), this.supports.fold(), this.holders.fold(), sorted, this.folded.fold())
   }
 }

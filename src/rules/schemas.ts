@@ -3,6 +3,7 @@
 // the write schema on a file's view. The OpenAPI document is generated from these same objects.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import { EXTRA_FIELDS, FIELDS, RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { idCharacterProblem } from './rule-id.js'
 import { fileKeyOf } from './mapping.js'
 import type { DataPath, RuleKind, RuleProblem } from './model.js'
 
@@ -40,6 +41,18 @@ export function responseSchema(kind: RuleKind): Schema {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true })
+// Rule ids: the one id check (rule-id.ts), reported with its own message; the id's `pattern` is
+// for the OpenAPI document and says the same, so its error is left out.
+const ID_PATTERN_PATH = '#/properties/id/pattern'
+const checkId = Object.assign(
+  (enabled: boolean, data: string): boolean => {
+    const why = enabled ? idCharacterProblem(data) : undefined
+    checkId.errors = why ? [{ keyword: 'x-rule-id', message: why, params: {} }] : []
+    return why === undefined
+  },
+  { errors: [] as Array<Partial<ErrorObject>> },
+)
+ajv.addKeyword({ keyword: 'x-rule-id', type: 'string', schemaType: 'boolean', errors: true, validate: checkId })
 const writeValidators = new Map<RuleKind, ValidateFunction>()
 const fileValidators = new Map<RuleKind, ValidateFunction>()
 
@@ -83,8 +96,6 @@ function messageOf(e: ErrorObject, parts: string[]): string {
       return `unknown field ${name}`
     case 'enum':
       return `${name} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`
-    case 'pattern':
-      return `${name} has characters that are not allowed (no control characters, none of < > & " %, no leading or trailing space)`
     case 'anyOf':
       return `${name} must be an integer or a string`
     default:
@@ -100,7 +111,7 @@ export function validateWriteBody(kind: RuleKind, body: unknown): Array<{ path: 
   const out: Array<{ path: string; message: string }> = []
   for (const e of v.errors ?? []) {
     // anyOf reports each branch too; the anyOf error itself says it all.
-    if (e.schemaPath.includes('/anyOf/')) continue
+    if (e.schemaPath.includes('/anyOf/') || e.schemaPath === ID_PATTERN_PATH) continue
     const parts = errorPath(e)
     const item = { path: pointer(parts), message: messageOf(e, parts) }
     const key = `${item.path}\0${item.message}`
@@ -134,7 +145,7 @@ export function validateFileView(kind: RuleKind, view: Record<string, unknown>):
   if (v(view)) return []
   const out: RuleProblem[] = []
   for (const e of v.errors ?? []) {
-    if (e.schemaPath.includes('/anyOf/')) continue
+    if (e.schemaPath.includes('/anyOf/') || e.schemaPath === ID_PATTERN_PATH) continue
     const parts = errorPath(e)
     const filePath = viewPathToFilePath(kind, parts)
     const last = filePath[filePath.length - 1]

@@ -9,6 +9,7 @@ import YAML from 'yaml'
 import type { CommitInfo } from '../store/object-db.js'
 import { isYamlPath } from '../rules/paths.js'
 import { removeTempFiles } from './cache-files.js'
+import { parseTrailers, singleTrailer } from './trailers.js'
 
 export interface Actor {
   id: string
@@ -39,20 +40,47 @@ export interface Identity {
   filename?: string
 }
 
+/** Per-path and per-id state: Maps, never plain objects (an id may be `__proto__` or `constructor`). */
 interface State {
   head: string | null
-  pathToId: Record<string, string>
-  pyOwner: Record<string, string>
-  meta: Record<string, RuleHistory>
+  pathToId: Map<string, string>
+  pyOwner: Map<string, string>
+  meta: Map<string, RuleHistory>
 }
 
-const FAST_ID = /^(?:RuleID|PolicyID):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*$/m
-const FAST_FILENAME = /^Filename:[ \t]*([A-Za-z0-9._-]+)[ \t]*$/m
+/** The cache file: the maps as entry lists (JSON objects would turn `__proto__` into a prototype). */
+const CACHE_FORMAT = 'rulekeeper-history/2'
+interface StoredState {
+  format: typeof CACHE_FORMAT
+  head: string | null
+  pathToId: Array<[string, string]>
+  pyOwner: Array<[string, string]>
+  meta: Array<[string, RuleHistory]>
+}
+
+const emptyState = (): State => ({ head: null, pathToId: new Map(), pyOwner: new Map(), meta: new Map() })
+
+function serializeState(s: State): string {
+  const stored: StoredState = { format: CACHE_FORMAT, head: s.head, pathToId: [...s.pathToId], pyOwner: [...s.pyOwner], meta: [...s.meta] }
+  return JSON.stringify(stored)
+}
+
+function parseState(text: string): State | null {
+  const s = JSON.parse(text) as Partial<StoredState> | null
+  if (!s || s.format !== CACHE_FORMAT || !Array.isArray(s.pathToId) || !Array.isArray(s.pyOwner) || !Array.isArray(s.meta)) return null
+  return { head: s.head ?? null, pathToId: new Map(s.pathToId), pyOwner: new Map(s.pyOwner), meta: new Map(s.meta) }
+}
+
+// Lines as YAML sees them: they end at \n or \r only, never at U+2028/U+2029 (as `^`/`$` with the
+// `m` flag would), so a value holding `U+2028RuleID: X` cannot pass for the file's id.
+const FAST_ID = /(?:^|[\r\n])(?:RuleID|PolicyID):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*(?=[\r\n]|$)/
+const FAST_FILENAME = /(?:^|[\r\n])Filename:[ \t]*([A-Za-z0-9._-]+)[ \t]*(?=[\r\n]|$)/
+const ANOTHER_ID = /(?:^|[\r\n])(?:RuleID|PolicyID):/
 
 /** RuleID and Filename of an analysis file; a regex for the usual plain form, YAML otherwise. */
 export function quickIdentity(text: string): Identity {
   const m = FAST_ID.exec(text)
-  if (m && !/^(?:RuleID|PolicyID):/m.test(text.slice(m.index + m[0].length))) {
+  if (m && !ANOTHER_ID.test(text.slice(m.index + m[0].length))) {
     return { id: m[1], filename: FAST_FILENAME.exec(text)?.[1] }
   }
   try {
@@ -72,12 +100,12 @@ export function quickIdentity(text: string): Identity {
 
 /** The actor of a commit: its trailers, or its author's email for commits made with plain git. */
 export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
-  // Trailers are the last paragraph only: a change reason in the body cannot forge them.
-  const paragraphs = c.message.trimEnd().split(/\n\s*\n/)
-  const trailers = paragraphs.length > 1 ? paragraphs[paragraphs.length - 1]! : ''
-  const id = /^Actor-Id: (.+)$/m.exec(trailers)?.[1]?.trim()
-  const type = /^Actor-Type: (user|api-token|system)$/m.exec(trailers)?.[1] as Actor['type'] | undefined
-  if (id && type) return { id, type }
+  // Trailers are the last paragraph only (a change reason in the body cannot forge them), lines end
+  // at `\n` only (an id holding U+2028 cannot start a line), and each must be there exactly once.
+  const trailers = parseTrailers(c.message)
+  const id = singleTrailer(trailers, 'Actor-Id')
+  const type = singleTrailer(trailers, 'Actor-Type')
+  if (id && (type === 'user' || type === 'api-token' || type === 'system')) return { id, type }
   return { id: c.author.email || c.author.name, type: 'user' }
 }
 
@@ -88,7 +116,7 @@ export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
 const PERSIST_EVERY_MS = 30_000
 
 export class HistoryTracker {
-  private state: State = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+  private state: State = emptyState()
   /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
   private counts = new Map<string, number>()
   /** id → the .py paths it owns; derived from pyOwner (a scan of pyOwner per change cost O(python files)). */
@@ -104,20 +132,20 @@ export class HistoryTracker {
   }
 
   get(id: string): RuleHistory | undefined {
-    return this.state.meta[id]
+    return this.state.meta.get(id)
   }
 
   async loadCache(): Promise<void> {
     if (!this.cacheFile) return
     await removeTempFiles(this.cacheFile)
     try {
-      const s = JSON.parse(await fsp.readFile(this.cacheFile, 'utf8')) as State
-      if (s && typeof s === 'object' && s.meta && s.pathToId) {
-        this.state = { ...s, pyOwner: s.pyOwner ?? {} }
+      const s = parseState(await fsp.readFile(this.cacheFile, 'utf8'))
+      if (s) {
+        this.state = s
         this.counts = new Map()
-        for (const id of Object.values(s.pathToId)) this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
+        for (const id of s.pathToId.values()) this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
         this.pyByOwner = new Map()
-        for (const [py, id] of Object.entries(this.state.pyOwner)) this.ownedBy(id).add(py)
+        for (const [py, id] of s.pyOwner) this.ownedBy(id).add(py)
       }
     } catch {
       /* no cache or a torn one: rebuilt from history */
@@ -125,7 +153,7 @@ export class HistoryTracker {
   }
 
   reset(): void {
-    this.state = { head: null, pathToId: {}, pyOwner: {}, meta: {} }
+    this.state = emptyState()
     this.counts = new Map()
     this.pyByOwner = new Map()
   }
@@ -137,29 +165,29 @@ export class HistoryTracker {
   }
 
   private setPyOwner(py: string, id: string | undefined): void {
-    const old = this.state.pyOwner[py]
+    const old = this.state.pyOwner.get(py)
     if (old !== undefined) {
       const set = this.pyByOwner.get(old)
       set?.delete(py)
       if (set?.size === 0) this.pyByOwner.delete(old)
-      delete this.state.pyOwner[py]
+      this.state.pyOwner.delete(py)
     }
     if (id !== undefined) {
-      this.state.pyOwner[py] = id
+      this.state.pyOwner.set(py, id)
       this.ownedBy(id).add(py)
     }
   }
 
   private setPath(p: string, id: string | undefined): void {
-    const old = this.state.pathToId[p]
+    const old = this.state.pathToId.get(p)
     if (old !== undefined) {
       const n = (this.counts.get(old) ?? 1) - 1
       if (n <= 0) this.counts.delete(old)
       else this.counts.set(old, n)
-      delete this.state.pathToId[p]
+      this.state.pathToId.delete(p)
     }
     if (id !== undefined) {
-      this.state.pathToId[p] = id
+      this.state.pathToId.set(p, id)
       this.counts.set(id, (this.counts.get(id) ?? 0) + 1)
     }
   }
@@ -174,9 +202,9 @@ export class HistoryTracker {
     const affected = new Set<string>()
     const identities = new Map<CommitFileChange, Identity>()
     for (const ch of changes) {
-      const owner = s.pyOwner[ch.path]
+      const owner = s.pyOwner.get(ch.path)
       if (owner) affected.add(owner)
-      const old = s.pathToId[ch.path]
+      const old = s.pathToId.get(ch.path)
       if (old) affected.add(old)
       if (isYamlPath(ch.path) && (ch.text !== null || ch.identity)) {
         const identity = ch.identity ?? quickIdentity(ch.text!)
@@ -184,12 +212,12 @@ export class HistoryTracker {
         if (identity.id) affected.add(identity.id)
       }
     }
-    const existedBefore = new Map([...affected].map((id) => [id, s.meta[id] !== undefined && count(id) > 0]))
+    const existedBefore = new Map([...affected].map((id) => [id, s.meta.has(id) && count(id) > 0]))
     // What the changed files said before goes first, then what they say now: the result does not
     // depend on the order of the changes (a rule renamed within its folder keeps its .py).
     for (const ch of changes) {
       if (!isYamlPath(ch.path)) continue
-      const prevId = s.pathToId[ch.path]
+      const prevId = s.pathToId.get(ch.path)
       if (prevId !== undefined) {
         for (const py of [...(this.pyByOwner.get(prevId) ?? [])]) if (path.posix.dirname(py) === path.posix.dirname(ch.path)) this.setPyOwner(py, undefined)
       }
@@ -208,9 +236,9 @@ export class HistoryTracker {
       }
     }
     for (const id of affected) {
-      if (count(id) === 0) delete s.meta[id]
-      else if (!existedBefore.get(id)) s.meta[id] = { created: stamp, modified: stamp }
-      else s.meta[id] = { created: s.meta[id]!.created, modified: stamp }
+      if (count(id) === 0) s.meta.delete(id)
+      else if (!existedBefore.get(id)) s.meta.set(id, { created: stamp, modified: stamp })
+      else s.meta.set(id, { created: s.meta.get(id)!.created, modified: stamp })
     }
     s.head = commit.oid
     this.markDirty()
@@ -235,7 +263,7 @@ export class HistoryTracker {
     this.dirty = false
     const tmp = `${this.cacheFile}.${process.pid}.tmp`
     await fsp.mkdir(path.dirname(this.cacheFile), { recursive: true })
-    await fsp.writeFile(tmp, JSON.stringify(this.state))
+    await fsp.writeFile(tmp, serializeState(this.state))
     await fsp.rename(tmp, this.cacheFile)
   }
 
@@ -245,7 +273,7 @@ export class HistoryTracker {
     await this.persisting
     if (this.cacheFile && this.dirty) {
       fs.mkdirSync(path.dirname(this.cacheFile), { recursive: true })
-      fs.writeFileSync(this.cacheFile, JSON.stringify(this.state))
+      fs.writeFileSync(this.cacheFile, serializeState(this.state))
       this.dirty = false
     }
   }

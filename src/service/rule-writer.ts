@@ -9,6 +9,7 @@ import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
 import { RemoteError } from '../store/remote.js'
 import type { RuleKind } from '../rules/model.js'
 import { newRulePaths, pythonPathFor } from '../rules/paths.js'
+import { foldId } from '../rules/rule-id.js'
 import { renderRuleFile } from '../rules/rule-file.js'
 import type { IndexDraft, IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { ObjectBatch, type Person } from '../store/object-db.js'
@@ -17,6 +18,7 @@ import type { FileChanges } from '../store/tree-edit.js'
 import { buildFileRecord } from './file-records.js'
 import type { Actor, CommitFileChange } from './history.js'
 import { draftContext } from './revision-sync.js'
+import { formatTrailers } from './trailers.js'
 import type { RuleStore } from './rule-store.js'
 
 export interface WriteActor extends Actor {
@@ -86,13 +88,14 @@ function holderLabel(draft: IndexDraft, id: string): string | undefined {
 
 export function commitMessage(verb: string, op: WriteOp): string {
   const reason = (op.reason ?? '').replace(/\r\n?/g, '\n').replace(/\0/g, '').trim()
-  const trailers = [
-    `Rule-Id: ${op.id}`,
-    `Rule-Kind: ${KIND_LABEL[op.kind]}`,
-    `Actor-Id: ${op.actor.id}`,
-    `Actor-Type: ${op.actor.type}`,
-    `Request-Id: ${op.requestId}`,
-  ].join('\n')
+  // Every value must be one line (formatTrailers throws otherwise): the id was checked on the way in.
+  const trailers = formatTrailers([
+    ['Rule-Id', op.id],
+    ['Rule-Kind', KIND_LABEL[op.kind]],
+    ['Actor-Id', op.actor.id],
+    ['Actor-Type', op.actor.type],
+    ['Request-Id', op.requestId],
+  ])
   return `${verb} ${KIND_LABEL[op.kind]} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
 }
 
@@ -316,6 +319,8 @@ export class RuleWriter {
     }
     if (op.type === 'create' && holder) throw conflict(`id ${op.id} already exists: ${holder}`)
     if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
+    const twin = holder ? undefined : draft.caseTwinOf(op.id)
+    if (twin !== undefined) throw conflict(`id ${op.id} differs only by case from the existing id ${twin}, ${holderLabel(draft, twin) ?? 'in the repository'}; ids are unique ignoring case`)
     const repo = this.store.repo
     if (existing) {
       const oldYaml = await repo.blobAt(tree, existing.path)
@@ -335,7 +340,8 @@ export class RuleWriter {
     let yamlPath: string | undefined
     for (const candidate of newRulePaths(op.kind, op.id)) {
       const py = op.kind === 'scheduled' ? pythonPathFor(candidate) : undefined
-      const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.blobAt(tree, p)) !== null
+      // Taken also when an existing path differs only by case: both could not live in one clone.
+      const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.pathsLike(tree, p, foldId)).length > 0
       if (!(await taken(candidate)) && !(py && (await taken(py)))) {
         yamlPath = candidate
         break

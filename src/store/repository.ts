@@ -97,6 +97,25 @@ export class GitRepository {
     return null
   }
 
+  /**
+   * Every path of the tree (file or folder) whose segments equal those of `filePath` under `key`
+   * (a case fold): whether a new path would collide with an existing one on a case-insensitive disk.
+   */
+  async pathsLike(tree: string | null, filePath: string, key: (s: string) => string): Promise<string[]> {
+    const parts = filePath.split('/').map(key)
+    const out: string[] = []
+    const walk = async (oid: string, i: number, prefix: string): Promise<void> => {
+      for (const e of await this.db.readTree(oid)) {
+        if (key(e.name) !== parts[i]) continue
+        const p = prefix ? `${prefix}/${e.name}` : e.name
+        if (i === parts.length - 1) out.push(p)
+        else if (e.mode === TREE_MODE) await walk(e.oid, i + 1, p)
+      }
+    }
+    if (tree) await walk(tree, 0, '')
+    return out
+  }
+
   readBlob(oid: string): Promise<Buffer> {
     return this.db.readBlob(oid)
   }
