@@ -19,6 +19,7 @@ import { createMetricsRegistry } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { RuleStore } from './service/rule-store.js'
 import { lockDataDir } from './store/data-dir-lock.js'
+import { restrictUmask, secureDataDir } from './store/data-dir-privacy.js'
 import { GitRemote } from './store/remote.js'
 
 export interface StartOptions {
@@ -49,12 +50,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const config = loadConfig(opts.env, opts.configOverrides)
   const logger = opts.logger ?? createLogger({ level: config.log.level })
   const dataDir = path.resolve(config.dataDir)
+  // Private from the first byte: the umask applies before the data directory is even created.
+  if (!restrictUmask()) logger.warn('not on the main thread: the umask stays as it is; the data directory is only checked at start')
   const lock = lockDataDir(dataDir)
   const cleanups: Array<() => Promise<void> | void> = [() => lock.release()]
   const cleanup = async () => {
     for (const c of cleanups.reverse()) await c()
   }
   try {
+    reportPrivacy(logger, secureDataDir(dataDir))
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
     const engines = opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env } })
     cleanups.push(() => closeEngines(engines))
@@ -137,4 +141,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     await cleanup()
     throw err
   }
+}
+
+/** One line when the start-up check changed (or could not change) anything; the cost at debug. */
+function reportPrivacy(logger: Logger, r: ReturnType<typeof secureDataDir>): void {
+  const { scanned, fixed, failed, examples, failures, ms } = r
+  if (fixed > 0) logger.warn({ fixed, scanned, ms, examples }, `narrowed the modes of ${fixed} data-directory entries to owner-only (directories 0700, files 0600)`)
+  if (failed > 0) logger.error({ failed, scanned, failures }, `cannot narrow the modes of ${failed} data-directory entries; other users may read them`)
+  if (fixed === 0 && failed === 0) logger.debug({ scanned, ms }, 'the data directory is private')
 }

@@ -106,7 +106,7 @@ export class TokenStore {
 
   /** Applies a change to the file under its lock (so CLI and server never lose each other's edits). */
   private mutate(change: (list: TokenRecord[]) => TokenRecord[]): void {
-    fs.mkdirSync(this.dataDir, { recursive: true })
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o700 })
     const lock = `${this.file}.lock`
     let fd: number | undefined
     for (let i = 0; i < 200 && fd === undefined; i++) {

@@ -3,6 +3,7 @@
 // the last line of stdout.
 import path from 'node:path'
 import { PERMISSION_FLAGS, TokenStore, type Permission } from '../auth/token-store.js'
+import { restrictUmask } from '../store/data-dir-privacy.js'
 import { parseArgs, UsageError } from './args.js'
 
 const HELP = `Usage:
@@ -28,6 +29,8 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
     process.stdout.write(HELP)
     return sub ? 0 : 2
   }
+  // The data directory is private (0700/0600) even when this command is the first to create it.
+  restrictUmask()
   const store = new TokenStore(path.resolve(env.RULEKEEPER_DATA_DIR || './data'))
   switch (sub) {
     case 'create': {

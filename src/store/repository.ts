@@ -20,6 +20,15 @@ export interface NewCommit {
   message: string
 }
 
+/**
+ * `core.sharedRepository = 0600`: plain `git` (a person's push into the embedded repository, a
+ * `git gc`) then writes files 0600/0400 and directories 0700 whatever its umask, as this service does.
+ */
+async function keepPrivate(gitdir: string): Promise<void> {
+  if ((await git.getConfig({ fs, gitdir, path: 'core.sharedRepository' })) !== undefined) return
+  await git.setConfig({ fs, gitdir, path: 'core.sharedRepository', value: '0600' })
+}
+
 export class GitRepository {
   readonly db: ObjectDb
   readonly ref: string
@@ -41,6 +50,7 @@ export class GitRepository {
     if (!GitRepository.exists(gitdir)) throw new Error(`no Git repository at ${gitdir}`)
     const repo = new GitRepository(gitdir, branch)
     await clearStaleRefLock(gitdir, repo.ref)
+    await keepPrivate(gitdir)
     return repo
   }
 
@@ -50,6 +60,7 @@ export class GitRepository {
     await git.init({ fs, gitdir, bare: true, defaultBranch: branch })
     // Let plain `git push` into this repository update the checked-out-less branch.
     await git.setConfig({ fs, gitdir, path: 'receive.denyCurrentBranch', value: 'ignore' })
+    await keepPrivate(gitdir)
     return new GitRepository(gitdir, branch)
   }
 

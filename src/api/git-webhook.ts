@@ -1,0 +1,93 @@
+// POST /hooks/git, the push webhook (repository.md): a GitHub/Gitea `X-Hub-Signature-256` HMAC over
+// the body, or a GitLab `X-Gitlab-Token`, with secret RULEKEEPER_GIT_WEBHOOK_SECRET (404 without
+// one). Checked in order of cost, so an unauthenticated caller never makes us read its body:
+//  1. headers only: a GitLab token is compared (digests, constant time, any length) and the body is
+//     never read; a hub signature must be `sha256=` + 64 hex digits, else 401 at once;
+//  2. only then the body, bounded (1 MiB; a larger Content-Length is refused unread): the HMAC is
+//     over the body, so it must be read to be checked;
+//  3. only an authentic delivery reaches the replay check: one already seen (same signature, or
+//     same delivery id) within 24 h is acknowledged with 200 and runs nothing.
+// A refusal before the body is read closes the connection, so the unread body is not drained.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import type Router from '@koa/router'
+import type { Context } from 'koa'
+import { RulekeeperError } from '../errors.js'
+import type { ApiState } from './context.js'
+import { RecentDeliveries } from './recent-deliveries.js'
+
+export const WEBHOOK_MAX_BODY_BYTES = 1 << 20
+const HUB_RE = /^sha256=([0-9a-f]{64})$/
+/** Headers naming a delivery (GitHub, Gitea, Gogs, GitLab); a redelivery keeps its id. */
+const DELIVERY_HEADERS = ['X-GitHub-Delivery', 'X-Gitea-Delivery', 'X-Gogs-Delivery', 'X-Gitlab-Event-UUID']
+
+export interface WebhookDeps {
+  secret?: string
+  reconcile(): void
+  deliveries?: RecentDeliveries
+}
+
+/** Byte-wise constant-time equality that never throws: unequal lengths are simply unequal. */
+export function bytesEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'latin1').digest()
+
+export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void {
+  const deliveries = deps.deliveries ?? new RecentDeliveries()
+  const secret = deps.secret
+  const secretDigest = secret === undefined ? undefined : sha256(secret)
+  router.post('/hooks/git', async (ctx) => {
+    if (!secret || !secretDigest) {
+      ctx.status = 404
+      ctx.body = { message: 'no webhook secret is configured' }
+      return
+    }
+    const hub = ctx.get('X-Hub-Signature-256')
+    const gitlab = ctx.get('X-Gitlab-Token')
+    const keys: string[] = []
+    if (hub) {
+      const m = HUB_RE.exec(hub)
+      if (!m) refuseUnread(ctx, 'the webhook signature is missing or wrong')
+      const declared = Number(ctx.get('Content-Length') || 0)
+      if (declared > WEBHOOK_MAX_BODY_BYTES) refuseUnread(ctx, `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes`, 'PayloadTooLarge')
+      const raw = await readBoundedBody(ctx, WEBHOOK_MAX_BODY_BYTES)
+      const expected = createHmac('sha256', secret).update(raw).digest()
+      if (!bytesEqual(Buffer.from(m![1]!, 'hex'), expected)) throw new RulekeeperError('Unauthorized', 'the webhook signature is missing or wrong')
+      keys.push(`sig:${m![1]}`)
+    } else if (gitlab) {
+      if (!bytesEqual(sha256(gitlab), secretDigest)) refuseUnread(ctx, 'the webhook signature is missing or wrong')
+    } else {
+      refuseUnread(ctx, 'the webhook signature is missing or wrong')
+    }
+    for (const h of DELIVERY_HEADERS) {
+      const id = ctx.get(h)
+      if (id) keys.push(`id:${id.slice(0, 200)}`)
+    }
+    if (keys.length > 0 && !deliveries.remember(keys)) {
+      ctx.status = 200
+      ctx.body = { message: 'delivery already received; nothing scheduled' }
+      return
+    }
+    deps.reconcile()
+    ctx.status = 202
+    ctx.body = { message: 'reconcile scheduled' }
+  })
+}
+
+/** Refuses without reading the body, and closes the connection so the body is not drained. */
+function refuseUnread(ctx: Context, message: string, code: 'Unauthorized' | 'PayloadTooLarge' = 'Unauthorized'): never {
+  ctx.set('Connection', 'close')
+  throw new RulekeeperError(code, message)
+}
+
+async function readBoundedBody(ctx: Context, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let n = 0
+  for await (const c of ctx.req as AsyncIterable<Buffer>) {
+    n += c.length
+    if (n > max) refuseUnread(ctx, `the body is larger than ${max} bytes`, 'PayloadTooLarge')
+    chunks.push(c)
+  }
+  return Buffer.concat(chunks)
+}
