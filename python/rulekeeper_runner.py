@@ -5,14 +5,21 @@
 # itself with a second seccomp filter, runs the tests, reports on fd 3, and exits. The confinement
 # is the sandbox's, not this file's: rule code may rewrite anything here and reach nothing more
 # than its own run; the server stops reading fd 3 at `done` and kills the process.
-import ctypes
-import json
 import os
-import platform
-import resource
-import signal
-import struct
-import sys
+
+# Descriptors the server inherited from whoever started it (a lock held with `flock 9`, a shell's
+# `exec 5<`, a CI runner's pipes) are not close-on-exec and pass through Node and bubblewrap into
+# this process: a directory descriptor of the data directory would be a way out of every mount
+# namespace. Only 0-2 (stdio) and 3 (the result pipe) are kept; nothing of the rule has run yet.
+os.closerange(4, 1 << 20)
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import signal  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
 
@@ -24,6 +31,9 @@ PRELOAD = ("_strptime", "base64", "collections", "copy", "dataclasses", "datetim
            "random", "re", "statistics", "string", "textwrap", "typing", "urllib.parse", "uuid",
            "zoneinfo", "encodings.idna", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
 PROTOCOL_FD = 3
+# Tasks (the interpreter and its threads) one run may have: without it, raw clone(CLONE_THREAD) with
+# 4 KiB stacks makes thousands of tasks, each a host pid and kernel memory outside RLIMIT_AS.
+MAX_TASKS = 64
 EXECVE = {"x86_64": (59, 322), "aarch64": (221, 281)}
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -69,6 +79,9 @@ def lower_limits(limits):
     cap(resource.RLIMIT_CPU, int(limits["cpuSeconds"]) + 1, 1)
     cap(resource.RLIMIT_FSIZE, int(limits["fileBytes"]))
     cap(resource.RLIMIT_NOFILE, 64)
+    # RLIMIT_NPROC counts the tasks of a uid in one user namespace: as root each run has a uid of its
+    # own, as a user each run a user namespace of its own, so this is the run's own task count.
+    cap(resource.RLIMIT_NPROC, int(limits.get("maxProcesses") or 0) or MAX_TASKS)
     # A full scratch file raises EFBIG in the rule instead of killing the run with SIGXFSZ.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 

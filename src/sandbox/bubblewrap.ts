@@ -125,6 +125,10 @@ export function bwrapArgs(layout: SandboxLayout, who: RunIdentity, command: stri
     '/proc',
     '--dev',
     '/dev',
+    // As a user, bwrap's /dev is a tmpfs owned by the run with no size limit: /dev and /dev/shm were
+    // writable outside the scratch size (host memory). Read-only; the device nodes stay usable.
+    '--remount-ro',
+    '/dev',
     '--perms',
     root ? '1777' : '0700',
     '--size',

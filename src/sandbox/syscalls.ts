@@ -40,6 +40,15 @@ export const DENIED: Record<string, { x86_64: number | null; aarch64: number | n
   mount_setattr: { x86_64: 442, aarch64: 442, why: 'namespaces and mounts' },
   open_by_handle_at: { x86_64: 304, aarch64: 265, why: 'namespaces and mounts' },
   name_to_handle_at: { x86_64: 303, aarch64: 264, why: 'namespaces and mounts' },
+  // Memory outside RLIMIT_AS and the scratch tmpfs: System V segments and queues live in the run's
+  // IPC namespace until it dies, detached from any address space (shmget, shmat, memset, shmdt:
+  // gigabytes of host memory per run); memfds are files of ~fileBytes each outside the scratch size.
+  // Refusing the calls that create them leaves the rest (shmat, msgsnd, …) nothing to act on.
+  shmget: { x86_64: 29, aarch64: 194, why: 'memory outside the limits' },
+  msgget: { x86_64: 68, aarch64: 186, why: 'memory outside the limits' },
+  semget: { x86_64: 64, aarch64: 190, why: 'memory outside the limits' },
+  memfd_create: { x86_64: 319, aarch64: 279, why: 'memory outside the limits' },
+  memfd_secret: { x86_64: 447, aarch64: 447, why: 'memory outside the limits' },
   // Kernel attack surface a rule never needs (keyrings, eBPF, io_uring, which bypasses seccomp
   // for the operations it queues, perf, userfaultfd, modules, kexec, reboot, swap, accounting).
   keyctl: { x86_64: 250, aarch64: 219, why: 'kernel interfaces' },

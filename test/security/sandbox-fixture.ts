@@ -67,7 +67,7 @@ function walk(dir: string, base = ''): string[] {
   return out
 }
 
-export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]; poolSize?: number } = {}): Promise<Target> {
+export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]; wrapFor?: (dataDir: string) => string[]; poolSize?: number } = {}): Promise<Target> {
   const uid = mode === 'root' ? 0 : ordinaryUser()
   const dataDir = tempDir(`rk-attack-${mode}-`)
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.yaml`)
@@ -79,7 +79,7 @@ export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]
   const server = await startChild({
     dataDir,
     uid: mode === 'user' ? uid : undefined,
-    wrap: opts.wrap,
+    wrap: opts.wrap ?? opts.wrapFor?.(dataDir),
     env: { RULEKEEPER_CONFIG: configFile, RK_SERVER_SECRET: secret, HOME: dataDir },
   })
   const token = await waitForFile(join(dataDir, 'bootstrap-token'))

@@ -67,7 +67,8 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     memoryBytes: opts.memoryBytes ?? 512 * 1024 * 1024,
     cpuSeconds: opts.cpuSecondsPerTest ?? Math.max(1, Math.ceil(opts.timeoutMs / 1000)),
     fileBytes: opts.fileBytes ?? 8 * 1024 * 1024,
-    maxProcesses: 0,
+    // RLIMIT_NPROC of the run: the interpreter and its threads (each a host pid and kernel memory).
+    maxProcesses: 64,
     outputBytes: opts.outputBytes ?? 1024 * 1024,
   }
   const workers = new WorkerPool({

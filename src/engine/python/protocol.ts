@@ -11,7 +11,7 @@ export interface RunLimits {
   cpuSeconds: number
   /** RLIMIT_FSIZE: the largest file rule code may write in its scratch directory. */
   fileBytes: number
-  /** RLIMIT_NPROC (binds only for a non-root uid; the worker drops root to 65534 first). */
+  /** RLIMIT_NPROC: tasks (the interpreter and its threads) of one run, counted per uid (root: a uid per run) and user namespace (a user: one per run). */
   maxProcesses: number
   /** Everything one test may print (stdout and stderr together). */
   outputBytes: number

@@ -149,6 +149,9 @@ export class SandboxRun {
     const stdin = this.process.stdio[0] as Writable
     ;(this.process as { ref?: () => void }).ref?.()
     let current: (TestRecord & { started?: number }) | undefined
+    // Each test marker restarts the wall clock: markers past the job's own tests would let rule code
+    // (which can write fd 3) keep its run, and a pool slot, alive for as long as it likes.
+    const markers = job.op === 'test' ? job.tests.length : job.op === 'check' ? 1 : 0
     let outputLeft = limits.outputBytes
     let failure: { status: TestRecord['status']; message: string } | undefined
     let done = false
@@ -173,7 +176,7 @@ export class SandboxRun {
       const event = parseLine(line)
       if (!event || typeof event.t !== 'string') return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
       if (event.t === 'test') {
-        if (typeof event.i !== 'number' || event.i !== records.length) {
+        if (typeof event.i !== 'number' || event.i !== records.length || event.i >= markers) {
           return stop('crashed', 'sent an out-of-order test marker (the run was stopped)')
         }
         current = { i: event.i, status: 'ok', message: null, events: [], stdout: '', stderr: '', started: performance.now() }
@@ -186,6 +189,7 @@ export class SandboxRun {
       } else if (event.t === 'internal') {
         stop('internal', typeof event.message === 'string' ? event.message : 'the runner failed')
       } else if (current) {
+        if (!wellFormed(event)) return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
         current.events.push(event as unknown as TestRecord['events'][number])
         if (event.t === 'end' && current.started !== undefined) {
           current.ms = Math.round((performance.now() - current.started) * 1000) / 1000
@@ -231,6 +235,34 @@ export class SandboxRun {
 
   exited(): Promise<void> {
     return this.exit.then(() => undefined)
+  }
+}
+
+const str = (v: unknown) => typeof v === 'string'
+const strOrNull = (v: unknown) => v === null || typeof v === 'string'
+
+/**
+ * Whether a per-test event has the types the verdict reads (rule code can write fd 3, so `{"message":
+ * {"toString":1}}` must stop the run, not throw in the verdict's string building: a 500).
+ */
+function wellFormed(e: Record<string, unknown>): boolean {
+  switch (e.t) {
+    case 'start':
+      return str(e.fn)
+    case 'fn':
+      return str(e.fn) && strOrNull(e.error)
+    case 'import_error':
+      return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
+    case 'mock_error':
+      return str(e.message)
+    case 'module':
+      return Array.isArray(e.functions) && e.functions.every(str)
+    case 'end':
+      // A `check` job's end carries none of these.
+      return (e.stdout === undefined || str(e.stdout)) && (e.stderr === undefined || str(e.stderr)) &&
+        (e.outputChars === undefined || typeof e.outputChars === 'number') && (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean')
+    default:
+      return false
   }
 }
 

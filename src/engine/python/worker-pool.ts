@@ -323,7 +323,7 @@ export class WorkerPool {
   }
 
   private async execute(job: Job, signal?: AbortSignal): Promise<ResultMessage | PongMessage> {
-    const limits = 'limits' in job ? job.limits : { timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024, cpuSeconds: 5, fileBytes: 1 << 20, maxProcesses: 0, outputBytes: 1 << 20 }
+    const limits = 'limits' in job ? job.limits : { timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024, cpuSeconds: 5, fileBytes: 1 << 20, maxProcesses: 64, outputBytes: 1 << 20 }
     const tests = job.op === 'test' ? job.tests : []
     const wanted = job.op === 'test' ? tests.length : job.op === 'check' ? 1 : 0
     const records: TestRecord[] = []
