@@ -106,6 +106,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       status: reconciler,
       basePath: config.api.basePath,
       maxBodyBytes: config.api.maxBodyBytes,
+      ruleLimits: config.rules,
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
