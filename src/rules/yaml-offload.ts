@@ -12,9 +12,26 @@ interface Pending {
   resolve(errors: YamlProblem[]): void
 }
 
+/** An idle worker is stopped after this long (a started worker can hold the process open at exit). */
+const IDLE_MS = 2000
+
 let worker: Worker | undefined
 let nextId = 0
 const pending = new Map<number, Pending>()
+let idleTimer: NodeJS.Timeout | undefined
+
+function stopWhenIdle(): void {
+  if (pending.size > 0 || !worker) return
+  const w = worker
+  clearTimeout(idleTimer)
+  idleTimer = setTimeout(() => {
+    if (worker === w && pending.size === 0) {
+      worker = undefined
+      void w.terminate()
+    }
+  }, IDLE_MS)
+  idleTimer.unref()
+}
 
 function failAll(message: string): void {
   for (const p of pending.values()) p.resolve([{ message }])
@@ -35,14 +52,18 @@ function start(): Worker {
   w.on('message', (msg: { id: number; errors: YamlProblem[] }) => {
     pending.get(msg.id)?.resolve(msg.errors)
     pending.delete(msg.id)
+    stopWhenIdle()
   })
   w.on('error', (err) => failAll(`the YAML could not be parsed: ${err.message}`))
-  w.on('exit', () => failAll('the YAML could not be parsed: the parser stopped'))
+  w.on('exit', () => {
+    if (worker === w) failAll('the YAML could not be parsed: the parser stopped')
+  })
   return w
 }
 
 /** The problems of `text` as the bounded reader finds them, computed in the worker thread. */
 export function checkYamlOffThread(text: string): Promise<YamlProblem[]> {
+  clearTimeout(idleTimer)
   worker ??= start()
   const id = nextId++
   const w = worker
