@@ -113,6 +113,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       basePath: config.api.basePath,
       maxBodyBytes: config.api.maxBodyBytes,
       testBudgetMs: config.python.requestBudgetMs,
+      ruleLimits: config.rules,
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],

@@ -14,6 +14,7 @@ import { errorFunnel } from './error-funnel.js'
 import { observe } from './observe.js'
 import { addBaseRoutes, addRootRoutes, type StatusSource } from './ops-routes.js'
 import { requestId } from './request-id.js'
+import type { RuleLimits } from './rule-limits.js'
 import { addRuleRoutes } from './rule-routes.js'
 
 export interface AppDeps {
@@ -24,6 +25,7 @@ export interface AppDeps {
   status: StatusSource
   basePath: string
   maxBodyBytes: number
+  ruleLimits: RuleLimits
   backend: 'snowflake' | 'databricks'
   webhookSecret?: string
   pythonFor?: (rule: IndexedRule) => string | undefined
@@ -51,7 +53,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
   for (const kind of RULE_KINDS) {
-    addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, backend: deps.backend, pythonFor: deps.pythonFor, testBudgetMs: deps.testBudgetMs })
+    addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, ruleLimits: deps.ruleLimits, backend: deps.backend, pythonFor: deps.pythonFor, testBudgetMs: deps.testBudgetMs })
   }
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   app.use(api.routes())

@@ -8,7 +8,8 @@ import { bodyToFileData } from '../rules/mapping.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import { checkRuleData } from '../rules/rule-file.js'
 import { jsonPointer, readOnlyFieldsOf, validateWriteBody } from '../rules/schemas.js'
-import { locate, parseYaml, type ParsedYaml } from '../rules/yaml-text.js'
+import { checkYamlOffThread, OFFLOAD_MIN_CHARS } from '../rules/yaml-offload.js'
+import { locate, parseYaml, type ParsedYaml, type YamlProblem } from '../rules/yaml-text.js'
 
 interface TextField {
   parsed?: ParsedYaml
@@ -25,8 +26,16 @@ const invert = (t: Record<string, string>) => Object.fromEntries(Object.entries(
 const TEST_API_KEY = invert(TEST_KEYS)
 const OUTPUT_API_KEY = invert(RULE_OUTPUT_KEYS)
 
-/** Parses one YAML-text field; returns the structure or pushes located problems. */
-function parseTextField(api: string, fileKey: string, text: string, problems: FieldProblem[], texts: Map<string, TextField>): unknown {
+/**
+ * Parses one YAML-text field; returns the structure or pushes located problems. `offThread` holds
+ * the problems a worker found in a large text: such a text is not parsed again here.
+ */
+function parseTextField(api: string, fileKey: string, text: string, problems: FieldProblem[], texts: Map<string, TextField>, offThread?: YamlProblem[]): unknown {
+  if (offThread && offThread.length > 0) {
+    if (api === 'alertTitle') return text.replace(/\n+$/, '')
+    for (const e of offThread) problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
+    return undefined
+  }
   const parsed = parseYaml(text)
   if (api === 'alertTitle') {
     // A title is a string; text that is not a YAML string (e.g. "{user} logged in") is taken literally.
@@ -101,9 +110,11 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
   problems.push(...validateWriteBody(kind, body))
   const texts = new Map<string, TextField>()
   const structures: Record<string, unknown> = {}
-  for (const f of fieldsOf(kind)) {
-    if (!f.yamlText || typeof body[f.api] !== 'string') continue
-    const v = parseTextField(f.api, f.file, body[f.api] as string, problems, texts)
+  const textFields = fieldsOf(kind).filter((f) => f.yamlText && typeof body[f.api] === 'string')
+  // Large texts are checked in the worker first: one that fails there never costs the event loop.
+  const offThread = await Promise.all(textFields.map((f) => ((body[f.api] as string).length >= OFFLOAD_MIN_CHARS ? checkYamlOffThread(body[f.api] as string) : undefined)))
+  for (const [i, f] of textFields.entries()) {
+    const v = parseTextField(f.api, f.file, body[f.api] as string, problems, texts, offThread[i])
     if (v !== undefined) structures[f.api] = v
   }
   if (problems.length > 0) throw validationFailed(problems)

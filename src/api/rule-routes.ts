@@ -14,6 +14,7 @@ import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
+import { checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
 import { testScope } from './test-scope.js'
 
@@ -27,6 +28,7 @@ export interface RuleRoutesDeps {
   store: RuleStore
   tokens: TokenStore
   maxBodyBytes: number
+  ruleLimits: RuleLimits
   backend: 'snowflake' | 'databricks'
   pythonFor?: (rule: IndexedRule) => string | undefined
   /** Wall clock for all the unit tests of one request (default 120 s). */
@@ -81,11 +83,13 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+    checkBodyLimits(ctx.state.body, deps.ruleLimits)
     const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
     const ectx = { ...indexContext(store.index), run: scope.run }
     let prepared: Awaited<ReturnType<typeof prepareRule>>
     try {
       prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+      checkFileSize(prepared.data, deps.ruleLimits)
       if ((runFirst || runOnly) && hasTests(prepared.rule)) {
         const run = await runRuleTests(prepared.rule, store.engines, ectx)
         if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })

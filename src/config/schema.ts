@@ -7,6 +7,8 @@ export interface Config {
   server: { host: string; port: number }
   dataDir: string
   api: { basePath: string; maxBodyBytes: number; tokenReloadMs: number }
+  /** Per-rule limits: bytes of a rule file (and of any one write-body field), tests per rule. */
+  rules: { maxFileBytes: number; maxTests: number }
   backend: { kind: 'snowflake' | 'databricks' }
   git: {
     branch: string
@@ -35,7 +37,7 @@ export interface Config {
 
 export const configSchema = {
   type: 'object',
-  required: ['server', 'dataDir', 'api', 'backend', 'git', 'reconcile', 'python', 'log'],
+  required: ['server', 'dataDir', 'api', 'rules', 'backend', 'git', 'reconcile', 'python', 'log'],
   properties: {
     server: {
       type: 'object',
@@ -55,6 +57,15 @@ export const configSchema = {
         basePath: { type: 'string', pattern: '^/([A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*)?/?$' },
         maxBodyBytes: { type: 'integer', minimum: 1024 },
         tokenReloadMs: { type: 'integer', minimum: 10, maximum: 1000 },
+      },
+    },
+    rules: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxFileBytes', 'maxTests'],
+      properties: {
+        maxFileBytes: { type: 'integer', minimum: 1024 },
+        maxTests: { type: 'integer', minimum: 0 },
       },
     },
     backend: {

@@ -99,7 +99,8 @@ export function renderRuleFile(kind: RuleKind, data: Record<string, unknown>, ex
 }
 
 function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string, unknown>): string {
-  const old = (doc.toJS({ maxAliasCount: 100 }) ?? {}) as Record<string, unknown>
+  // parseYaml bounded this document's aliases by their expanded size.
+  const old = (doc.toJS({ maxAliasCount: -1 }) ?? {}) as Record<string, unknown>
   // Only keys the API writes may be removed; housekeeping and read-only keys (CreatedBy) stay.
   const owned = new Set(FIELDS.filter((f) => f.kinds.includes(kind) && !f.readOnly).map((f) => f.file))
   for (const [key, value] of Object.entries(data)) {

@@ -1,12 +1,19 @@
 // YAML reading and writing for rule files and YAML-text API fields: YAML 1.2 core schema (`On`,
-// `yes`, dates stay strings), a bound on alias expansion (billion laughs is an error, not an
-// outage), every parse error with line and column, and a way back from a data path to its location.
+// `yes`, dates stay strings), nesting refused before the composer recurses and aliases bounded by
+// their expanded size (a bomb is an error, not an outage), every parse error with line and column,
+// and a way back from a data path to its location.
 import { load as loadJsYaml } from 'js-yaml'
 import YAML, { Document, isMap, isNode, isScalar, LineCounter, type Node } from 'yaml'
 import type { DataPath } from './model.js'
+import { aliasProblem, expansionBudget } from './yaml-aliases.js'
+import { lexedDepthBound, quickDepthBound } from './yaml-depth.js'
 
-export const MAX_ALIAS_COUNT = 100
 export const MAX_YAML_DEPTH = 100
+/**
+ * The pre-parse bounds over-approximate (block nesting counts two levels per indentation column),
+ * so they refuse only past twice the bound; the value's exact depth is checked after parsing.
+ */
+const PRE_PARSE_DEPTH = 2 * MAX_YAML_DEPTH + 2
 
 export interface YamlProblem {
   message: string
@@ -37,33 +44,40 @@ function depthOf(v: unknown): number {
   return max
 }
 
+const TOO_DEEP = `YAML nests deeper than ${MAX_YAML_DEPTH} levels`
+
+function refused(lineCounter: LineCounter, message: string): ParsedYaml {
+  return { doc: YAML.parseDocument('', PARSE_OPTIONS), lineCounter, value: undefined, errors: [{ message }] }
+}
+
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter()
+  if (quickDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH || lexedDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH) return refused(lineCounter, TOO_DEEP)
   let doc: Document.Parsed
   try {
     doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
   } catch (err) {
     // The parser recurses per nesting level: pathological nesting ends here, as a located-less error.
-    if (err instanceof RangeError) {
-      const empty = YAML.parseDocument('', PARSE_OPTIONS)
-      return { doc: empty, lineCounter, value: undefined, errors: [{ message: `YAML nests deeper than ${MAX_YAML_DEPTH} levels` }] }
-    }
+    if (err instanceof RangeError) return refused(lineCounter, TOO_DEEP)
     throw err
   }
   const errors: YamlProblem[] = doc.errors.map((e) => {
     const pos = lineCounter.linePos(e.pos[0])
-    const message = /Maximum call stack/.test(e.message) ? `YAML nests deeper than ${MAX_YAML_DEPTH} levels` : e.message.split('\n')[0]!
+    const message = e.message.includes('Maximum call stack') ? TOO_DEEP : e.message.split('\n')[0]!
     return { message, line: pos.line, column: pos.col }
   })
   let value: unknown
   if (errors.length === 0) {
+    const aliases = aliasProblem(doc, expansionBudget(text.length))
+    if (aliases) return { doc, lineCounter, value: undefined, errors: [{ message: aliases }] }
     try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
+      // Aliases are bounded above by the size they expand to, so the count check is off.
+      value = doc.toJS({ maxAliasCount: -1 })
     } catch (err) {
       errors.push({ message: `YAML aliases expand too much: ${(err as Error).message}` })
     }
     if (errors.length === 0 && depthOf(value) > MAX_YAML_DEPTH) {
-      errors.push({ message: `YAML nests deeper than ${MAX_YAML_DEPTH} levels` })
+      errors.push({ message: TOO_DEEP })
     }
   }
   return { doc, lineCounter, value, errors }

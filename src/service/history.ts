@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
-import YAML from 'yaml'
+import { parseYaml } from '../rules/yaml-text.js'
 import type { CommitInfo } from '../store/object-db.js'
 import { isYamlPath } from '../rules/paths.js'
 import { removeTempFiles } from './cache-files.js'
@@ -84,9 +84,10 @@ export function quickIdentity(text: string): Identity {
     return { id: m[1], filename: FAST_FILENAME.exec(text)?.[1] }
   }
   try {
-    const doc = YAML.parseDocument(text, { version: '1.2', schema: 'core' })
-    if (doc.errors.length > 0) return {}
-    const v = doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown> | null
+    // The bounded reader: a hostile file in the history must not take the process down.
+    const parsed = parseYaml(text)
+    if (parsed.errors.length > 0) return {}
+    const v = parsed.value as Record<string, unknown> | null
     if (!v || typeof v !== 'object') return {}
     const id = v.RuleID ?? v.PolicyID
     return {

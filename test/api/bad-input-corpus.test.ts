@@ -909,7 +909,9 @@ t.test('a corpus of 10,000+ malformed requests: each a 4xx with a message; serve
   t.comment(`corpus seed ${SEED} (replay with RK_CORPUS_SEED=${SEED})`)
   const s = await startTestServer({
     env: { RK_CORPUS_AUDIT_TOKEN: AUDIT_TOKEN },
-    config: { logSources: [{ id: 'editor-audit', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'RK_CORPUS_AUDIT_TOKEN' } }] },
+    // The yaml-deep texts reach ~500 KB: the corpus checks the parser's bounds on them (400); the
+    // per-rule size limit (413 past rules.maxFileBytes) is checked in test/security/parser-bounds.
+    config: { rules: { maxFileBytes: MiB }, logSources: [{ id: 'editor-audit', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'RK_CORPUS_AUDIT_TOKEN' } }] },
   })
   t.teardown(() => s.close())
   const store = new TokenStore(s.dataDir)
@@ -1057,7 +1059,7 @@ t.test('a corpus of 10,000+ malformed requests: each a 4xx with a message; serve
 })
 
 t.test('10 MB strings that fit a raised body limit are refused by validation, not by the size check', async (t) => {
-  const s = await startTestServer({ config: { api: { maxBodyBytes: 32 * MiB } } })
+  const s = await startTestServer({ config: { api: { maxBodyBytes: 32 * MiB }, rules: { maxFileBytes: 32 * MiB } } })
   t.teardown(() => s.close())
   const before = await repoState(s)
   const rssBefore = process.memoryUsage().rss

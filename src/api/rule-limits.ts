@@ -1,0 +1,41 @@
+// Per-rule size limits of a write body, checked before any field is parsed: a string field (a
+// YAML text, the Python `body`, …) larger than a rule file may be is a 413, more tests than a rule
+// may have is a 400 naming `/tests`; after parsing, the rule as a whole (aliases expanded) must
+// still fit in a file of the limit (413).
+import { RulekeeperError, validationFailed } from '../errors.js'
+
+export interface RuleLimits {
+  /** Bytes of a rule file, and of any one string field of a write body (the `.py` body included). */
+  maxFileBytes: number
+  /** Unit tests of one rule. */
+  maxTests: number
+}
+
+function tooLarge(path: string, what: string, bytes: number, max: number): RulekeeperError {
+  const message = `${what} is ${bytes} bytes, larger than a rule file may be (rules.maxFileBytes: ${max} bytes)`
+  return new RulekeeperError('PayloadTooLarge', message, { errors: [{ path, message }] })
+}
+
+/** Refuses a body with a string field over the file limit or with too many tests. */
+export function checkBodyLimits(body: unknown, limits: RuleLimits): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return
+  for (const [key, value] of Object.entries(body)) {
+    // UTF-8 bytes are at most 3 per UTF-16 unit: only long strings need counting.
+    if (typeof value !== 'string' || value.length * 3 <= limits.maxFileBytes) continue
+    const bytes = Buffer.byteLength(value)
+    if (bytes > limits.maxFileBytes) throw tooLarge(`/${key}`, `the field /${key}`, bytes, limits.maxFileBytes)
+  }
+  const tests = (body as Record<string, unknown>).tests
+  if (Array.isArray(tests) && tests.length > limits.maxTests) {
+    throw validationFailed([{ path: '/tests', message: `a rule has at most ${limits.maxTests} tests (rules.maxTests), this one has ${tests.length}` }])
+  }
+}
+
+/**
+ * Refuses a rule whose file would be larger than the limit. Measured as JSON, which is close to the
+ * YAML the writer renders and costs a fraction of rendering it.
+ */
+export function checkFileSize(data: Record<string, unknown>, limits: RuleLimits): void {
+  const bytes = Buffer.byteLength(JSON.stringify(data))
+  if (bytes > limits.maxFileBytes) throw tooLarge('', 'the rule file (aliases expanded)', bytes, limits.maxFileBytes)
+}
