@@ -15,7 +15,7 @@ export interface Interpreter {
   /** The interpreter's own `sys.executable`: what workers run. */
   executable: string
   version: string
-  /** What the sandbox must mount for it: prefixes and `sys.path` entries (absolute, as reported). */
+  /** What the sandbox must mount for it: the four prefixes, then `sys.path` (absolute, as reported). */
   paths: string[]
 }
 

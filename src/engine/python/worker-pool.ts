@@ -211,7 +211,10 @@ export class WorkerPool {
           runtimeDir: dirname(runnerScriptPath()),
           scratchBytes: this.opts.scratchBytes ?? 16 * 1024 * 1024,
         }
-        const command = [interpreter.executable, '-I', '-B', `${RUNTIME_DIR}/rulekeeper_runner.py`]
+        // -S: no `site`, so no .pth file runs at every start (they cost ~30 ms and execute whatever
+        // an installation put there); the runner puts the interpreter's own sys.path back instead,
+        // as the probe saw it with `site`, so installed packages stay importable.
+        const command = [interpreter.executable, '-I', '-B', '-S', `${RUNTIME_DIR}/rulekeeper_runner.py`, JSON.stringify(interpreter.paths.slice(4))]
         return { bwrap, layout, runner: command, seccomp: compileFilter(arch) }
       })()
       this.spec.catch(() => (this.spec = undefined))

@@ -60,7 +60,8 @@ t.test('no process before the first job; real interpreter, empty environment; cl
   const command = argv.slice(end + 1).filter((a) => a !== '')
   const interpreterAt = command.indexOf(info.interpreter.executable)
   t.ok(interpreterAt >= 0, 'then the interpreter itself, no shim')
-  t.same(command.slice(interpreterAt + 1), ['-I', '-B', '/rulekeeper/rulekeeper_runner.py'])
+  t.same(command.slice(interpreterAt + 1, interpreterAt + 5), ['-I', '-B', '-S', '/rulekeeper/rulekeeper_runner.py'])
+  t.same(JSON.parse(command[interpreterAt + 5]!), info.interpreter.paths.slice(4), "then the interpreter's own sys.path (site is not run)")
   // tap's processinfo plugin patches spawn() to add its own _TAPJS_* variables (and NODE_OPTIONS)
   // to every child in the suite; nothing else may be there.
   const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v && !/^(_TAPJS_|NODE_OPTIONS=)/.test(v))

@@ -87,6 +87,31 @@ t.test('module state is fresh for every test; a mock lasts one test only', async
   t.same(outcomes.map((o) => [o.passed, o.error]), [[true, null], [true, null], [true, null]])
 })
 
+t.test('a mock behaves as MagicMock(return_value=…): calls, call records, asserts, attributes', async (t) => {
+  const source = [
+    'def lookup(name):',
+    '    return "real"',
+    '',
+    'def rule(event):',
+    '    first = lookup("a")',
+    '    second = lookup("b", strict=True)',
+    '    if event.get("check") == "calls":',
+    '        lookup.assert_called_with("b", strict=True)',
+    '        return first == second == "mocked" and lookup.call_count == 2 and lookup.called',
+    '    if event.get("check") == "attribute":',
+    '        return lookup.anything.else_() is not None and lookup("c") == "mocked" and lookup.call_count == 3',
+    '    return first == "mocked"',
+    '',
+  ].join('\n')
+  const mocks = [{ objectName: 'lookup', returnValue: 'mocked' }]
+  const outcomes = await engine.runTests(inlineRule(source, [
+    { name: 'plain call', expected: true, mocks },
+    { name: 'call records replayed into the real MagicMock', expected: true, log: { check: 'calls' }, mocks },
+    { name: 'attributes after calls', expected: true, log: { check: 'attribute' }, mocks },
+  ]), contextWith())
+  t.same(outcomes.map((o) => [o.passed, o.error]), [[true, null], [true, null], [true, null]])
+})
+
 t.test('the standard library imports lazily inside the confined child', async (t) => {
   const source = 'def rule(event):\n    import email.utils, zoneinfo, sqlite3, csv, io\n    tz = zoneinfo.ZoneInfo("Europe/Paris")\n    return email.utils.parseaddr("Dana <d@example.com>")[1] == "d@example.com" and tz.key == "Europe/Paris"\n'
   const [o] = await engine.runTests(inlineRule(source, [{ name: 'lazy imports', expected: true }]), contextWith())
