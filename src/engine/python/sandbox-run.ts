@@ -73,7 +73,9 @@ export class SandboxRun {
     seccomp.on('error', () => {})
     seccomp.end(spec.seccomp)
     this.exit = new Promise((resolve) => {
-      this.process.once('exit', (code, signal) => {
+      // 'close', not 'exit': the runner writes `done` and exits at once, and 'exit' can come before
+      // the last bytes of fd 3 are read; 'close' comes after every pipe of the sandbox has ended.
+      this.process.once('close', (code, signal) => {
         this.dead = true
         resolve({ code, signal })
       })
@@ -147,7 +149,7 @@ export class SandboxRun {
   async run(job: Job, records: TestRecord[], signal?: AbortSignal): Promise<void> {
     const limits = job.limits
     const stdin = this.process.stdio[0] as Writable
-    ;(this.process as { ref?: () => void }).ref?.()
+    this.hold()
     let current: (TestRecord & { started?: number }) | undefined
     // Each test marker restarts the wall clock: markers past the job's own tests would let rule code
     // (which can write fd 3) keep its run, and a pool slot, alive for as long as it likes.
@@ -224,7 +226,7 @@ export class SandboxRun {
     const pid = this.process.pid
     if (pid === undefined || this.killed) return
     this.killed = true
-    ;(this.process as { ref?: () => void }).ref?.()
+    this.hold() // whoever awaits exited() must see the end (all pipes closed) before Node may quit
     try {
       process.kill(-pid, 'SIGKILL')
     } catch {
@@ -232,6 +234,12 @@ export class SandboxRun {
     }
   }
   private killed = false
+
+  /** Keeps the event loop alive for this process and its pipes (a job runs, or it is being killed). */
+  private hold(): void {
+    this.process.ref()
+    for (const s of this.process.stdio) (s as unknown as { ref?: () => void } | null)?.ref?.()
+  }
 
   exited(): Promise<void> {
     return this.exit.then(() => undefined)
