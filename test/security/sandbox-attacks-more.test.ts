@@ -7,9 +7,7 @@
 // (fd 9, as a careless init script, `flock 9`, or a CI runner would leave it) to show the run never
 // sees it.
 import t, { type Test } from 'tap'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { isRoot, startTarget, type Target } from './sandbox-fixture.js'
+import { attackHarness, isRoot, startTarget, type Target } from './sandbox-fixture.js'
 
 /** Starts the server with its data directory open as an inheritable fd 9. */
 const LEAK_FD = 9
@@ -27,23 +25,7 @@ X86 = os.uname().machine == "x86_64"
 `
 
 function attackTests(t: Test, target: () => Target): void {
-  const before = new Map<string, string>()
-  t.before(() => {
-    for (const [k, v] of target().fingerprint()) before.set(k, v)
-  })
-  const unharmed = async (t: Test) => {
-    const s = target()
-    const health = await fetch(`${s.server.url}/healthz`)
-    await health.arrayBuffer()
-    t.equal(health.status, 200, 'the server still answers')
-    t.same(s.fingerprint(), before, 'no protected file changed')
-    t.notOk(existsSync(join(s.dataDir, 'repo.git', 'refs', 'heads', 'main.lock')), 'no ref lock planted')
-  }
-  const held = async (t: Test, source: string, what: string) => {
-    const res = await target().attack(PRELUDE + source)
-    t.equal(res.status, 204, `${what}${res.status !== 204 ? `: ${JSON.stringify(res.body)}` : ''}`)
-    await unharmed(t)
-  }
+  const { held, unharmed } = attackHarness(t, target, PRELUDE)
 
   t.test("no descriptor the server inherited reaches the run (its data directory open as fd 9)", (t) =>
     held(

@@ -5,10 +5,10 @@
 // After every attack the server still answers, and the protected files of its data directory
 // (tokens, bootstrap token, log-source token, audit records, the repository's refs) are unchanged.
 import t, { type Test } from 'tap'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { httpRequest } from '../helpers/rulekeeper.js'
-import { isRoot, startTarget, type Target } from './sandbox-fixture.js'
+import { attackHarness, isRoot, startTarget, type Target } from './sandbox-fixture.js'
 
 const py = (s: string) => JSON.stringify(s)
 
@@ -75,25 +75,7 @@ def opened(path, mode="rb"):
 `
 
 function attackTests(t: Test, target: () => Target): void {
-  const before = new Map<string, string>()
-  t.before(() => {
-    for (const [k, v] of target().fingerprint()) before.set(k, v)
-  })
-  /** After every attack: the server answers, nothing protected changed, no ref lock planted. */
-  const unharmed = async (t: Test) => {
-    const s = target()
-    const health = await fetch(`${s.server.url}/healthz`)
-    await health.arrayBuffer()
-    t.equal(health.status, 200, 'the server still answers')
-    t.same(s.fingerprint(), before, 'no protected file changed')
-    t.notOk(existsSync(join(s.dataDir, 'repo.git', 'refs', 'heads', 'main.lock')), 'no ref lock planted')
-  }
-
-  const held = async (t: Test, source: string, what: string) => {
-    const res = await target().attack(PRELUDE + source)
-    t.equal(res.status, 204, `${what}${res.status !== 204 ? `: ${JSON.stringify(res.body)}` : ''}`)
-    await unharmed(t)
-  }
+  const { held, unharmed } = attackHarness(t, target, PRELUDE)
 
   t.test('the data directory is not there to read (tokens, audit records, repository)', (t) =>
     held(t, `\ndef rule(event):\n    return any(opened(p) for p in ${secretPaths(target())})\n`, 'nothing of the data directory was readable'),
@@ -193,8 +175,7 @@ function attackTests(t: Test, target: () => Target): void {
     const [a, b] = await Promise.all(runs)
     t.equal(a.status, 204)
     t.equal(b.status, 204)
-    const running = seen.filter((p) => p.uid !== 0 || target().mode === 'user')
-    t.ok(running.length >= 2, `two runs seen from the host (${JSON.stringify(seen)})`)
+    t.ok(seen.length >= 2, `two runs seen from the host (${JSON.stringify(seen)})`)
     t.ok(seen.every((p) => p.uid !== 0), 'no run is uid 0 outside')
     if (target().mode === 'root') {
       t.ok(seen.every((p) => p.uid >= 1_900_000_000), 'every run has a uid from the sandbox range')

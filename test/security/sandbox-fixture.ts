@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import type { Test } from 'tap'
 import { join } from 'node:path'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
 import { httpRequest, tempDir, type ApiResponse } from '../helpers/rulekeeper.js'
@@ -129,4 +130,30 @@ export async function ingestRecord(target: Target, line: string): Promise<number
   })
   await res.arrayBuffer()
   return res.status
+}
+
+/**
+ * The checks every attack test shares: `held` posts `prelude + source` and expects 204 (the attack
+ * found nothing), then `unharmed` checks that the server answers, that no protected file of the data
+ * directory changed since the suite's start, and that no ref lock was planted.
+ */
+export function attackHarness(t: Test, target: () => Target, prelude: string) {
+  const before = new Map<string, string>()
+  t.before(() => {
+    for (const [k, v] of target().fingerprint()) before.set(k, v)
+  })
+  const unharmed = async (t: Test) => {
+    const s = target()
+    const health = await fetch(`${s.server.url}/healthz`)
+    await health.arrayBuffer()
+    t.equal(health.status, 200, 'the server still answers')
+    t.same(s.fingerprint(), before, 'no protected file changed')
+    t.notOk(existsSync(join(s.dataDir, 'repo.git', 'refs', 'heads', 'main.lock')), 'no ref lock planted')
+  }
+  const held = async (t: Test, source: string, what: string) => {
+    const res = await target().attack(prelude + source)
+    t.equal(res.status, 204, `${what}${res.status !== 204 ? `: ${JSON.stringify(res.body)}` : ''}`)
+    await unharmed(t)
+  }
+  return { held, unharmed }
 }
