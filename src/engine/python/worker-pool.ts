@@ -52,7 +52,7 @@ export interface PoolOptions {
   serverEnv: ServerEnv
   /** Size of each run's tmpfs scratch directory (default 16 MiB). */
   scratchBytes?: number
-  /** Root only: runs get uids uidBase, uidBase+1, … (one per process alive at once). */
+  /** Root only: runs get uids from uidBase up, in rotation over 4096 (never two alive at once). */
   uidBase?: number
 }
 
@@ -71,6 +71,8 @@ export interface PoolInfo {
 }
 
 const DEFAULT_UID_BASE = 1_900_000_000
+/** Root only: how many uids (from uidBase) runs rotate through. */
+const UID_SLOTS = 4096
 
 /** What every run of this pool shares; each spare adds its own identity (uid) to it. */
 interface SandboxPlan {
@@ -92,6 +94,7 @@ export class WorkerPool {
   private closed = false
   private sandboxError: { error: Error; at: number } | undefined
   private readonly uids = new Set<number>()
+  private nextSlot = 0
   private hello: Isolation | undefined
   private avgJobMs = 200
   /** Sandboxes started over the pool's life (tests and metrics). */
@@ -226,8 +229,12 @@ export class WorkerPool {
     let uid: number | undefined
     let slot = -1
     if (isRoot()) {
-      slot = 0
-      while (this.uids.has(slot)) slot++
+      // Slots rotate through a range far larger than the runs alive at once, so a uid is not given
+      // again while the tasks of the run that last had it may still be dying (they would count
+      // against the new run's RLIMIT_NPROC, which is per uid).
+      slot = this.nextSlot
+      while (this.uids.has(slot)) slot = (slot + 1) % UID_SLOTS
+      this.nextSlot = (slot + 1) % UID_SLOTS
       this.uids.add(slot)
       uid = (this.opts.uidBase ?? DEFAULT_UID_BASE) + slot
     }
