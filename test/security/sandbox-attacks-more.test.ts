@@ -7,7 +7,7 @@
 // (fd 9, as a careless init script, `flock 9`, or a CI runner would leave it) to show the run never
 // sees it.
 import t, { type Test } from 'tap'
-import { attackHarness, isRoot, startTarget, type Target } from './sandbox-fixture.js'
+import { attackHarness, isRoot, ordinaryUserUnavailable, startTarget, type Target } from './sandbox-fixture.js'
 
 /** Starts the server with its data directory open as an inheritable fd 9. */
 const LEAK_FD = 9
@@ -276,13 +276,14 @@ def rule(event):
   })
 }
 
-const modes: Array<'root' | 'user'> = isRoot() ? ['root', 'user'] : []
-if (!isRoot()) t.comment('this suite starts servers as root and as a user it creates: run it as root')
-for (const mode of modes) {
-  t.test(`as ${mode === 'root' ? 'root, Python under /root' : 'an ordinary user'}`, async (t) => {
+const modes: Array<{ name: string; mode: 'root' | 'user'; skip?: string }> = isRoot()
+  ? [{ name: 'as root, Python under /root', mode: 'root' }, { name: 'as an ordinary user', mode: 'user', skip: ordinaryUserUnavailable() }]
+  : [{ name: 'as the user running the suite', mode: 'root' }]
+for (const m of modes) {
+  t.test(m.name, { skip: m.skip ?? false }, async (t) => {
     let target: Target | undefined
     t.before(async () => {
-      target = await startTarget(mode, { wrapFor: leakWrap })
+      target = await startTarget(m.mode, { wrapFor: leakWrap })
     })
     t.teardown(async () => {
       await target?.server.stop()

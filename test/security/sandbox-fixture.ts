@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import type { Test } from 'tap'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
 import { httpRequest, tempDir, type ApiResponse } from '../helpers/rulekeeper.js'
 
@@ -30,6 +30,20 @@ export interface Target {
 
 export function isRoot(): boolean {
   return process.geteuid?.() === 0
+}
+
+/**
+ * Why a server cannot be started as an ordinary user here, or undefined when it can: root is needed
+ * to create the user, Debian's interpreter to run rules (the pyenv one under /root is out of its
+ * reach), and the checkout must be reachable by other users (o+x on every parent folder).
+ */
+export function ordinaryUserUnavailable(): string | undefined {
+  if (!isRoot()) return 'creating the test user needs root'
+  if (!existsSync('/usr/bin/python3')) return '/usr/bin/python3 is not installed (.ci/run installs it)'
+  for (let dir = dirname(import.meta.dirname); dir !== '/'; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return `${dir} is not reachable by other users (no o+x), so a server running as one cannot load this checkout`
+  }
+  return undefined
 }
 
 /** The uid of an ordinary user made for these tests (created once, kept: useradd is slow). */
@@ -69,7 +83,8 @@ function walk(dir: string, base = ''): string[] {
 }
 
 export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]; wrapFor?: (dataDir: string) => string[]; poolSize?: number } = {}): Promise<Target> {
-  const uid = mode === 'root' ? 0 : ordinaryUser()
+  // 'root' is the suite's own user (root when run as root); 'user' the ordinary user made for the test.
+  const uid = mode === 'root' ? (process.getuid?.() ?? 0) : ordinaryUser()
   const dataDir = tempDir(`rk-attack-${mode}-`)
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.yaml`)
   const python = mode === 'root' ? 'python3' : '/usr/bin/python3'
