@@ -1,6 +1,6 @@
 // The bare rules repository: create it, read revisions, commit a set of file changes on top of a
-// parent and move the branch by compare-and-swap. The only module (with object-db.ts) that touches
-// Git's files; no working tree is ever needed.
+// parent and move the branch by compare-and-swap. Git's files are touched only here and in the
+// object modules (read-object-*.ts, write-object-loose.ts) and ref-cas.ts; no working tree is needed.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
