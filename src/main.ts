@@ -18,9 +18,9 @@ import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { RuleStore } from './service/rule-store.js'
-import { lockDataDir } from './store/data-dir-lock.js'
-import { restrictUmask, secureDataDir } from './store/data-dir-privacy.js'
-import { GitRemote } from './store/remote.js'
+import { lockDataDir } from './data-dir/data-dir-lock.js'
+import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
+import { GitRemote } from './git/remote.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
+import { fsyncDir } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 
 interface OpenFile {
@@ -242,14 +243,5 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   while (off < buf.length) {
     const { bytesWritten } = await fh.write(buf, off, buf.length - off)
     off += bytesWritten
-  }
-}
-
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r')
-  try {
-    await fh.sync()
-  } finally {
-    await fh.close()
   }
 }

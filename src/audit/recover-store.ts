@@ -3,10 +3,10 @@
 // and the data file is cut back to its last complete line, so a torn line is never glued to a good
 // one. The same pass reads the recent data files to rebuild the duplicate filter.
 import { createReadStream } from 'node:fs'
-import { mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
-import { fsyncDir } from './group-commit-writer.js'
+import { writeFileDurable } from '../durable-file.js'
 import type { DuplicateFilter } from './duplicate-filter.js'
 import { decodeSurrogateEscape } from './parse-payload.js'
 
@@ -98,10 +98,7 @@ async function isolateTornTail(root: string, rel: string, size: number, keep: nu
         raw: decodeSurrogateEscape(tail),
         rawBase64: tail.toString('base64'),
       })
-      const tmp = path.join(dir, `.tmp-${name}`)
-      await writeFile(tmp, line + '\n', { flush: true })
-      await rename(tmp, target)
-      await fsyncDir(dir)
+      await writeFileDurable(target, line + '\n', { tmp: path.join(dir, `.tmp-${name}`) })
     }
     await fh.truncate(keep)
     await fh.sync()

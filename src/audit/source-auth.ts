@@ -2,8 +2,9 @@
 // from the headers alone, before a byte of the body is read. Only Bearer exists today; an HMAC
 // source would add a second hook over the raw body, which is why the interface is split this way.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { mkdir, open, readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { writeFileDurable } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 import type { LogSourceConfig } from './config.js'
 
@@ -58,13 +59,7 @@ async function readOrCreateTokenFile(file: string): Promise<string> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   const token = randomBytes(32).toString('base64url')
-  // 'w' rather than 'wx': an empty file left by a crash between open and write is replaced.
-  const fh = await open(file, 'w', 0o600)
-  try {
-    await fh.writeFile(`${token}\n`)
-    await fh.sync()
-  } finally {
-    await fh.close()
-  }
+  // Written whole or not at all; an empty file an older version's crash left is replaced (above).
+  await writeFileDurable(file, `${token}\n`, { mode: 0o600 })
   return token
 }

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { writeFileDurableSync } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 
 export const PERMISSIONS = ['View Rules', 'Manage Rules'] as const
@@ -128,12 +129,7 @@ export class TokenStore {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
       }
       const next = change(list)
-      const tmp = `${this.file}.${process.pid}.tmp`
-      const out = fs.openSync(tmp, 'w', 0o600)
-      fs.writeSync(out, JSON.stringify(next, null, 2))
-      fs.fsyncSync(out)
-      fs.closeSync(out)
-      fs.renameSync(tmp, this.file)
+      writeFileDurableSync(this.file, JSON.stringify(next, null, 2), { tmp: `${this.file}.${process.pid}.tmp`, mode: 0o600 })
     } finally {
       fs.closeSync(fd)
       fs.rmSync(lock, { force: true })
@@ -196,9 +192,7 @@ export class TokenStore {
       /* first write */
     }
     for (const [id, at] of this.lastUsed) merged[id] = new Date(at).toISOString()
-    const tmp = `${this.usageFile}.${process.pid}.tmp`
-    fs.writeFileSync(tmp, JSON.stringify(merged), { mode: 0o600 })
-    fs.renameSync(tmp, this.usageFile)
+    writeFileDurableSync(this.usageFile, JSON.stringify(merged), { tmp: `${this.usageFile}.${process.pid}.tmp`, mode: 0o600 })
   }
 }
 

@@ -3,7 +3,7 @@
 // the last line of stdout.
 import path from 'node:path'
 import { PERMISSION_FLAGS, TokenStore, type Permission } from '../auth/token-store.js'
-import { restrictUmask } from '../store/data-dir-privacy.js'
+import { restrictUmask } from '../data-dir/data-dir-privacy.js'
 import { parseArgs, UsageError } from './args.js'
 
 const HELP = `Usage:

@@ -6,7 +6,7 @@ import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
 import type { RuleStore } from '../service/rule-store.js'
-import { RemoteError } from '../store/remote.js'
+import { RemoteError } from '../git/remote.js'
 
 export interface Condition {
   type: 'Ready' | 'Reconciling' | 'Stalled'

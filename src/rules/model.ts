@@ -1,6 +1,6 @@
 // The domain model shared by every layer: the three rule kinds, a rule as read from its file
 // (file form: PascalCase keys, exactly the YAML structure), and the problems found in one.
-// Pure types and tiny helpers; imports nothing from api/, store/, reconcile/ or audit/.
+// Pure types and tiny helpers; imports nothing from api/, git/, reconcile/ or audit/.
 
 export const RULE_KINDS = ['correlation', 'scheduled', 'simple'] as const
 export type RuleKind = (typeof RULE_KINDS)[number]

@@ -5,8 +5,9 @@
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
+import { writeFileDurable, writeFileDurableSync } from '../durable-file.js'
 import { parseYaml } from '../rules/yaml-text.js'
-import type { CommitInfo } from '../store/object-db.js'
+import type { CommitInfo } from '../git/git-commit.js'
 import { isYamlPath } from '../rules/paths.js'
 import { removeTempFiles } from './cache-files.js'
 import { parseTrailers, singleTrailer } from './trailers.js'
@@ -258,14 +259,12 @@ export class HistoryTracker {
     this.persistTimer.unref()
   }
 
-  /** Writes the state atomically (temp + rename); a lost or torn cache only costs a re-walk. */
+  /** Writes the state durably (durable-file: temp, fsync, rename); a lost cache only costs a re-walk. */
   async persist(): Promise<void> {
     if (!this.cacheFile || !this.dirty) return
     this.dirty = false
-    const tmp = `${this.cacheFile}.${process.pid}.tmp`
     await fsp.mkdir(path.dirname(this.cacheFile), { recursive: true })
-    await fsp.writeFile(tmp, serializeState(this.state))
-    await fsp.rename(tmp, this.cacheFile)
+    await writeFileDurable(this.cacheFile, serializeState(this.state), { tmp: `${this.cacheFile}.${process.pid}.tmp` })
   }
 
   async close(): Promise<void> {
@@ -274,7 +273,7 @@ export class HistoryTracker {
     await this.persisting
     if (this.cacheFile && this.dirty) {
       fs.mkdirSync(path.dirname(this.cacheFile), { recursive: true })
-      fs.writeFileSync(this.cacheFile, serializeState(this.state))
+      writeFileDurableSync(this.cacheFile, serializeState(this.state), { tmp: `${this.cacheFile}.${process.pid}.tmp` })
       this.dirty = false
     }
   }

@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeFileDurable } from '../durable-file.js'
 import { fileDataToView } from '../rules/mapping.js'
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from '../rules/model.js'
 import { RuleIndex, type FileRecord, type IndexedRule } from '../rules/rule-index.js'
@@ -119,9 +120,9 @@ function restoreRule(s: StoredRule): IndexedRule {
 }
 
 /**
- * Writes the index of `index.revision` (temp file + rename; a crash leaves the previous snapshot or
- * none). Everything is captured synchronously first (the maps change in place at the next publish),
- * then serialized in chunks.
+ * Writes the index of `index.revision` (durable-file: temp, fsync, rename, fsync the folder; a crash
+ * leaves the previous snapshot or none). Everything is captured synchronously first (the maps change
+ * in place at the next publish), then serialized in chunks.
  */
 export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: string): Promise<void> {
   if (!index.revision) return
@@ -133,22 +134,18 @@ export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: 
   const header: Header = { format: FORMAT, fingerprint, revision: index.revision, files: files.length }
 
   await fsp.mkdir(path.dirname(file), { recursive: true })
-  const tmp = `${file}.${process.pid}.tmp`
-  const fh = await fsp.open(tmp, 'w')
-  let written = false
-  try {
-    await fh.write(`${JSON.stringify(header)}\n`)
-    for (let i = 0; i < files.length; i += CHUNK) {
-      const lines = files.slice(i, i + CHUNK).map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f, replacer))
-      await fh.write(`${lines.join('\n')}\n`)
-    }
-    await fh.write(`${JSON.stringify(tail, replacer)}\n`)
-    written = true
-  } finally {
-    await fh.close()
-    if (!written) await fsp.rm(tmp, { force: true })
-  }
-  await fsp.rename(tmp, file)
+  await writeFileDurable(
+    file,
+    async (fh) => {
+      await fh.write(`${JSON.stringify(header)}\n`)
+      for (let i = 0; i < files.length; i += CHUNK) {
+        const lines = files.slice(i, i + CHUNK).map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f, replacer))
+        await fh.write(`${lines.join('\n')}\n`)
+      }
+      await fh.write(`${JSON.stringify(tail, replacer)}\n`)
+    },
+    { tmp: `${file}.${process.pid}.tmp` },
+  )
 }
 
 /** The index stored in `file`, or null when there is none usable (absent, torn, other code or format). */

@@ -9,7 +9,7 @@ import path from 'node:path'
 import t from 'tap'
 import { HistoryTracker } from '../../src/service/history.js'
 import { catchUpHistory } from '../../src/service/revision-sync.js'
-import { GitRepository } from '../../src/store/repository.js'
+import { GitRepository } from '../../src/git/repository.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 function repoWithAwkwardHistory(): string {

@@ -1,11 +1,14 @@
 // The bare rules repository: create it, read revisions, commit a set of file changes on top of a
-// parent and move the branch by compare-and-swap. The only module (with object-db.ts) that touches
-// Git's files; no working tree is ever needed.
+// parent and move the branch by compare-and-swap. Git's files are touched only here and in the
+// object modules (read-object-*.ts, write-object-loose.ts) and ref-cas.ts; no working tree is needed.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import git from 'isomorphic-git'
-import { ObjectBatch, ObjectDb, serializeCommit, TREE_MODE, type CommitInfo, type Person } from './object-db.js'
+import { serializeCommit, type CommitInfo, type Person } from './git-commit.js'
+import { TREE_MODE } from './git-tree.js'
+import { ObjectDb } from './object-db.js'
+import type { ObjectBatch } from './write-object-loose.js'
 import { clearStaleRefLock, compareAndSwapRef, readRef } from './ref-cas.js'
 import { editTree, type FileChanges } from './tree-edit.js'
 import { diffTrees, listFiles, type FileDiff, type FileEntry } from './tree-diff.js'

@@ -7,7 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { startChild } from '../helpers/child-server.js'
 import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
-import { bootId, processStartTime } from '../../src/store/process-identity.js'
+import { bootId, processStartTime } from '../../src/data-dir/process-identity.js'
 
 /** A live process that is certainly not a rulekeeper server. */
 function sleeper(t: { teardown(fn: () => unknown): void }): ChildProcess {

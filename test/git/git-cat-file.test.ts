@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { ObjectDb } from '../../src/store/object-db.js'
+import { ObjectDb } from '../../src/git/object-db.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 'Pat', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' }

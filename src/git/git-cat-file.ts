@@ -3,10 +3,10 @@
 // what a fetch writes, so with a remote most objects are packed; isomorphic-git reads them ~30×
 // slower (0.5 ms an object: a cold history build over 50k commits took ~4 minutes). Objects are
 // content-addressed, so the bytes are the same either way; without git (or if the process fails)
-// ObjectDb falls back to isomorphic-git.
+// read-object-packed.ts falls back to isomorphic-git.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { gitEnv } from './git-binary.js'
-import type { ObjectType } from './object-db.js'
+import type { ObjectType } from './hash-object.js'
 
 const pipe = (s: unknown) => s as { ref?: () => void; unref?: () => void }
 

@@ -1,7 +1,9 @@
 // Builds a new root tree from an old one and a set of file changes, touching only the trees on
 // the changed paths (O(depth) objects per change, never the whole tree). Empty folders vanish, as
 // in Git. New objects go into the caller's batch; nothing is written here.
-import { FILE_MODE, ObjectBatch, ObjectDb, serializeTree, TREE_MODE, type TreeEntry } from './object-db.js'
+import { FILE_MODE, serializeTree, TREE_MODE, type TreeEntry } from './git-tree.js'
+import type { ObjectDb } from './object-db.js'
+import type { ObjectBatch } from './write-object-loose.js'
 
 /** path → new content, or null to delete. Paths are repository-relative with '/' separators. */
 export type FileChanges = Map<string, Buffer | null>

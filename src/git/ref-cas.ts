@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { RulekeeperError } from '../errors.js'
-import { fsyncDir } from './object-db.js'
+import { fsyncDir, renameDurable, writeSynced } from '../durable-file.js'
 
 export class RefConflictError extends RulekeeperError {
   constructor(ref: string, expected: string | null, actual: string | null) {
@@ -64,11 +64,12 @@ export async function compareAndSwapRef(gitdir: string, ref: string, expected: s
   try {
     const actual = await readRef(gitdir, ref)
     if (actual !== expected) throw new RefConflictError(ref, expected, actual)
-    await fh.writeFile(`${next}\n`)
-    await fh.sync()
-    await fh.close()
+    // The lock file is the temp file of durable-file's protocol: it had to be open before the check.
+    const written = fh
     fh = undefined
-    await fsp.rename(lock, file)
+    await writeSynced(written, `${next}\n`)
+    // `renamed` is set before the folder's fsync: once renamed, a lock at that path is another writer's.
+    await renameDurable(lock, file, false)
     renamed = true
     await fsyncDir(path.dirname(file))
   } finally {

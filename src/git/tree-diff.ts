@@ -1,7 +1,8 @@
 // Tree walks: every file of a revision, and the files that differ between two revisions. Equal
 // subtrees (same oid) are skipped without being read, so a diff costs what changed, not the size
 // of the repository.
-import { ObjectDb, TREE_MODE } from './object-db.js'
+import { TREE_MODE } from './git-tree.js'
+import type { ObjectDb } from './object-db.js'
 
 export interface FileEntry {
   path: string
