@@ -85,7 +85,7 @@ interface RouterLayer {
 export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null {
   const stack = (api as unknown as { stack: RouterLayer[] }).stack
   const match = (path: string, method: string) => (api as unknown as { match(p: string, m: string): { path: RouterLayer[]; pathAndMethod: RouterLayer[]; route: boolean } }).match(path, method)
-  const routes = new Map<string, { layer: RouterLayer; matched: RouterLayer[] }>()
+  const routes = new Map<string, { layer: RouterLayer; matched: RouterLayer[]; run: (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void> }>()
   for (const layer of stack) {
     if (!layer.methods.includes('GET') || !layer.path.endsWith('/:id')) continue
     const base = layer.path.slice(0, -'/:id'.length)
@@ -95,7 +95,10 @@ export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState>
       const r = match(sample, m)
       return r.route && r.pathAndMethod.length === 1 && r.pathAndMethod[0] === layer
     })
-    if (ok) routes.set(base, { layer, matched: match(sample, 'GET').path })
+    // The chain composed once: each step calls the next one (the last calls the router's `next`).
+    type Step = (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void>
+    const run = layer.stack.reduceRight<Step>((rest, mw) => (ctx, next) => Promise.resolve(mw(ctx, () => rest(ctx, next))), (_ctx, next) => next())
+    if (ok) routes.set(base, { layer, matched: match(sample, 'GET').path, run })
   }
   if (routes.size === 0) return null
   return (ctx, next) => {
@@ -105,7 +108,7 @@ export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState>
     const route = slash > 0 ? routes.get(path.slice(0, slash)) : undefined
     const id = path.slice(slash + 1)
     if (!route || id === '' || id.includes('%')) return next()
-    const { layer, matched } = route
+    const { layer, matched, run } = route
     const c = ctx as any
     c.matched = matched
     c.router = api
@@ -116,8 +119,6 @@ export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState>
     c.routerName = layer.name || undefined
     c._matchedRoute = layer.path
     if (layer.name) c._matchedRouteName = layer.name
-    const chain = layer.stack
-    const run = (i: number): Promise<void> => (i === chain.length ? next() : Promise.resolve(chain[i]!(ctx, () => run(i + 1))))
-    return run(0)
+    return run(ctx, next)
   }
 }
