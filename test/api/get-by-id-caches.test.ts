@@ -73,7 +73,7 @@ t.test('a GET after a write returns the new content, never the cached view', asy
   t.equal(second.body.severity, 'LOW')
   t.equal(second.body.description, 'changed')
   t.same(second.body, put.body, 'the GET answers what the PUT answered')
-  t.not(second.body.lastModified === first.body.lastModified && second.text === first.text, true)
+  t.not(second.text, first.text, 'not the view cached before the write')
 
   t.equal((await s.request('DELETE', `/simple-rules/${id}`)).status, 204)
   t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 404)
