@@ -56,9 +56,69 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, ruleLimits: deps.ruleLimits, backend: deps.backend, pythonFor: deps.pythonFor, testBudgetMs: deps.testBudgetMs })
   }
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
+  const byId = getByIdFastPath(api)
+  if (byId) app.use(byId)
   app.use(api.routes())
   app.use(root.routes())
   for (const r of deps.rootRouters ?? []) app.use(r.routes())
   app.use(api.allowedMethods({ throw: false }))
   return app
+}
+
+interface RouterLayer {
+  path: string
+  name?: string
+  methods: string[]
+  stack: Array<Koa.Middleware<any>>
+  paramNames: Array<{ name: string }>
+}
+
+/**
+ * GET/HEAD `<base>/<kind>/<id>` without going through the router's per-request work (a regexp test
+ * of every route, arrays of matches, a composition of the chain): the router's own layer for the
+ * route is looked up by its literal base once, here, and its middleware chain is run as the router
+ * would run it, with the same context fields (params, _matchedRoute for the metrics, …). Only for
+ * paths whose answer cannot differ: the exact-case base, a non-empty id without `%` (so decoding is
+ * the identity) and no trailing slash; every other path (and every other method) goes to the
+ * router. A route the check at start-up cannot prove to be the only match keeps the router.
+ */
+export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null {
+  const stack = (api as unknown as { stack: RouterLayer[] }).stack
+  const match = (path: string, method: string) => (api as unknown as { match(p: string, m: string): { path: RouterLayer[]; pathAndMethod: RouterLayer[]; route: boolean } }).match(path, method)
+  const routes = new Map<string, { layer: RouterLayer; matched: RouterLayer[]; run: (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void> }>()
+  for (const layer of stack) {
+    if (!layer.methods.includes('GET') || !layer.path.endsWith('/:id')) continue
+    const base = layer.path.slice(0, -'/:id'.length)
+    if (!/^[A-Za-z0-9/._-]*$/.test(base) || layer.paramNames.length !== 1) continue
+    const sample = `${base}/Sample.Rule-1_x`
+    const ok = ['GET', 'HEAD'].every((m) => {
+      const r = match(sample, m)
+      return r.route && r.pathAndMethod.length === 1 && r.pathAndMethod[0] === layer
+    })
+    // The chain composed once: each step calls the next one (the last calls the router's `next`).
+    type Step = (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void>
+    const run = layer.stack.reduceRight<Step>((rest, mw) => (ctx, next) => Promise.resolve(mw(ctx, () => rest(ctx, next))), (_ctx, next) => next())
+    if (ok) routes.set(base, { layer, matched: match(sample, 'GET').path, run })
+  }
+  if (routes.size === 0) return null
+  return (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next()
+    const path = ctx.path
+    const slash = path.lastIndexOf('/')
+    const route = slash > 0 ? routes.get(path.slice(0, slash)) : undefined
+    const id = path.slice(slash + 1)
+    if (!route || id === '' || id.includes('%')) return next()
+    const { layer, matched, run } = route
+    const c = ctx as any
+    c.matched = matched
+    c.router = api
+    c.routeMatched = true
+    c.captures = [id]
+    c.params = c.request.params = { id }
+    c.routerPath = layer.path
+    c.routerName = layer.name || undefined
+    c._matchedRoute = layer.path
+    if (layer.name) c._matchedRouteName = layer.name
+    return run(ctx, next)
+  }
 }

@@ -8,7 +8,8 @@ import type { ApiState } from './context.js'
 
 export function requirePermission(tokens: TokenStore, permission: Permission): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
-    const secret = ctx.get('X-API-Key')
+    // The raw header (what ctx.get returns, without its per-call lookup work).
+    const secret = (ctx.req.headers['x-api-key'] as string | undefined) || ''
     if (!secret) throw new RulekeeperError('Unauthorized', 'missing X-API-Key header')
     const token = tokens.verify(secret)
     if (!token) throw new RulekeeperError('Unauthorized', 'unknown, revoked or expired API token')

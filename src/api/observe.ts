@@ -1,6 +1,7 @@
 // Per-request observability: one JSON log line (request id, actor, route, status, duration) and
 // the Prometheus request counter and histogram, labelled by the matched route, not the raw path,
 // so ids never explode the label set.
+import { performance } from 'node:perf_hooks'
 import type Koa from 'koa'
 import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
@@ -16,11 +17,11 @@ export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiS
     registers: [registry],
   })
   return async (ctx, next) => {
-    const start = process.hrtime.bigint()
+    const start = performance.now()
     try {
       await next()
     } finally {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9
+      const seconds = (performance.now() - start) / 1e3
       // Only route patterns become labels: raw paths (ids) would explode the label set.
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched'
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) }

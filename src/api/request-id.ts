@@ -8,9 +8,11 @@ const SANE = /^[A-Za-z0-9._:-]{1,128}$/
 
 export function requestId(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
-    const given = ctx.get('X-Request-Id')
-    ctx.state.requestId = SANE.test(given) ? given : randomUUID()
-    ctx.set('X-Request-Id', ctx.state.requestId)
+    // The raw header and setHeader: what ctx.get / ctx.set do here, without their per-call work.
+    const given = ctx.req.headers['x-request-id']
+    const id = typeof given === 'string' && SANE.test(given) ? given : randomUUID()
+    ctx.state.requestId = id
+    ctx.res.setHeader('X-Request-Id', id)
     await next()
   }
 }

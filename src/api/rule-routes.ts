@@ -24,6 +24,8 @@ export const KIND_PATHS: Record<RuleKind, string> = {
   simple: 'simple-rules',
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 export interface RuleRoutesDeps {
   store: RuleStore
   tokens: TokenStore
@@ -62,14 +64,20 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     ctx.body = listRules(rc(), kind, parseListQuery(kind, ctx.query))
   })
 
+  const getParams = kind === 'simple' ? ['include-python'] : []
   router.get(`${base}/:id`, view, ...gate, async (ctx) => {
-    rejectUnknownParams(ctx.query, kind === 'simple' ? ['include-python'] : [])
-    const includePython = kind === 'simple' && booleanParam(ctx.query, 'include-python', false)
+    // No query string (the usual case): nothing to reject and no query object to build.
+    let includePython = false
+    if (ctx.querystring !== '') {
+      rejectUnknownParams(ctx.query, getParams)
+      includePython = kind === 'simple' && booleanParam(ctx.query, 'include-python', false)
+    }
     const rule = store.index.get(kind, ctx.params.id!)
     if (!rule) throw notFound(`${kind} rule ${ctx.params.id} not found`)
     if (includePython) ctx.body = ruleRepresentation(rc(), rule, true)
     else {
-      ctx.type = 'application/json'
+      // What `ctx.type = 'application/json'` sets, without its per-request lookup.
+      ctx.set('Content-Type', JSON_TYPE)
       ctx.body = ruleJson(rc(), rule)
     }
   })

@@ -2,7 +2,7 @@
 // token id (`rk_<id>_<random>`), so a check is one lookup and one constant-time comparison. The
 // file is replaced atomically under a lock file, so `rulekeeper token` can change it beside a
 // running server, which re-reads it when its modification time changes.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileDurableSync } from '../durable-file.js'
@@ -53,6 +53,13 @@ export class TokenStore {
   /** Stored hashes as bytes, decoded once per token (the request path compares bytes, not hex). */
   private hashBytes = new WeakMap<TokenRecord, Buffer>()
   private usageDirty = false
+  /**
+   * Secrets that verified, keyed by their SHA-256 (never the secret itself) → the record and when
+   * the entry stops being valid (its expiry). Only successes enter, so it holds at most one entry
+   * per token; it is emptied whenever the token map is replaced (a reload after the file changed,
+   * a create or a revoke), so a revocation is honoured as soon as the store is re-read.
+   */
+  private verified = new Map<string, { rec: TokenRecord; until: number }>()
 
   constructor(readonly dataDir: string) {}
 
@@ -70,13 +77,17 @@ export class TokenStore {
     try {
       st = fs.statSync(this.file)
     } catch {
-      if (this.mtimeMs !== 0) this.tokens = new Map()
+      if (this.mtimeMs !== 0) {
+        this.tokens = new Map()
+        this.verified.clear()
+      }
       this.mtimeMs = 0
       return
     }
     if (st.mtimeMs === this.mtimeMs && this.tokens.size > 0) return
     const list = JSON.parse(fs.readFileSync(this.file, 'utf8')) as TokenRecord[]
     this.tokens = new Map(list.map((t) => [t.id, t]))
+    this.verified.clear()
     this.mtimeMs = st.mtimeMs
   }
 
@@ -85,9 +96,36 @@ export class TokenStore {
     return this.tokens.size === 0
   }
 
-  /** The token a secret belongs to, or undefined (unknown, revoked, expired). Constant-time compare. */
+  /**
+   * The token a secret belongs to, or undefined (unknown, revoked, expired). Constant-time compare
+   * on the first use of a secret; later uses hit the verified cache (one unsalted SHA-256).
+   */
   verify(secret: string): TokenRecord | undefined {
     if (secret.length === 0 || secret.length > 512) return undefined
+    const key = hash('sha256', secret, 'base64')
+    const now = Date.now()
+    let rec: TokenRecord | undefined
+    const hit = this.verified.get(key)
+    if (hit) {
+      if (hit.until <= now) {
+        this.verified.delete(key)
+        return undefined
+      }
+      rec = hit.rec
+    } else {
+      rec = this.check(secret)
+      if (!rec) return undefined
+      const until = rec.expiresAt ? Date.parse(rec.expiresAt) : Infinity
+      if (until <= now) return undefined
+      this.verified.set(key, { rec, until })
+    }
+    this.lastUsed.set(rec.id, now)
+    this.usageDirty = true
+    return rec
+  }
+
+  /** The salted-hash check of a secret against the stored tokens (no expiry check). */
+  private check(secret: string): TokenRecord | undefined {
     const m = SECRET_RE.exec(secret)
     const candidates = m ? [this.tokens.get(`tok_${m[1]}`)] : [...this.tokens.values()].filter((t) => t.freeform)
     let rec: TokenRecord | undefined
@@ -98,10 +136,6 @@ export class TokenStore {
       if (!b) this.hashBytes.set(c, (b = Buffer.from(c.hash, 'hex')))
       if (a.length === b.length && timingSafeEqual(a, b)) rec = c
     }
-    if (!rec) return undefined
-    if (rec.expiresAt && Date.parse(rec.expiresAt) <= Date.now()) return undefined
-    this.lastUsed.set(rec.id, Date.now())
-    this.usageDirty = true
     return rec
   }
 
