@@ -1,7 +1,8 @@
 // The OpenAPI 3.0.3 document, generated from the same JSON Schemas the server validates with
 // (rules/schemas.ts), so the contract and the checks cannot disagree. Schemas stay within the
 // subset OpenAPI 3.0 and draft-07 share; `readOnly` marks the fields a write ignores.
-import { RULE_KINDS, type RuleKind } from '../rules/model.js'
+import { RULE_KINDS } from '../rules/kinds/index.js'
+import type { RuleKind } from '../rules/model.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
 import { KIND_PATHS } from './rule-routes.js'
 

@@ -3,7 +3,8 @@
 // the field it came from. Then the unit tests (run-tests-first / run-tests-only).
 import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
 import { MISSING_ENGINE, type EngineContext, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
-import { fieldsOf, TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
+import { TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
+import { fieldsOf } from '../rules/kinds/index.js'
 import { bodyToFileData } from '../rules/mapping.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import { checkRuleData } from '../rules/rule-file.js'

@@ -1,13 +1,13 @@
-// The one table of rule fields: API name ⇄ file key, JSON Schema, default, which kinds have it,
-// and whether it is a YAML-text field or read-only. The API schemas, the OpenAPI document, the
-// file ⇄ API mapping and the file checks are all derived from it, so they cannot drift apart.
-import { SEVERITIES, type RuleKind } from './model.js'
+// The rule fields: API name ⇄ file key, JSON Schema, default, and whether it is a YAML-text field
+// or read-only. The fields every kind has are here; each kind (rules/kinds/*.ts) lists its own
+// between them. The API schemas, the OpenAPI document, the file ⇄ API mapping and the file checks
+// are all derived from a kind's table, so they cannot drift apart.
+import { SEVERITIES } from './model.js'
 import { ID_PATTERN } from './rule-id.js'
 
 export interface FieldSpec {
   api: string
   file: string
-  kinds: readonly RuleKind[]
   /** JSON Schema of the API value (OpenAPI 3.0 / draft-07 common subset). */
   schema: Record<string, unknown>
   /** Effective value when the file does not have the key. */
@@ -20,7 +20,6 @@ export interface FieldSpec {
   alwaysWritten?: boolean
 }
 
-const ALL: readonly RuleKind[] = ['correlation', 'scheduled', 'simple']
 const str = { type: 'string' }
 const strList = { type: 'array', items: { type: 'string' } }
 
@@ -104,71 +103,87 @@ export const TEST_KEYS: Record<string, string> = {
 }
 export const RULE_OUTPUT_KEYS: Record<string, string> = { id: 'ID', matches: 'Matches' }
 
-export const FIELDS: readonly FieldSpec[] = [
-  { api: 'id', file: 'RuleID', kinds: ALL, schema: ID_SCHEMA, requiredOnWrite: true, alwaysWritten: true },
-  { api: 'displayName', file: 'DisplayName', kinds: ALL, schema: str, default: '' },
-  { api: 'enabled', file: 'Enabled', kinds: ALL, schema: { type: 'boolean' }, default: true, alwaysWritten: true },
-  { api: 'severity', file: 'Severity', kinds: ALL, schema: { type: 'string', enum: [...SEVERITIES] }, requiredOnWrite: true, alwaysWritten: true },
-  { api: 'description', file: 'Description', kinds: ALL, schema: str, default: '' },
-  { api: 'reference', file: 'Reference', kinds: ALL, schema: str, default: '' },
-  { api: 'runbook', file: 'Runbook', kinds: ALL, schema: str, default: '' },
-  { api: 'createAlert', file: 'CreateAlert', kinds: ALL, schema: { type: 'boolean' }, default: true },
-  { api: 'dedupPeriodMinutes', file: 'DedupPeriodMinutes', kinds: ALL, schema: { type: 'integer', minimum: 1 }, default: 60 },
-  { api: 'threshold', file: 'Threshold', kinds: ALL, schema: { type: 'integer', minimum: 1 }, default: 1 },
-  { api: 'outputIDs', file: 'OutputIds', kinds: ALL, schema: strList, default: [] },
-  { api: 'reports', file: 'Reports', kinds: ALL, schema: { type: 'object', additionalProperties: strList }, default: {} },
-  { api: 'summaryAttributes', file: 'SummaryAttributes', kinds: ALL, schema: strList, default: [] },
-  { api: 'tags', file: 'Tags', kinds: ALL, schema: strList, default: [] },
-  { api: 'managed', file: 'Managed', kinds: ['scheduled', 'simple'], schema: { type: 'boolean' }, default: false },
-  { api: 'managed', file: 'Managed', kinds: ['correlation'], schema: { type: 'boolean' }, default: false, readOnly: true },
-  { api: 'detection', file: 'Detection', kinds: ['correlation', 'simple'], schema: { type: 'string', minLength: 1 }, requiredOnWrite: true, yamlText: true, alwaysWritten: true },
-  { api: 'logTypes', file: 'LogTypes', kinds: ['simple'], schema: strList, default: [], alwaysWritten: true },
-  { api: 'inlineFilters', file: 'InlineFilters', kinds: ['simple'], schema: str, yamlText: true },
-  { api: 'alertTitle', file: 'AlertTitle', kinds: ['simple'], schema: str, yamlText: true },
-  { api: 'alertContext', file: 'AlertContext', kinds: ['simple'], schema: str, yamlText: true },
-  { api: 'dynamicSeverities', file: 'DynamicSeverities', kinds: ['simple'], schema: str, yamlText: true },
-  { api: 'groupBy', file: 'GroupBy', kinds: ['simple'], schema: str, yamlText: true },
-  { api: 'scheduledQueries', file: 'ScheduledQueries', kinds: ['scheduled'], schema: strList, default: [], alwaysWritten: true },
-  { api: 'tests', file: 'Tests', kinds: ['scheduled', 'simple'], schema: { type: 'array', items: PYTHON_TEST_SCHEMA }, default: [] },
-  { api: 'tests', file: 'Tests', kinds: ['correlation'], schema: { type: 'array', items: CORRELATION_TEST_SCHEMA }, default: [] },
-  { api: 'createdByExternal', file: 'CreatedBy', kinds: ALL, schema: str, default: '', readOnly: true },
+/** Fields every kind has, before its own (the order is the API view's and the schemas'). */
+export const COMMON_FIELDS: readonly FieldSpec[] = [
+  { api: 'id', file: 'RuleID', schema: ID_SCHEMA, requiredOnWrite: true, alwaysWritten: true },
+  { api: 'displayName', file: 'DisplayName', schema: str, default: '' },
+  { api: 'enabled', file: 'Enabled', schema: { type: 'boolean' }, default: true, alwaysWritten: true },
+  { api: 'severity', file: 'Severity', schema: { type: 'string', enum: [...SEVERITIES] }, requiredOnWrite: true, alwaysWritten: true },
+  { api: 'description', file: 'Description', schema: str, default: '' },
+  { api: 'reference', file: 'Reference', schema: str, default: '' },
+  { api: 'runbook', file: 'Runbook', schema: str, default: '' },
+  { api: 'createAlert', file: 'CreateAlert', schema: { type: 'boolean' }, default: true },
+  { api: 'dedupPeriodMinutes', file: 'DedupPeriodMinutes', schema: { type: 'integer', minimum: 1 }, default: 60 },
+  { api: 'threshold', file: 'Threshold', schema: { type: 'integer', minimum: 1 }, default: 1 },
+  { api: 'outputIDs', file: 'OutputIds', schema: strList, default: [] },
+  { api: 'reports', file: 'Reports', schema: { type: 'object', additionalProperties: strList }, default: {} },
+  { api: 'summaryAttributes', file: 'SummaryAttributes', schema: strList, default: [] },
+  { api: 'tags', file: 'Tags', schema: strList, default: [] },
 ]
+
+/** Fields every kind has, after its own. */
+export const COMMON_TRAILING_FIELDS: readonly FieldSpec[] = [
+  { api: 'createdByExternal', file: 'CreatedBy', schema: str, default: '', readOnly: true },
+]
+
+/** Building blocks the kinds share (rules/kinds/*.ts). */
+export const managedField = (readOnly: boolean): FieldSpec => ({ api: 'managed', file: 'Managed', schema: { type: 'boolean' }, default: false, ...(readOnly ? { readOnly: true } : {}) })
+export const DETECTION_FIELD: FieldSpec = { api: 'detection', file: 'Detection', schema: { type: 'string', minLength: 1 }, requiredOnWrite: true, yamlText: true, alwaysWritten: true }
+export const testsField = (style: TestStyle): FieldSpec => ({ api: 'tests', file: 'Tests', schema: { type: 'array', items: style.itemSchema }, default: [] })
+export { str as STRING_SCHEMA, strList as STRING_LIST_SCHEMA }
+
+/** A kind's whole field table: the common fields, its own, the common trailing ones. */
+export const ruleFields = (own: readonly FieldSpec[]): readonly FieldSpec[] => [...COMMON_FIELDS, ...own, ...COMMON_TRAILING_FIELDS]
+
+/** What one test result says in the API, from the engine's outcome. */
+export interface TestOutcomeLike {
+  name: string
+  passed: boolean | null
+  error: string | null
+  errored?: boolean
+  functions?: Record<string, unknown>
+}
+
+/** The shape of a kind's unit tests: the item schema, the item defaults the view shows, the result. */
+export interface TestStyle {
+  itemSchema: Record<string, unknown>
+  /** Python test items always show their mocks (default []) so a GET → edit → PUT round trip is exact. */
+  showEmptyMocks: boolean
+  result(o: TestOutcomeLike): Record<string, unknown>
+}
+
+export const PYTHON_TESTS: TestStyle = {
+  itemSchema: PYTHON_TEST_SCHEMA,
+  showEmptyMocks: true,
+  result: (o) => ({ name: o.name, passed: o.passed === true, errored: o.errored ?? false, error: o.error, functions: o.functions ?? {} }),
+}
+
+export const CORRELATION_TESTS: TestStyle = {
+  itemSchema: CORRELATION_TEST_SCHEMA,
+  showEmptyMocks: false,
+  result: (o) => ({ name: o.name, passed: o.passed === true, error: o.error }),
+}
 
 /** Fields that exist only in the API (the .py body, derived and history metadata). */
 export interface ExtraField {
   api: string
-  kinds: readonly RuleKind[]
   schema: Record<string, unknown>
   readOnly: boolean
   requiredOnWrite?: boolean
 }
 
-export const EXTRA_FIELDS: readonly ExtraField[] = [
-  { api: 'body', kinds: ['scheduled'], schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true },
-  { api: 'pythonBody', kinds: ['simple'], schema: str, readOnly: true },
-  { api: 'correlationRuleReferenceIds', kinds: ['correlation'], schema: strList, readOnly: true },
-  { api: 'logTypes', kinds: ['correlation'], schema: strList, readOnly: true },
-  { api: 'createdAt', kinds: ALL, schema: { type: 'string', format: 'date-time' }, readOnly: true },
-  { api: 'lastModified', kinds: ALL, schema: { type: 'string', format: 'date-time' }, readOnly: true },
+/** API-only fields every kind has, after its own. */
+export const COMMON_EXTRA_FIELDS: readonly ExtraField[] = [
+  { api: 'createdAt', schema: { type: 'string', format: 'date-time' }, readOnly: true },
+  { api: 'lastModified', schema: { type: 'string', format: 'date-time' }, readOnly: true },
   {
     api: 'warnings',
-    kinds: ALL,
     schema: { type: 'array', items: { type: 'object', properties: { message: str, line: { type: 'integer' }, column: { type: 'integer' } } } },
     readOnly: true,
   },
-  { api: 'createdBy', kinds: ALL, schema: actorSchema, readOnly: true },
-  { api: 'lastModifiedBy', kinds: ALL, schema: actorSchema, readOnly: true },
+  { api: 'createdBy', schema: actorSchema, readOnly: true },
+  { api: 'lastModifiedBy', schema: actorSchema, readOnly: true },
 ]
 
 /** File keys that are accepted and kept but have no API field. */
 export const HOUSEKEEPING_KEYS = ['AnalysisType', 'Status', 'BaseVersion', 'OnlyUseBaseRiskScore']
-
-export function fieldsOf(kind: RuleKind): FieldSpec[] {
-  return FIELDS.filter((f) => f.kinds.includes(kind))
-}
-
-export function fileKeysOf(kind: RuleKind): Set<string> {
-  const keys = new Set([...fieldsOf(kind).map((f) => f.file), ...HOUSEKEEPING_KEYS])
-  if (kind === 'scheduled') keys.add('Filename')
-  return keys
-}

@@ -1,11 +1,15 @@
 // API resource ⇄ file form. A rule's API view (camelCase, YAML-text fields as text, defaults
 // filled in) is derived from its file data; a write body becomes file data in the canonical key
 // order, leaving out optional keys that hold their default so files stay what a person would write.
-import { ANALYSIS_TYPE, SEVERITIES, type RuleKind, type Severity } from './model.js'
-import { fieldsOf, RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { SEVERITIES, type RuleKind, type Severity } from './model.js'
+import { RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { fieldsOf, kindDef } from './kinds/index.js'
 import { stringifyYaml } from './yaml-text.js'
 
-/** The order keys take in a file the service creates (files people wrote keep their own). */
+/**
+ * The order keys take in a file the service creates (files people wrote keep their own). A key not
+ * listed (a new kind's) follows them, in the order of the kind's field table.
+ */
 export const CANONICAL_KEY_ORDER = [
   'AnalysisType', 'Filename', 'RuleID', 'DisplayName', 'Enabled', 'CreateAlert', 'LogTypes', 'ScheduledQueries',
   'Severity', 'Description', 'Reference', 'Runbook', 'Reports', 'Tags', 'Detection', 'InlineFilters', 'AlertTitle',
@@ -56,7 +60,7 @@ export function testsFromFile(tests: unknown): unknown {
 
 /** Python test items always show their mocks (default []) so a GET → edit → PUT round trip is exact. */
 function withTestDefaults(kind: RuleKind, tests: unknown): unknown {
-  if (kind === 'correlation' || !Array.isArray(tests)) return tests
+  if (!kindDef(kind).tests.showEmptyMocks || !Array.isArray(tests)) return tests
   return tests.map((t) => (t && typeof t === 'object' && !('mocks' in t) ? { ...t, mocks: [] } : t))
 }
 
@@ -64,16 +68,18 @@ const deepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringi
 
 /**
  * Write body (validated, read-only fields removed, YAML-text fields already parsed into `structures`)
- * → file data in canonical key order. `pyFilename` names the module of a scheduled rule.
+ * → file data in canonical key order. `companionName` names the kind's companion file (a scheduled
+ * rule's module).
  */
 export function bodyToFileData(
   kind: RuleKind,
   body: Record<string, unknown>,
   structures: Record<string, unknown>,
-  pyFilename?: string,
+  companionName?: string,
 ): Record<string, unknown> {
-  const data: Record<string, unknown> = { AnalysisType: ANALYSIS_TYPE[kind] }
-  if (kind === 'scheduled' && pyFilename) data.Filename = pyFilename
+  const def = kindDef(kind)
+  const data: Record<string, unknown> = { AnalysisType: def.analysisType }
+  if (def.companion && companionName) data[def.companion.fileKey] = companionName
   for (const f of fieldsOf(kind)) {
     if (f.readOnly) continue
     let v = f.yamlText ? structures[f.api] : body[f.api]
@@ -88,6 +94,7 @@ export function bodyToFileData(
   }
   const ordered: Record<string, unknown> = {}
   for (const k of CANONICAL_KEY_ORDER) if (k in data) ordered[k] = data[k]
+  for (const k of Object.keys(data)) if (!(k in ordered)) ordered[k] = data[k]
   return ordered
 }
 
@@ -107,7 +114,7 @@ function defineLazyText(view: Record<string, unknown>, key: string, raw: unknown
 }
 
 /** File data → the API view of the rule (every field with its effective value; no metadata). */
-export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unknown>>, pythonSource?: string): Record<string, unknown> {
+export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unknown>>, companionSource?: string): Record<string, unknown> {
   const view: Record<string, unknown> = {}
   for (const f of fieldsOf(kind)) {
     const raw = data[f.file]
@@ -122,7 +129,8 @@ export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unk
     if (f.api === 'id' && typeof v !== 'string' && v !== undefined) v = String(v)
     if (v !== undefined) view[f.api] = v
   }
-  if (kind === 'scheduled') view.body = pythonSource ?? ''
+  const companion = kindDef(kind).companion
+  if (companion) view[companion.apiField] = companionSource ?? ''
   return view
 }
 

@@ -1,16 +1,10 @@
-// The domain model shared by every layer: the three rule kinds, a rule as read from its file
+// The domain model shared by every layer: a rule as read from its file
 // (file form: PascalCase keys, exactly the YAML structure), and the problems found in one.
 // Pure types and tiny helpers; imports nothing from api/, git/, reconcile/ or audit/.
 
-export const RULE_KINDS = ['correlation', 'scheduled', 'simple'] as const
-export type RuleKind = (typeof RULE_KINDS)[number]
-
-/** `AnalysisType` values of the three kinds served as rules. */
-export const ANALYSIS_TYPE: Record<RuleKind, string> = {
-  correlation: 'correlation_rule',
-  scheduled: 'scheduled_rule',
-  simple: 'rule',
-}
+// The kinds are defined in rules/kinds/ (one module each, one registry); the name type is theirs.
+export type { RuleKind } from './kinds/index.js'
+import type { RuleKind } from './kinds/index.js'
 
 export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const
 export type Severity = (typeof SEVERITIES)[number]

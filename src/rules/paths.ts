@@ -4,13 +4,8 @@
 // new paths never use a name Windows reserves (CON, NUL, COM1, … get a `_`; docs/decisions.md).
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import { kindDef } from './kinds/index.js'
 import type { RuleKind } from './model.js'
-
-export const KIND_FOLDER: Record<RuleKind, string> = {
-  simple: 'simple_rules',
-  scheduled: 'scheduled_rules',
-  correlation: 'correlation_rules',
-}
 
 /**
  * Names Windows reserves for devices, in any case, alone or before an extension (`nul.yml`): a
@@ -38,7 +33,7 @@ export function shortIdHash(id: string): string {
 export function newRulePaths(kind: RuleKind, id: string): string[] {
   const group = sanitizeSegment((id.split('.')[0] ?? '').toLowerCase())
   const file = sanitizeSegment(id)
-  const dir = `${KIND_FOLDER[kind]}/${group}`
+  const dir = `${kindDef(kind).folder}/${group}`
   // Keep file names within common file-system limits (255 bytes) even for 255-character ids.
   const base = file.length > 200 ? `${file.slice(0, 200)}_${shortIdHash(id)}` : file
   return [`${dir}/${base}.yml`, `${dir}/${base}_${shortIdHash(id)}.yml`].map((p) => {
@@ -47,7 +42,7 @@ export function newRulePaths(kind: RuleKind, id: string): string[] {
   })
 }
 
-/** The `.py` beside a scheduled rule's YAML file. */
+/** The `.py` beside a YAML file: a scheduled rule's companion (rules/kinds/), a global's module. */
 export function pythonPathFor(yamlPath: string, filename?: string): string {
   const dir = path.posix.dirname(yamlPath)
   const name = filename ?? `${path.posix.basename(yamlPath).replace(/\.ya?ml$/, '')}.py`

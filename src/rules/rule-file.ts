@@ -3,7 +3,7 @@
 // when there is one, so the comments, key order and untouched fields people wrote survive.
 import { isMap, isScalar, type Document } from 'yaml'
 import type { DataPath, RuleKind, RuleProblem } from './model.js'
-import { FIELDS, fileKeysOf } from './fields.js'
+import { fieldsOf, fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
 import { fileDataToView } from './mapping.js'
 import { validateFileView } from './schemas.js'
 import { loadYamlFast, locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
@@ -14,24 +14,16 @@ export interface ParsedAnalysisFile {
   locate(at: DataPath): { line: number; column: number } | undefined
   data?: Record<string, unknown>
   analysisType?: string
-  /** Set for the three served kinds. */
+  /** Set for the kinds served as rules (rules/kinds/). */
   kind?: RuleKind
   /** RuleID / PolicyID / GlobalID / QueryName, whichever the type has. */
   id?: string
   problems: RuleProblem[]
 }
 
+/** The kind of a file (rules/kinds/: its `AnalysisType` and the kind's own test), if it is served as a rule. */
 export function kindOf(data: Record<string, unknown>): RuleKind | undefined {
-  switch (data.AnalysisType) {
-    case 'rule':
-      return 'Detection' in data ? 'simple' : undefined
-    case 'scheduled_rule':
-      return 'scheduled'
-    case 'correlation_rule':
-      return 'correlation'
-    default:
-      return undefined
-  }
+  return kindOfData(data)
 }
 
 function idOf(data: Record<string, unknown>): string | undefined {
@@ -65,20 +57,23 @@ export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFil
 }
 
 /** Structural problems of a rule file (unknown keys, schema); the engines check the language. */
-export function checkRuleData(kind: RuleKind, data: Record<string, unknown>, pythonSource?: string): RuleProblem[] {
+export function checkRuleData(kind: RuleKind, data: Record<string, unknown>, companionSource?: string): RuleProblem[] {
   const problems: RuleProblem[] = []
   const known = fileKeysOf(kind)
   for (const key of Object.keys(data)) {
     if (!known.has(key)) problems.push({ path: [key], message: `unknown key ${key} for a ${kind} rule` })
   }
-  if ((kind === 'simple' || kind === 'correlation') && (data.Detection === undefined || data.Detection === null)) {
-    problems.push({ path: ['Detection'], message: 'Detection is required' })
+  const def = kindDef(kind)
+  for (const key of def.requiredFileKeys) {
+    if (data[key] === undefined || data[key] === null) problems.push({ path: [key], message: `${key} is required` })
   }
-  if (kind === 'scheduled') {
-    if (typeof data.Filename !== 'string' || data.Filename === '') problems.push({ path: ['Filename'], message: 'Filename is required' })
-    else if (pythonSource === undefined) problems.push({ path: ['Filename'], message: `the Python file ${data.Filename} named by Filename does not exist` })
+  const companion = def.companion
+  if (companion) {
+    const name = data[companion.fileKey]
+    if (typeof name !== 'string' || name === '') problems.push({ path: [companion.fileKey], message: `${companion.fileKey} is required` })
+    else if (companionSource === undefined) problems.push({ path: [companion.fileKey], message: `the ${companion.noun} ${name} named by ${companion.fileKey} does not exist` })
   }
-  problems.push(...validateFileView(kind, fileDataToView(kind, data, pythonSource)))
+  problems.push(...validateFileView(kind, fileDataToView(kind, data, companionSource)))
   return problems
 }
 
@@ -102,7 +97,7 @@ function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string,
   // parseYaml bounded this document's aliases by their expanded size.
   const old = (doc.toJS({ maxAliasCount: -1 }) ?? {}) as Record<string, unknown>
   // Only keys the API writes may be removed; housekeeping and read-only keys (CreatedBy) stay.
-  const owned = new Set(FIELDS.filter((f) => f.kinds.includes(kind) && !f.readOnly).map((f) => f.file))
+  const owned = new Set(fieldsOf(kind).filter((f) => !f.readOnly).map((f) => f.file))
   for (const [key, value] of Object.entries(data)) {
     if (key in old && deepEqual(old[key], value)) continue
     const node = doc.get(key, true)

@@ -1,8 +1,9 @@
-// JSON Schemas of the three kinds, derived from the field table: the write schema the API
+// JSON Schemas of the kinds, derived from each kind's field table: the write schema the API
 // validates bodies with (ajv, every error), the response schema, and the file check that reuses
 // the write schema on a file's view. The OpenAPI document is generated from these same objects.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { EXTRA_FIELDS, FIELDS, RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { extraFieldsOf, fieldsOf, kindDef } from './kinds/index.js'
 import { idCharacterProblem } from './rule-id.js'
 import { fileKeyOf } from './mapping.js'
 import type { DataPath, RuleKind, RuleProblem } from './model.js'
@@ -11,15 +12,15 @@ type Schema = Record<string, unknown>
 
 export function readOnlyFieldsOf(kind: RuleKind): Set<string> {
   return new Set([
-    ...FIELDS.filter((f) => f.kinds.includes(kind) && f.readOnly).map((f) => f.api),
-    ...EXTRA_FIELDS.filter((f) => f.kinds.includes(kind) && f.readOnly).map((f) => f.api),
+    ...fieldsOf(kind).filter((f) => f.readOnly).map((f) => f.api),
+    ...extraFieldsOf(kind).filter((f) => f.readOnly).map((f) => f.api),
   ])
 }
 
 function writable(kind: RuleKind) {
   return [
-    ...FIELDS.filter((f) => f.kinds.includes(kind) && !f.readOnly),
-    ...EXTRA_FIELDS.filter((f) => f.kinds.includes(kind) && !f.readOnly),
+    ...fieldsOf(kind).filter((f) => !f.readOnly),
+    ...extraFieldsOf(kind).filter((f) => !f.readOnly),
   ]
 }
 
@@ -35,8 +36,8 @@ export function writeSchema(kind: RuleKind): Schema {
 
 export function responseSchema(kind: RuleKind): Schema {
   const props: Record<string, Schema> = {}
-  for (const f of FIELDS) if (f.kinds.includes(kind)) props[f.api] = f.readOnly ? { ...f.schema, readOnly: true } : f.schema
-  for (const f of EXTRA_FIELDS) if (f.kinds.includes(kind)) props[f.api] = f.readOnly ? { ...f.schema, readOnly: true } : f.schema
+  for (const f of fieldsOf(kind)) props[f.api] = f.readOnly ? { ...f.schema, readOnly: true } : f.schema
+  for (const f of extraFieldsOf(kind)) props[f.api] = f.readOnly ? { ...f.schema, readOnly: true } : f.schema
   return { type: 'object', properties: props }
 }
 
@@ -62,11 +63,12 @@ function writeValidator(kind: RuleKind): ValidateFunction {
   return v
 }
 
-/** The write schema minus YAML-text fields and `body`, open to other keys: checks a file's view. */
+/** The write schema minus YAML-text fields and the companion's text, open to other keys: checks a file's view. */
 function fileValidator(kind: RuleKind): ValidateFunction {
   let v = fileValidators.get(kind)
   if (!v) {
-    const fields = writable(kind).filter((f) => !('yamlText' in f && f.yamlText) && f.api !== 'body')
+    const companionField = kindDef(kind).companion?.apiField
+    const fields = writable(kind).filter((f) => !('yamlText' in f && f.yamlText) && f.api !== companionField)
     v = ajv.compile({
       type: 'object',
       required: fields.filter((f) => f.requiredOnWrite).map((f) => f.api),

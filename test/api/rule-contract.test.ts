@@ -3,7 +3,8 @@
 // in this build the suite expects the documented 501 instead of a test verdict.
 import t from 'tap'
 import { createEngineRegistry } from '../../src/engine/registry.js'
-import { RULE_KINDS, type RuleKind } from '../../src/rules/model.js'
+import { RULE_KINDS } from '../../src/rules/kinds/index.js'
+import type { RuleKind } from '../../src/rules/model.js'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 const PATHS: Record<RuleKind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }

@@ -1,0 +1,26 @@
+// Correlation rules: a sequence or group of other rules' alerts (engine/correlation/). Their
+// `correlationRuleReferenceIds` and `logTypes` are derived when read (the engine's describe()),
+// and they load after the rules they refer to.
+import { COMMON_EXTRA_FIELDS, CORRELATION_TESTS, DETECTION_FIELD, managedField, ruleFields, STRING_LIST_SCHEMA, testsField } from '../fields.js'
+import type { RuleKindDef } from './kind.js'
+
+export const correlation: RuleKindDef<'correlation'> = {
+  name: 'correlation',
+  title: 'CorrelationRule',
+  apiPath: 'correlation-rules',
+  analysisType: 'correlation_rule',
+  folder: 'correlation_rules',
+  fields: ruleFields([managedField(true), DETECTION_FIELD, testsField(CORRELATION_TESTS)]),
+  extraFields: [
+    { api: 'correlationRuleReferenceIds', schema: STRING_LIST_SCHEMA, readOnly: true },
+    { api: 'logTypes', schema: STRING_LIST_SCHEMA, readOnly: true },
+    ...COMMON_EXTRA_FIELDS,
+  ],
+  requiredFileKeys: ['Detection'],
+  tests: CORRELATION_TESTS,
+  listFilters: [],
+  pythonView: false,
+  loadRank: 1,
+  unavailableOn: ['databricks'],
+  missingEngine: 'the correlation-rule test evaluator is not available in this build',
+}

@@ -1,0 +1,26 @@
+// Scheduled rules: a Python module (the `.py` named by `Filename`, beside the YAML file) run over
+// the results of scheduled queries (engine/python/).
+import { COMMON_EXTRA_FIELDS, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, testsField } from '../fields.js'
+import type { RuleKindDef } from './kind.js'
+
+export const scheduled: RuleKindDef<'scheduled'> = {
+  name: 'scheduled',
+  title: 'ScheduledRule',
+  apiPath: 'scheduled-rules',
+  analysisType: 'scheduled_rule',
+  folder: 'scheduled_rules',
+  fields: ruleFields([
+    managedField(false),
+    { api: 'scheduledQueries', file: 'ScheduledQueries', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
+    testsField(PYTHON_TESTS),
+  ]),
+  extraFields: [{ api: 'body', schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true }, ...COMMON_EXTRA_FIELDS],
+  requiredFileKeys: [],
+  tests: PYTHON_TESTS,
+  companion: { fileKey: 'Filename', apiField: 'body', placeholder: 'rule.py', noun: 'Python file' },
+  listFilters: [{ param: 'scheduled-query', field: 'scheduledQueries', description: 'uses any of these scheduled queries' }],
+  pythonView: false,
+  loadRank: 0,
+  unavailableOn: [],
+  missingEngine: 'the Python test runner for scheduled rules is not available in this build',
+}

@@ -1,0 +1,34 @@
+// Simple rules: a YAML detection over one log event (engine/simple/), Panther's `AnalysisType: rule`
+// with a `Detection` key (a `rule` without one is a Python streaming rule, not served).
+import { COMMON_EXTRA_FIELDS, DETECTION_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, STRING_SCHEMA, testsField } from '../fields.js'
+import type { RuleKindDef } from './kind.js'
+
+const yamlText = (api: string, file: string) => ({ api, file, schema: STRING_SCHEMA, yamlText: true })
+
+export const simple: RuleKindDef<'simple'> = {
+  name: 'simple',
+  title: 'SimpleRule',
+  apiPath: 'simple-rules',
+  analysisType: 'rule',
+  isKind: (data) => 'Detection' in data,
+  folder: 'simple_rules',
+  fields: ruleFields([
+    managedField(false),
+    DETECTION_FIELD,
+    { api: 'logTypes', file: 'LogTypes', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
+    yamlText('inlineFilters', 'InlineFilters'),
+    yamlText('alertTitle', 'AlertTitle'),
+    yamlText('alertContext', 'AlertContext'),
+    yamlText('dynamicSeverities', 'DynamicSeverities'),
+    yamlText('groupBy', 'GroupBy'),
+    testsField(PYTHON_TESTS),
+  ]),
+  extraFields: [{ api: 'pythonBody', schema: STRING_SCHEMA, readOnly: true }, ...COMMON_EXTRA_FIELDS],
+  requiredFileKeys: ['Detection'],
+  tests: PYTHON_TESTS,
+  listFilters: [{ param: 'log-type', field: 'logTypes', description: 'has any of these log types' }],
+  pythonView: true,
+  loadRank: 0,
+  unavailableOn: [],
+  missingEngine: 'the simple-rule (YAML detection) test engine is not available in this build',
+}
