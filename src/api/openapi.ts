@@ -1,17 +1,15 @@
 // The OpenAPI 3.0.3 document, generated from the same JSON Schemas the server validates with
 // (rules/schemas.ts), so the contract and the checks cannot disagree. Schemas stay within the
 // subset OpenAPI 3.0 and draft-07 share; `readOnly` marks the fields a write ignores.
-import { RULE_KINDS } from '../rules/kinds/index.js'
+import { KINDS, kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
-import { KIND_PATHS } from './rule-routes.js'
-
-const NAMES: Record<RuleKind, string> = { correlation: 'CorrelationRule', scheduled: 'ScheduledRule', simple: 'SimpleRule' }
 
 const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } })
 
 function kindPaths(kind: RuleKind): Record<string, unknown> {
-  const name = NAMES[kind]
+  const def = kindDef(kind)
+  const name = def.title
   const ref = { $ref: `#/components/schemas/${name}` }
   const writeRef = { $ref: `#/components/schemas/${name}Write` }
   const q = (n: string, schema: Record<string, unknown>, description: string) => ({ name: n, in: 'query', required: false, schema, description })
@@ -26,8 +24,8 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
     q('tag', list, 'has any of these tags (case-insensitive)'),
     q('created-by', { type: 'string' }, 'createdBy.id equals'),
     q('last-modified-by', { type: 'string' }, 'lastModifiedBy.id equals'),
-    ...(kind === 'simple' ? [q('log-type', list, 'has any of these log types'), q('include-python', bool(false), 'also return pythonBody')] : []),
-    ...(kind === 'scheduled' ? [q('scheduled-query', list, 'uses any of these scheduled queries')] : []),
+    ...def.listFilters.map((f) => q(f.param, list, f.description)),
+    ...(def.pythonView ? [q('include-python', bool(false), 'also return pythonBody')] : []),
   ]
   const writeParams = [
     q('run-tests-first', bool(true), 'run the unit tests before saving'),
@@ -40,7 +38,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
   const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   const tag = [name]
   return {
-    [`/${KIND_PATHS[kind]}`]: {
+    [`/${def.apiPath}`]: {
       get: {
         tags: tag,
         operationId: `list${name}s`,
@@ -62,12 +60,12 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
         responses: { '200': ok('the saved rule'), '204': { description: 'run-tests-only: every test passed' }, '400': err('invalid body or failed tests'), '409': err('the id exists'), '413': err('body too large'), '415': err('body is not JSON'), ...common },
       },
     },
-    [`/${KIND_PATHS[kind]}/{id}`]: {
+    [`/${def.apiPath}/{id}`]: {
       parameters: [idParam],
       get: {
         tags: tag,
         operationId: `get${name}`,
-        parameters: kind === 'simple' ? [q('include-python', bool(false), 'also return pythonBody')] : [],
+        parameters: def.pythonView ? [q('include-python', bool(false), 'also return pythonBody')] : [],
         responses: { '200': ok('the rule'), '404': err('no such rule'), ...common },
       },
       put: {
@@ -104,15 +102,15 @@ export function openApiDocument(basePath: string): Record<string, unknown> {
       },
     },
   }
-  for (const k of RULE_KINDS) {
-    schemas[NAMES[k]] = responseSchema(k)
+  for (const { name: k, title } of KINDS) {
+    schemas[title] = responseSchema(k)
     // Read-only fields may be sent back (GET → edit → PUT) and are ignored, whatever their value.
     const write = writeSchema(k) as { properties: Record<string, unknown> }
     const ignored = Object.fromEntries([...readOnlyFieldsOf(k)].map((f) => [f, { readOnly: true, description: 'read-only: ignored in writes' }]))
-    schemas[`${NAMES[k]}Write`] = { ...write, properties: { ...write.properties, ...ignored } }
+    schemas[`${title}Write`] = { ...write, properties: { ...write.properties, ...ignored } }
   }
   const paths: Record<string, unknown> = {}
-  for (const k of RULE_KINDS) Object.assign(paths, kindPaths(k))
+  for (const { name: k } of KINDS) Object.assign(paths, kindPaths(k))
   paths['/status'] = { get: { operationId: 'getStatus', responses: { '200': { description: 'reconcile status' }, '401': err('missing or unknown token') } } }
   paths['/reconcile'] = { post: { operationId: 'reconcile', responses: { '200': { description: 'reconcile ran' }, '401': err('missing or unknown token'), '403': err('lacks Manage Rules') } } }
   return {

@@ -3,6 +3,7 @@
 // return everything).
 import type { ParsedUrlQuery } from 'node:querystring'
 import { badRequest } from '../errors.js'
+import { kindDef } from '../rules/kinds/index.js'
 import { SEVERITIES, type RuleKind } from '../rules/model.js'
 import { decodeCursor, type ListQuery } from '../service/rule-views.js'
 
@@ -34,14 +35,22 @@ export function rejectUnknownParams(q: ParsedUrlQuery, allowed: readonly string[
   if (unknown.length > 0) throw badRequest(`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u.slice(0, 64))).join(', ')}; accepted: ${allowed.join(', ')}`)
 }
 
-const LIST_PARAMS: Record<RuleKind, string[]> = {
-  correlation: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by'],
-  scheduled: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by', 'scheduled-query'],
-  simple: ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by', 'log-type', 'include-python'],
+const COMMON_LIST_PARAMS = ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by']
+const listParams = new Map<RuleKind, string[]>()
+
+/** The list parameters of a kind: the common ones, its filters, `include-python` where it has a Python view. */
+function listParamsOf(kind: RuleKind): string[] {
+  let params = listParams.get(kind)
+  if (!params) {
+    const def = kindDef(kind)
+    params = [...COMMON_LIST_PARAMS, ...def.listFilters.map((f) => f.param), ...(def.pythonView ? ['include-python'] : [])]
+    listParams.set(kind, params)
+  }
+  return params
 }
 
 export function parseListQuery(kind: RuleKind, q: ParsedUrlQuery): ListQuery {
-  rejectUnknownParams(q, LIST_PARAMS[kind])
+  rejectUnknownParams(q, listParamsOf(kind))
   const limitText = single(q, 'limit')
   let limit = 100
   if (limitText !== undefined) {
@@ -63,8 +72,10 @@ export function parseListQuery(kind: RuleKind, q: ParsedUrlQuery): ListQuery {
     tag: listParam(q, 'tag'),
     createdBy: single(q, 'created-by'),
     lastModifiedBy: single(q, 'last-modified-by'),
-    logType: listParam(q, 'log-type'),
-    scheduledQuery: listParam(q, 'scheduled-query'),
+    anyOf: kindDef(kind).listFilters.flatMap((f) => {
+      const values = listParam(q, f.param)
+      return values ? [{ field: f.field, values }] : []
+    }),
     includePython: booleanParam(q, 'include-python', false),
   }
 }

@@ -2,9 +2,9 @@
 // pointers, YAML-text fields parsed with line and column, the kind's engine check mapped back to
 // the field it came from. Then the unit tests (run-tests-first / run-tests-only).
 import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
-import { MISSING_ENGINE, type EngineContext, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
+import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
-import { fieldsOf } from '../rules/kinds/index.js'
+import { fieldsOf, kindDef } from '../rules/kinds/index.js'
 import { bodyToFileData } from '../rules/mapping.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import { checkRuleData } from '../rules/rule-file.js'
@@ -70,8 +70,10 @@ function parseTextField(api: string, fileKey: string, text: string, problems: Fi
 /** A problem found on the file form → the pointer (and line/column) in the request body. */
 function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextField>): FieldProblem {
   const [first, ...rest] = p.path as Array<string | number>
-  // Problems of the Python module point at `body`, with the line in the Python source.
-  if (kind === 'scheduled' && first === 'Filename') return { path: '/body', message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) }
+  // Problems of the companion file (a scheduled rule's Python module) point at its API field
+  // (`body`), with the line in its source.
+  const companion = kindDef(kind).companion
+  if (companion && first === companion.fileKey) return { path: `/${companion.apiField}`, message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) }
   const field = fieldsOf(kind).find((f) => f.file === first)
   if (!field) return { path: first === undefined ? '' : jsonPointer([String(first)]), message: p.message }
   const text = texts.get(field.api)
@@ -119,10 +121,12 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
     if (v !== undefined) structures[f.api] = v
   }
   if (problems.length > 0) throw validationFailed(problems)
-  const pythonSource = kind === 'scheduled' ? (body.body as string) : undefined
-  const data = bodyToFileData(kind, body, structures, kind === 'scheduled' ? 'rule.py' : undefined)
+  const companion = kindDef(kind).companion
+  const pythonSource = companion ? (body[companion.apiField] as string) : undefined
+  const data = bodyToFileData(kind, body, structures, companion?.placeholder)
   const rule: RuleFile = { kind, id: body.id as string, path: '', data, pythonSource }
-  const fileProblems = checkRuleData(kind, data, pythonSource).filter((p) => p.path[0] !== 'Filename')
+  // The companion's name is a placeholder here: its problems are the engine's to find.
+  const fileProblems = checkRuleData(kind, data, pythonSource).filter((p) => companion === undefined || p.path[0] !== companion.fileKey)
   const engine = engines[kind]
   if (fileProblems.length === 0 && engine) {
     const checked = engine.check(rule, ctx)
@@ -133,7 +137,8 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
   if (fileProblems.length === 0 && engine?.checkAsync) fileProblems.push(...(await engine.checkAsync(rule, ctx)))
   if (fileProblems.length > 0) throw validationFailed(fileProblems.map((p) => toFieldProblem(kind, p, texts)))
   // The engines saw a module name; the writer picks the real file name beside the YAML.
-  const { Filename: _placeholder, ...fileData } = data
+  const fileData = { ...data }
+  if (companion) delete fileData[companion.fileKey]
   return { rule, data: fileData }
 }
 
@@ -144,13 +149,10 @@ export function hasTests(rule: RuleFile): boolean {
 /** Runs the rule's tests; never reports a pass for a test that did not run. */
 export async function runRuleTests(rule: RuleFile, engines: EngineRegistry, ctx: EngineContext): Promise<{ passed: boolean; testResults: unknown[] }> {
   const engine = engines[rule.kind]
-  if (!engine) throw new RulekeeperError('NotImplemented', `cannot run the tests of this ${rule.kind} rule: ${MISSING_ENGINE[rule.kind]}; save it with run-tests-first=false to skip them`)
+  const def = kindDef(rule.kind)
+  if (!engine) throw new RulekeeperError('NotImplemented', `cannot run the tests of this ${rule.kind} rule: ${def.missingEngine}; save it with run-tests-first=false to skip them`)
   const outcomes = await engine.runTests(rule, ctx)
-  const testResults = outcomes.map((o: TestOutcome) =>
-    rule.kind === 'correlation'
-      ? { name: o.name, passed: o.passed === true, error: o.error }
-      : { name: o.name, passed: o.passed === true, errored: o.errored ?? false, error: o.error, functions: o.functions ?? {} },
-  )
+  const testResults = outcomes.map((o: TestOutcome) => def.tests.result(o))
   return { passed: outcomes.every((o) => o.passed === true), testResults }
 }
 

@@ -4,6 +4,7 @@
 import Router, { type RouterMiddleware } from '@koa/router'
 import { notFound, notImplemented, RulekeeperError, validationFailed } from '../errors.js'
 import type { TokenStore } from '../auth/token-store.js'
+import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { idProblem } from '../rules/rule-id.js'
 import type { RuleStore } from '../service/rule-store.js'
@@ -17,12 +18,6 @@ import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
 import { checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
 import { testScope } from './test-scope.js'
-
-export const KIND_PATHS: Record<RuleKind, string> = {
-  correlation: 'correlation-rules',
-  scheduled: 'scheduled-rules',
-  simple: 'simple-rules',
-}
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -38,7 +33,8 @@ export interface RuleRoutesDeps {
 }
 
 export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: RuleRoutesDeps): void {
-  const base = `/${KIND_PATHS[kind]}`
+  const def = kindDef(kind)
+  const base = `/${def.apiPath}`
   const view = requirePermission(deps.tokens, 'View Rules')
   const manage = requirePermission(deps.tokens, 'Manage Rules')
   const body = readJsonBody(deps.maxBodyBytes)
@@ -46,10 +42,10 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
   const rc = (): ReadContext => ({ index: store.index, history: store.history, engines: store.engines, pythonFor: deps.pythonFor })
   // Only the routes that can be switched off carry the gate: every layer costs on the hot path.
   const gate: RouterMiddleware<ApiState>[] =
-    kind === 'correlation' && deps.backend === 'databricks'
+    def.unavailableOn.includes(deps.backend)
       ? [
           async () => {
-            throw notImplemented('correlation rules are not available on the databricks backend')
+            throw notImplemented(`${kind} rules are not available on the ${deps.backend} backend`)
           },
         ]
       : []
@@ -64,13 +60,13 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     ctx.body = listRules(rc(), kind, parseListQuery(kind, ctx.query))
   })
 
-  const getParams = kind === 'simple' ? ['include-python'] : []
+  const getParams = def.pythonView ? ['include-python'] : []
   router.get(`${base}/:id`, view, ...gate, async (ctx) => {
     // No query string (the usual case): nothing to reject and no query object to build.
     let includePython = false
     if (ctx.querystring !== '') {
       rejectUnknownParams(ctx.query, getParams)
-      includePython = kind === 'simple' && booleanParam(ctx.query, 'include-python', false)
+      includePython = def.pythonView && booleanParam(ctx.query, 'include-python', false)
     }
     const rule = store.index.get(kind, ctx.params.id!)
     if (!rule) throw notFound(`${kind} rule ${ctx.params.id} not found`)

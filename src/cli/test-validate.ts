@@ -3,16 +3,16 @@
 // test fails, did not run, or a file is invalid, 2 on a usage error. `--json` prints one document.
 import path from 'node:path'
 import fs from 'node:fs'
-import { MISSING_ENGINE, type EngineRegistry, type TestOutcome } from '../engine/engine.js'
+import type { EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
-import { RULE_KINDS } from '../rules/kinds/index.js'
+import { isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
 import type { RuleKind, RuleProblem } from '../rules/model.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
 import { RulekeeperError } from '../errors.js'
 import { parseArgs, UsageError } from './args.js'
 
-const HELP = (cmd: string) => `Usage: rulekeeper ${cmd} [DIR] [--json] [--filter id=ID] [--kind simple|scheduled|correlation]${cmd === 'test' ? ' [--skip-disabled]' : ''}
+const HELP = (cmd: string) => `Usage: rulekeeper ${cmd} [DIR] [--json] [--filter id=ID] [--kind ${RULE_KINDS.join('|')}]${cmd === 'test' ? ' [--skip-disabled]' : ''}
 
 ${cmd === 'test' ? 'Runs the unit tests of every rule under DIR (default .), disabled rules too.' : 'Loads and checks every rule file under DIR (default .) without running tests.'}
 Exit code: 0 all good, 1 a test failed or did not run or a file is invalid, 2 usage error.
@@ -45,7 +45,7 @@ async function runWithEngines(cmd: 'test' | 'validate', argv: string[], engines:
   const dir = path.resolve(args.positionals[0] ?? '.')
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory`)
   const kindOpt = args.options.kind
-  if (kindOpt !== undefined && (typeof kindOpt !== 'string' || !(RULE_KINDS as readonly string[]).includes(kindOpt))) throw new UsageError('--kind must be simple, scheduled or correlation')
+  if (kindOpt !== undefined && !isRuleKind(kindOpt)) throw new UsageError(`--kind must be ${RULE_KINDS.slice(0, -1).join(', ')} or ${RULE_KINDS[RULE_KINDS.length - 1]}`)
   const filter = args.options.filter
   let filterId: string | undefined
   if (filter !== undefined) {
@@ -94,7 +94,7 @@ async function runWithEngines(cmd: 'test' | 'validate', argv: string[], engines:
       const tests = Array.isArray(rule.file.data.Tests) ? (rule.file.data.Tests as Array<Record<string, unknown>>) : []
       let outcomes: TestOutcome[]
       const engine = engines[rule.kind]
-      if (!engine) outcomes = tests.map((t) => ({ name: String(t.Name), expected: t.ExpectedResult === true, actual: null, passed: null, error: MISSING_ENGINE[rule.kind] }))
+      if (!engine) outcomes = tests.map((t) => ({ name: String(t.Name), expected: t.ExpectedResult === true, actual: null, passed: null, error: kindDef(rule.kind).missingEngine }))
       else {
         try {
           outcomes = await engine.runTests(rule.file, ctx)

@@ -68,12 +68,8 @@ export interface RuleEngine {
   close?(): Promise<void>
 }
 
-/** The engines this build has, by kind. Engines register themselves from engine/registry.ts. */
+/**
+ * The engines this build has, keyed by the kind's name (rules/kinds/). Engines register themselves
+ * from engine/registry.ts; what a missing one means is the kind's `missingEngine`.
+ */
 export type EngineRegistry = Partial<Record<RuleKind, RuleEngine>>
-
-/** What is missing when a kind has no engine (used in 501 messages and `notRun` reasons). */
-export const MISSING_ENGINE: Record<RuleKind, string> = {
-  simple: 'the simple-rule (YAML detection) test engine is not available in this build',
-  correlation: 'the correlation-rule test evaluator is not available in this build',
-  scheduled: 'the Python test runner for scheduled rules is not available in this build',
-}

@@ -4,6 +4,7 @@
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
+import { inLoadOrder } from '../rules/kinds/index.js'
 import { isYamlPath } from '../rules/paths.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { buildFileRecord } from './file-records.js'
@@ -28,9 +29,8 @@ export async function loadDirectory(root: string, engines: EngineRegistry): Prom
     ctx: draftContext(draft),
     readFile: async (p: string) => fsp.readFile(path.join(root, p), 'utf8').catch(() => undefined),
   }
-  // Non-correlation files first, so correlation rules are checked against the rules they join.
-  const ordered = [...files.filter((f) => !f.startsWith('correlation_rules/')), ...files.filter((f) => f.startsWith('correlation_rules/'))]
-  for (const p of ordered) {
+  // By the kinds' load ranks: correlation rules after the rules they join, so they are checked against them.
+  for (const p of inLoadOrder(files)) {
     const text = await fsp.readFile(path.join(root, p), 'utf8')
     const rec = await buildFileRecord(p, text, src)
     if (rec) draft.putFile(rec)

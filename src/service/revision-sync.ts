@@ -2,6 +2,7 @@
 // (first start, rewritten history) or an incremental one along the first-parent chain (commits
 // pushed with plain git, a reconcile). Only changed files are re-read.
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
+import { inLoadOrder } from '../rules/kinds/index.js'
 import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
 import { gitBinaryAvailable } from '../git/git-binary.js'
@@ -46,7 +47,7 @@ export async function reindexPaths(repo: GitRepository, commit: string, draft: I
     else if (p.endsWith('.py')) for (const owner of ownersOfPython(draft.allFiles(), p)) yamlPaths.add(owner)
   }
   // Two passes so that a correlation rule is checked against the rules changed with it.
-  const ordered = [...yamlPaths].sort((a, b) => Number(a.startsWith('correlation_rules/')) - Number(b.startsWith('correlation_rules/')))
+  const ordered = inLoadOrder(yamlPaths)
   // Every blob is asked for before the first is used: packed reads (git cat-file) overlap.
   const oids = await Promise.all(ordered.map((p) => repo.blobAt(tree, p)))
   const blobs = oids.map((oid) => (oid ? repo.readBlob(oid) : null))

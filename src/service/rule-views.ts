@@ -3,6 +3,7 @@
 // returned, so a walk never repeats an id and never skips one that stayed unchanged meanwhile.
 import { badRequest } from '../errors.js'
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
+import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind, RuleProblem } from '../rules/model.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import type { HistoryTracker, Stamp } from './history.js'
@@ -16,8 +17,8 @@ export interface ListQuery {
   tag?: string[]
   createdBy?: string
   lastModifiedBy?: string
-  logType?: string[]
-  scheduledQuery?: string[]
+  /** The kind's list filters given (rules/kinds/): the view list `field` has any of `values`. */
+  anyOf?: Array<{ field: string; values: string[] }>
   includePython: boolean
 }
 
@@ -52,7 +53,7 @@ export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePy
     warnings.push(...described.warnings)
   }
   if (rule.stale) warnings.push({ path: [], message: `the file ${rule.path} is invalid in the current revision; this is its last valid version` })
-  if (includePython && rule.kind === 'simple' && rc.pythonFor) {
+  if (includePython && rc.pythonFor && kindDef(rule.kind).pythonView) {
     const py = rc.pythonFor(rule)
     if (py !== undefined) out.pythonBody = py
   }
@@ -95,8 +96,7 @@ function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   if (q.severity && !q.severity.includes(v.severity as string)) return false
   if (q.nameContains !== undefined && !r.search.name.includes(q.nameContains)) return false
   if (q.tag && !q.tag.some((t) => r.search.tags.includes(t))) return false
-  if (q.logType && !q.logType.some((t) => ((v.logTypes as string[]) ?? []).includes(t))) return false
-  if (q.scheduledQuery && !q.scheduledQuery.some((t) => ((v.scheduledQueries as string[]) ?? []).includes(t))) return false
+  if (q.anyOf) for (const f of q.anyOf) if (!f.values.some((t) => ((v[f.field] as string[]) ?? []).includes(t))) return false
   if (q.createdBy !== undefined || q.lastModifiedBy !== undefined) {
     const h = rc.history.get(r.id)
     if (q.createdBy !== undefined && h?.created.actor.id !== q.createdBy) return false

@@ -1,22 +1,26 @@
-// The shared contract suite: every route × every documented status of api.md, run once per rule
-// kind against a real server (real repository, real HTTP). Where a kind's test engine is missing
-// in this build the suite expects the documented 501 instead of a test verdict.
+// The shared contract suite (like Hono's common.case.test): every route × every documented status
+// of api.md, run once per rule kind of the registry (src/rules/kinds/) against a real server (real
+// repository, real HTTP), plus what the kind declares: its list filters, where its files go, its
+// companion file, its Python view. A new kind needs only a sample body in test/helpers/rulekeeper.ts
+// (the compiler asks for it). Where a kind's test engine is missing in this build the suite expects
+// the documented 501 instead of a test verdict.
 import t from 'tap'
 import { createEngineRegistry } from '../../src/engine/registry.js'
-import { RULE_KINDS } from '../../src/rules/kinds/index.js'
+import { PYTHON_TESTS } from '../../src/rules/fields.js'
+import { fieldsOf, KINDS, RULE_KINDS } from '../../src/rules/kinds/index.js'
 import type { RuleKind } from '../../src/rules/model.js'
+import { parseAnalysisFile } from '../../src/rules/rule-file.js'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
-const PATHS: Record<RuleKind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
+const PATHS = Object.fromEntries(KINDS.map((k) => [k.name, `/${k.apiPath}`])) as Record<RuleKind, string>
 const engines = createEngineRegistry()
+
+/** Tests that pass, for the sample bodies that have none (a scheduled rule's tests need a log its module reads). */
+const PASSING_TESTS: Partial<Record<RuleKind, unknown[]>> = { scheduled: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }] }
 
 /** A copy of a sample body whose first test expects the opposite of what the rule does. */
 function withFailingTest(kind: RuleKind, id: string): Record<string, unknown> {
-  const body = SAMPLE_BODIES[kind](id) as Record<string, unknown>
-  if (kind === 'scheduled') {
-    body.tests = [{ name: 'flipped', expectedResult: true, log: { grants: 0 } }]
-    return body
-  }
+  const body = withPassingTests(kind, id)
   const tests = structuredClone(body.tests) as Array<Record<string, unknown>>
   tests[0]!.expectedResult = !tests[0]!.expectedResult
   body.tests = tests
@@ -25,20 +29,22 @@ function withFailingTest(kind: RuleKind, id: string): Record<string, unknown> {
 
 function withPassingTests(kind: RuleKind, id: string): Record<string, unknown> {
   const body = SAMPLE_BODIES[kind](id) as Record<string, unknown>
-  if (kind === 'scheduled') body.tests = [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }]
+  if (PASSING_TESTS[kind]) body.tests = PASSING_TESTS[kind]
   return body
 }
 
 const commitCount = (s: TestServer) => Number(s.git('rev-list', '--count', 'HEAD').trim())
+const treeFiles = (s: TestServer) => s.git('ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter((l) => l !== '')
 
-for (const kind of RULE_KINDS) {
+for (const def of KINDS) {
+  const kind: RuleKind = def.name
   t.test(`${kind} rules`, async (t) => {
     const s = await startTestServer()
     t.teardown(() => s.close())
     const base = PATHS[kind]
     const hasEngine = engines[kind] !== undefined
-    // An id held by another kind, for the 409 cases.
-    const other: RuleKind = kind === 'simple' ? 'scheduled' : 'simple'
+    // An id held by another kind (the next one of the registry), for the 409 cases.
+    const other: RuleKind = RULE_KINDS[(RULE_KINDS.indexOf(kind) + 1) % RULE_KINDS.length]!
     const held = await s.request('POST', `${PATHS[other]}?run-tests-first=false`, SAMPLE_BODIES[other](`Held.By.${other}`))
     t.equal(held.status, 200, held.text)
 
@@ -84,6 +90,45 @@ for (const kind of RULE_KINDS) {
       t.match(res.body.message, new RegExp(`a ${other} rule`))
     })
 
+    await t.test('the rule is one file in the kind\'s folder (and its companion beside it), read back as the kind', async (t) => {
+      const dir = `${def.folder}/contract`
+      const yml = `${dir}/Contract.${kind}.A.yml`
+      t.ok(treeFiles(s).includes(yml), yml)
+      const text = s.git('show', `HEAD:${yml}`)
+      const parsed = parseAnalysisFile(yml, text)
+      t.equal(parsed.analysisType, def.analysisType)
+      t.equal(parsed.kind, kind)
+      t.equal(parsed.id, `Contract.${kind}.A`)
+      const companion = def.companion
+      if (companion) {
+        t.equal(parsed.data?.[companion.fileKey], `Contract.${kind}.A.py`)
+        t.equal(s.git('show', `HEAD:${dir}/Contract.${kind}.A.py`), SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never])
+        const got = await s.request('GET', `${base}/Contract.${kind}.A`)
+        t.equal(got.body[companion.apiField], SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never])
+      }
+    })
+
+    await t.test('GET list filters by each of the kind\'s list filters, and rejects the filters of other kinds', async (t) => {
+      const sample = (await s.request('GET', `${base}/Contract.${kind}.A`)).body
+      for (const f of def.listFilters) {
+        const value = (sample[f.field] as string[])[0]!
+        const hit = await s.request('GET', `${base}?${f.param}=${encodeURIComponent(value)}`)
+        t.equal(hit.status, 200, f.param)
+        t.ok(hit.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`), `${f.param}=${value} finds it`)
+        const miss = await s.request('GET', `${base}?${f.param}=No.Such.Value`)
+        t.equal(miss.status, 200, f.param)
+        t.notOk(miss.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`), `${f.param}=No.Such.Value does not`)
+      }
+      const foreign = KINDS.flatMap((k) => k.listFilters.map((f) => f.param)).filter((p) => !def.listFilters.some((f) => f.param === p))
+      for (const p of new Set(foreign)) t.equal((await s.request('GET', `${base}?${p}=x`)).status, 400, `${p} is not a ${kind} filter`)
+    })
+
+    await t.test('include-python is accepted exactly where the kind has a Python view', async (t) => {
+      const res = await s.request('GET', `${base}/Contract.${kind}.A?include-python=true`)
+      t.equal(res.status, def.pythonView ? 200 : 400)
+      t.equal((await s.request('GET', `${base}?include-python=true`)).status, def.pythonView ? 200 : 400)
+    })
+
     await t.test('POST answers 400 listing every problem of an invalid body', async (t) => {
       const body = { ...SAMPLE_BODIES[kind](`Contract.${kind}.Bad`), severity: 'SEVERE', threshold: 0, bogus: true } as Record<string, unknown>
       const res = await s.request('POST', base, body)
@@ -100,7 +145,7 @@ for (const kind of RULE_KINDS) {
       t.not(res.body.createdAt, '2000-01-01T00:00:00.000Z')
     })
 
-    if (kind !== 'scheduled') {
+    if (fieldsOf(kind).some((f) => f.api === 'detection' && f.yamlText)) {
       await t.test('POST answers 400 with line and column for invalid YAML in detection', async (t) => {
         const res = await s.request('POST', base, { ...SAMPLE_BODIES[kind](`Contract.${kind}.Yaml`), detection: '- KeyPath: a\n  Condition: [Equals\n' })
         t.equal(res.status, 400)
@@ -117,7 +162,7 @@ for (const kind of RULE_KINDS) {
         t.equal(res.status, 400, res.text)
         t.equal(res.body.testResults[0].passed, false)
         t.ok('error' in res.body.testResults[0])
-        if (kind !== 'correlation') {
+        if (def.tests === PYTHON_TESTS) {
           t.ok(res.body.testResults[0].error === null || typeof res.body.testResults[0].error === 'string')
           t.type(res.body.testResults[0].functions, 'object')
           t.type(res.body.testResults[0].functions.detection, 'object')
@@ -206,8 +251,11 @@ for (const kind of RULE_KINDS) {
     })
 
     await t.test('DELETE answers 204, then 404', async (t) => {
+      const own = (f: string) => f.startsWith(`${def.folder}/contract/Contract.${kind}.B.`)
+      t.ok(treeFiles(s).some(own), 'the rule has its file before')
       const res = await s.request('DELETE', `${base}/Contract.${kind}.B`)
       t.equal(res.status, 204)
+      t.same(treeFiles(s).filter(own), [], 'its files (and companion) are gone')
       t.equal((await s.request('GET', `${base}/Contract.${kind}.B`)).status, 404)
       t.equal((await s.request('DELETE', `${base}/Contract.${kind}.B`)).status, 404)
     })
