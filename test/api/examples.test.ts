@@ -7,17 +7,19 @@ import t from 'tap'
 import YAML from 'yaml'
 import { createEngineRegistry } from '../../src/engine/registry.js'
 import { fileDataToView } from '../../src/rules/mapping.js'
+import { KINDS } from '../../src/rules/kinds/index.js'
 import type { RuleKind } from '../../src/rules/model.js'
 import { kindOf } from '../../src/rules/rule-file.js'
 import { startTestServer } from '../helpers/rulekeeper.js'
 
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
-const PATHS: Record<RuleKind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
+const PATHS = Object.fromEntries(KINDS.map((k) => [k.name, `/${k.apiPath}`])) as Record<RuleKind, string>
 const engines = createEngineRegistry()
 
 function examples(): Array<{ file: string; kind: RuleKind; body: Record<string, unknown> }> {
   const out: Array<{ file: string; kind: RuleKind; body: Record<string, unknown> }> = []
-  for (const dir of ['simple_rules/editor', 'scheduled_rules/editor', 'correlation_rules/editor']) {
+  // Every kind's examples, in load order (correlation rules after the rules they join).
+  for (const dir of [...KINDS].sort((a, b) => a.loadRank - b.loadRank).map((k) => `${k.folder}/editor`)) {
     for (const f of fs.readdirSync(path.join(TEMPLATE, dir)).filter((x) => x.endsWith('.yml'))) {
       const data = YAML.parse(fs.readFileSync(path.join(TEMPLATE, dir, f), 'utf8'), { version: '1.2', schema: 'core' })
       const kind = kindOf(data)!
