@@ -59,6 +59,9 @@ for (const def of KINDS) {
     // A kind recognises its own files (a kind with an isKind test needs its keys present).
     const complete = Object.fromEntries(def.requiredFileKeys.map((k) => [k, []]))
     t.equal(kindOf({ ...complete, ...data }), def.name)
+    // …and only it: kinds sharing an AnalysisType tell their files apart with isKind.
+    const claims = KINDS.filter((k) => k.analysisType === data.AnalysisType && (k.isKind?.({ ...complete, ...data }) ?? true))
+    t.same(claims.map((k) => k.name), [def.name], 'no other kind claims the file')
     if (def.companion) t.equal(data[def.companion.fileKey], def.companion.placeholder)
     const view = fileDataToView(def.name, data, def.companion ? 'source' : undefined)
     t.equal(view.id, body.id)
