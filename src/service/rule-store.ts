@@ -5,7 +5,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
 import type { Logger } from '../log.js'
-import { Counter, type Registry } from '../metrics.js'
+import type { Registry } from '../metrics.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import type { Person } from '../git/git-commit.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
@@ -16,7 +16,7 @@ import type { GitRemote } from '../git/remote.js'
 import { HistoryTracker } from './history.js'
 import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
 import { IndexPersistence } from './index-snapshot.js'
-import { RuleWriter } from './rule-writer.js'
+import { RuleWriter, writerMetrics, type WriterMetrics } from './rule-writer.js'
 
 export interface RuleStoreOptions {
   gitdir: string
@@ -41,11 +41,7 @@ export interface StalledRevision {
   total: number
 }
 
-export interface StoreMetrics {
-  commits: Counter
-  rebuilds: Counter
-  pushRetries: Counter
-}
+export type StoreMetrics = WriterMetrics
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
 export async function readTemplate(dir: string): Promise<FileChanges> {
@@ -90,7 +86,6 @@ export class RuleStore {
   /** Set while a mass deletion waits for confirmation. */
   stalled: StalledRevision | null = null
   private allowedMassDelete: string | null = null
-  remote: GitRemote | undefined
   private massDelete: { share: number; min: number }
   private readonly persisted: IndexPersistence | null
 
@@ -101,16 +96,13 @@ export class RuleStore {
     readonly logger: Logger,
     cacheDir: string | null,
     registry: Registry,
+    readonly remote: GitRemote | undefined,
   ) {
     this.massDelete = { share: 0.5, min: 10 }
     this.history = new HistoryTracker(cacheDir ? path.join(cacheDir, 'history.json') : null)
     this.persisted = cacheDir ? new IndexPersistence(path.join(cacheDir, 'index.ndjson'), Object.keys(engines), logger) : null
-    this.writer = new RuleWriter(this)
-    this.metrics = {
-      commits: new Counter({ name: 'rulekeeper_commits_total', help: 'Commits made by API writes', registers: [registry] }),
-      rebuilds: new Counter({ name: 'rulekeeper_write_rebuilds_total', help: 'Write batches rebuilt because the branch moved', registers: [registry] }),
-      pushRetries: new Counter({ name: 'rulekeeper_push_retries_total', help: 'Pushes retried after the remote moved', registers: [registry] }),
-    }
+    this.metrics = writerMetrics(registry)
+    this.writer = new RuleWriter({ catalog: this, follower: this, repo, remote, engines, committer, logger, metrics: this.metrics })
   }
 
   static async open(o: RuleStoreOptions): Promise<RuleStore> {
@@ -123,8 +115,7 @@ export class RuleStore {
       o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
       repo = await createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
     }
-    const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics)
-    store.remote = o.remote
+    const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics, o.remote)
     if (o.massDelete) store.massDelete = o.massDelete
     await store.history.loadCache()
     const persisted = await store.persisted?.load(repo)
