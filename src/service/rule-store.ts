@@ -13,9 +13,9 @@ import { GitRepository } from '../git/repository.js'
 import type { FileChanges } from '../git/tree-edit.js'
 import { unavailable } from '../errors.js'
 import type { GitRemote } from '../git/remote.js'
-import { HistoryTracker } from './history.js'
+import type { HistoryTracker } from './history.js'
+import { RuleCatalog } from './catalog.js'
 import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
-import { IndexPersistence } from './index-snapshot.js'
 import { RuleWriter, writerMetrics, type WriterMetrics } from './rule-writer.js'
 
 export interface RuleStoreOptions {
@@ -77,17 +77,15 @@ export async function createRepositoryFromTemplate(gitdir: string, branch: strin
 }
 
 export class RuleStore {
-  index: RuleIndex = RuleIndex.empty()
+  /** The published index, its history metadata and the one lane for changing them. */
+  readonly catalog: RuleCatalog
   readonly writer: RuleWriter
-  readonly history: HistoryTracker
   readonly metrics: StoreMetrics
   private syncing: Promise<void> | null = null
-  private exclusiveTail: Promise<unknown> = Promise.resolve()
   /** Set while a mass deletion waits for confirmation. */
   stalled: StalledRevision | null = null
   private allowedMassDelete: string | null = null
   private massDelete: { share: number; min: number }
-  private readonly persisted: IndexPersistence | null
 
   private constructor(
     readonly repo: GitRepository,
@@ -99,10 +97,9 @@ export class RuleStore {
     readonly remote: GitRemote | undefined,
   ) {
     this.massDelete = { share: 0.5, min: 10 }
-    this.history = new HistoryTracker(cacheDir ? path.join(cacheDir, 'history.json') : null)
-    this.persisted = cacheDir ? new IndexPersistence(path.join(cacheDir, 'index.ndjson'), Object.keys(engines), logger) : null
+    this.catalog = new RuleCatalog({ cacheDir, engineKinds: Object.keys(engines), logger })
     this.metrics = writerMetrics(registry)
-    this.writer = new RuleWriter({ catalog: this, follower: this, repo, remote, engines, committer, logger, metrics: this.metrics })
+    this.writer = new RuleWriter({ catalog: this.catalog, follower: this, repo, remote, engines, committer, logger, metrics: this.metrics })
   }
 
   static async open(o: RuleStoreOptions): Promise<RuleStore> {
@@ -117,9 +114,7 @@ export class RuleStore {
     }
     const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics, o.remote)
     if (o.massDelete) store.massDelete = o.massDelete
-    await store.history.loadCache()
-    const persisted = await store.persisted?.load(repo)
-    if (persisted) store.index = persisted
+    await store.catalog.load(repo)
     if (o.remote) {
       let tip: string | null
       try {
@@ -141,11 +136,18 @@ export class RuleStore {
     return store
   }
 
-  /** Runs `fn` with no write batch or remote pull in progress (they all go through here). */
+  /** The published index (the catalog's). */
+  get index(): RuleIndex {
+    return this.catalog.index
+  }
+
+  get history(): HistoryTracker {
+    return this.catalog.history
+  }
+
+  /** Runs `fn` with no write batch or remote pull in progress (the catalog's lane). */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.exclusiveTail.then(fn, fn)
-    this.exclusiveTail = run.catch(() => undefined)
-    return run
+    return this.catalog.exclusive(fn)
   }
 
   /** Moves the local branch to the fetched remote tip (the remote is the truth). */
@@ -168,11 +170,6 @@ export class RuleStore {
   /** A person confirmed the mass deletion of the current head: apply it on the next sync. */
   allowMassDelete(revision: string | null): void {
     this.allowedMassDelete = revision
-  }
-
-  publish(index: RuleIndex): void {
-    this.index = index
-    this.persisted?.changed(index)
   }
 
   /**
@@ -204,7 +201,7 @@ export class RuleStore {
       return
     }
     if (!head) {
-      this.publish(RuleIndex.empty())
+      this.catalog.publish(RuleIndex.empty())
       this.history.reset()
       return
     }
@@ -236,15 +233,14 @@ export class RuleStore {
     this.stalled = null
     // History first: a rule must never be served without its creation and modification metadata.
     await catchUpHistory(this.repo, this.history, head, this.logger, memo)
-    this.publish(next())
+    this.catalog.publish(next())
     // A full build is the expensive case the persisted index exists for: save it now, not later.
-    if (fullBuild) this.persisted?.saveSoon()
+    if (fullBuild) this.catalog.saveSoon()
   }
 
   async close(): Promise<void> {
     await this.writer.idle()
-    await this.history.close()
-    await this.persisted?.close(this.index)
+    await this.catalog.close()
     this.repo.close()
   }
 }
