@@ -93,9 +93,10 @@ export class Reconciler {
       const { tip } = await this.store.pullRemote()
       this.authFailures = 0
       this.lastAttempted = tip
-      if (tip && before && tip !== before) filesChanged = (await this.store.repo.diff(before, tip)).length
-      // Serialized with write batches: one change of the index at a time.
-      await this.store.exclusive(() => this.store.syncToTip())
+      // Serialized with write batches: one change of the index at a time. The follower's tree diff
+      // (made once) is the count of files changed.
+      const synced = await this.store.exclusive(() => this.store.syncToTip())
+      if (synced.kind !== 'unchanged') filesChanged = synced.filesChanged
       const stalled = this.store.stalled
       if (stalled) {
         outcome = 'held'
@@ -131,7 +132,7 @@ export class Reconciler {
   }
 
   async reconcile(opts: { allowMassDelete: boolean }): Promise<unknown> {
-    if (opts.allowMassDelete) this.store.allowMassDelete(this.store.stalled?.revision ?? (await this.store.repo.head()))
+    if (opts.allowMassDelete) this.store.follower.allowMassDelete(this.store.stalled?.revision ?? (await this.store.repo.head()))
     this.backoffUntil = 0
     await this.trigger()
     return this.status()
