@@ -3,7 +3,9 @@
 // group commit. If the branch moved under a batch (a plain `git push`) or, with a remote, the push
 // was rejected because the remote moved, the index catches up and the batch is rebuilt on the new
 // tip, re-checking every precondition: for a time budget, pushing fewer writes per attempt while
-// the tip keeps moving (see RetryPolicy and docs/decisions.md).
+// the tip keeps moving (see RetryPolicy and docs/decisions.md). What it uses is passed in
+// (WriterDeps: the catalog it publishes to, the follower, the repository, the remote, metrics);
+// what one write changes is planned by write-plan.ts.
 import { RulekeeperError, unavailable } from '../errors.js'
 import type { EngineRegistry } from '../engine/engine.js'
 import type { Logger } from '../log.js'
