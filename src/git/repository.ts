@@ -173,4 +173,17 @@ export class GitRepository {
     if (cur !== from) return null
     return out.reverse()
   }
+
+  /**
+   * Whether `from` is on the first-parent chain of `to` within `limit` commits (no list is kept):
+   * false when history was rewritten, or when `from` is further back than the limit.
+   */
+  async isFirstParentAncestor(from: string, to: string, limit: number): Promise<boolean> {
+    let cur: string | null = to
+    for (let n = 0; cur && cur !== from; n++) {
+      if (n >= limit) return false
+      cur = (await this.db.readCommit(cur)).parents[0] ?? null
+    }
+    return cur === from
+  }
 }

@@ -1,20 +1,36 @@
-// The reconciler: on a schedule (node-cron), on POST /reconcile, on the push webhook and at start it
-// fetches the remote (or reads the local branch in embedded mode), re-reads only the changed files,
-// applies the revision unless the mass-deletion guard holds it back, and alone decides the status
-// conditions. Runs never overlap; a trigger during a run queues exactly one more.
+// The reconciler, shaped like Flux's source-controller: on a schedule (node-cron), on POST
+// /reconcile, on the push webhook and at start, a run goes through an ordered list of steps —
+// fetch (the remote's tip, or the local branch's in embedded mode), follow (the follower diffs the
+// tree once, re-reads the changed files and applies the revision unless the mass-deletion guard
+// holds it back) — each returning an outcome kind (outcome.ts); the first that needs a person or a
+// retry ends the run. Then, always, summarize (summarize.ts) alone turns the run's outcome into the
+// status conditions. Runs never overlap; a trigger during a run queues exactly one more.
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
-import type { RuleStore } from '../service/rule-store.js'
-import { RemoteError } from '../git/remote.js'
+import type { GitRemote } from '../git/remote.js'
+import type { RuleCatalog } from '../service/catalog.js'
+import type { RevisionFollower } from '../service/follower.js'
+import { outcomeOfError, readTheIndex, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
+import { Conditions } from './summarize.js'
 
-export interface Condition {
-  type: 'Ready' | 'Reconciling' | 'Stalled'
-  status: 'True' | 'False'
-  reason: string
-  message: string
-  lastTransitionTime: string
+export type { Condition } from './summarize.js'
+
+export interface ReconcilerDeps {
+  catalog: Pick<RuleCatalog, 'index' | 'exclusive'>
+  follower: Pick<RevisionFollower, 'pullRemote' | 'syncToTip' | 'stalled' | 'allowMassDelete' | 'head'>
+  remote?: GitRemote
 }
+
+/** What the steps of one run learn and pass on. */
+interface Run {
+  /** The revision fetched (the remote's tip, or the branch's). */
+  tip: string | null
+  /** Files changed between the published revision and the one followed. */
+  filesChanged: number
+}
+
+type Step = (run: Run) => Promise<StepOutcome>
 
 /** After an authentication failure scheduled runs back off (a person must fix the credentials). */
 const AUTH_BACKOFF_MS = [30_000, 60_000, 120_000, 300_000, 600_000]
@@ -24,25 +40,21 @@ export class Reconciler {
   private lastAttempted: string | null = null
   private running: Promise<void> | null = null
   private again = false
-  private conditions: Condition[]
+  private readonly conditions = new Conditions()
   private task: { stop(): void } | null = null
   private authFailures = 0
   private backoffUntil = 0
   private readonly runs: Counter
   private readonly durations: Histogram
   private readonly invalid: Gauge
+  /** The steps of a run, in order. */
+  private readonly steps: Step[] = [(run) => this.fetch(run), (run) => this.follow(run)]
 
   constructor(
-    private readonly store: RuleStore,
+    private readonly deps: ReconcilerDeps,
     private readonly logger: Logger,
     registry: Registry,
   ) {
-    const now = new Date().toISOString()
-    this.conditions = [
-      { type: 'Ready', status: 'True', reason: 'Loaded', message: 'the index of the current revision is loaded', lastTransitionTime: now },
-      { type: 'Reconciling', status: 'False', reason: 'Idle', message: 'no run in progress', lastTransitionTime: now },
-      { type: 'Stalled', status: 'False', reason: 'None', message: 'nothing needs a person', lastTransitionTime: now },
-    ]
     this.runs = new Counter({ name: 'rulekeeper_reconcile_runs_total', help: 'Reconcile runs', labelNames: ['outcome'], registers: [registry] })
     this.durations = new Histogram({ name: 'rulekeeper_reconcile_duration_seconds', help: 'Reconcile run duration', registers: [registry] })
     this.invalid = new Gauge({ name: 'rulekeeper_invalid_files', help: 'Invalid files in the applied revision', registers: [registry] })
@@ -58,12 +70,6 @@ export class Reconciler {
   stop(): void {
     this.task?.stop()
     this.task = null
-  }
-
-  private setCondition(type: Condition['type'], status: Condition['status'], reason: string, message: string): void {
-    const c = this.conditions.find((x) => x.type === type)!
-    if (c.status !== status || c.reason !== reason) c.lastTransitionTime = new Date().toISOString()
-    Object.assign(c, { status, reason, message })
   }
 
   /** Runs now, or once more after the current run. */
@@ -83,73 +89,77 @@ export class Reconciler {
     return this.running
   }
 
+  /** Step 1: fetch the remote and move the local branch to its tip (embedded mode: read the branch). */
+  private async fetch(run: Run): Promise<StepOutcome> {
+    const { tip } = await this.deps.follower.pullRemote()
+    this.authFailures = 0
+    this.lastAttempted = tip
+    run.tip = tip
+    return tip === this.deps.catalog.index.revision ? { kind: 'unchanged' } : { kind: 'applied' }
+  }
+
+  /** Step 2: bring the index to the branch tip, serialized with write batches (one change of the index at a time). */
+  private async follow(run: Run): Promise<StepOutcome> {
+    const synced = await this.deps.catalog.exclusive(() => this.deps.follower.syncToTip())
+    if (synced.kind === 'unchanged') return synced
+    run.filesChanged = synced.filesChanged
+    if (synced.kind === 'held') return { kind: 'needs-person', reason: 'MassDeletion', message: synced.stalled.reason }
+    return { kind: 'applied' }
+  }
+
+  /** Where the next scheduled run stands: refused credentials back off, anything else runs on schedule. */
+  private requeue(outcome: StepOutcome): void {
+    if (outcome.kind !== 'needs-person' || outcome.reason !== 'AuthenticationFailed') return
+    this.backoffUntil = Date.now() + AUTH_BACKOFF_MS[Math.min(this.authFailures, AUTH_BACKOFF_MS.length - 1)]!
+    this.authFailures++
+  }
+
   private async runOnce(): Promise<void> {
     const started = Date.now()
-    const before = this.store.index.revision
-    this.setCondition('Reconciling', 'True', 'Running', this.store.remote ? 'fetching the remote' : 'reading the branch')
-    let outcome = 'unchanged'
-    let filesChanged = 0
+    const run: Run = { tip: null, filesChanged: 0 }
+    this.conditions.begin(this.deps.remote ? 'fetching the remote' : 'reading the branch')
+    let outcome: StepOutcome = { kind: 'unchanged' }
     try {
-      const { tip } = await this.store.pullRemote()
-      this.authFailures = 0
-      this.lastAttempted = tip
-      if (tip && before && tip !== before) filesChanged = (await this.store.repo.diff(before, tip)).length
-      // Serialized with write batches: one change of the index at a time.
-      await this.store.exclusive(() => this.store.syncToTip())
-      const stalled = this.store.stalled
-      if (stalled) {
-        outcome = 'held'
-        this.setCondition('Stalled', 'True', 'MassDeletion', `${stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`)
-      } else {
-        if (this.store.index.revision !== before) outcome = 'applied'
-        this.setCondition('Stalled', 'False', 'None', 'nothing needs a person')
+      for (const step of this.steps) {
+        outcome = await step(run).catch((err: unknown) => outcomeOfError(err, this.logger))
+        if (stopsTheRun(outcome)) break
       }
-      const invalid = this.store.index.invalidFiles().length
-      this.invalid.set(invalid)
-      this.setCondition('Ready', 'True', invalid ? 'AppliedWithInvalidFiles' : 'Applied', invalid ? `${invalid} invalid file(s); see invalidFiles` : 'every file of the applied revision is valid')
-    } catch (err) {
-      outcome = 'failed'
-      if (err instanceof RemoteError && err.kind === 'auth') {
-        this.backoffUntil = Date.now() + AUTH_BACKOFF_MS[Math.min(this.authFailures, AUTH_BACKOFF_MS.length - 1)]!
-        this.authFailures++
-        this.setCondition('Stalled', 'True', 'AuthenticationFailed', err.message)
-        this.setCondition('Ready', 'False', 'AuthenticationFailed', 'serving the last applied revision')
-      } else if (err instanceof RemoteError) {
-        this.setCondition('Ready', 'False', 'RemoteUnreachable', `${err.message}; serving the last applied revision`)
-      } else {
-        this.logger.error({ err }, 'reconcile failed')
-        this.setCondition('Ready', 'False', 'ReconcileFailed', 'the last run failed; serving the last applied revision')
-      }
-      if (err instanceof RemoteError) this.logger.warn({ reason: err.kind, msg: err.message }, 'reconcile could not reach the remote')
+      this.requeue(outcome)
     } finally {
-      this.setCondition('Reconciling', 'False', 'Idle', 'no run in progress')
+      // Summarize, whatever happened: the only place the conditions are set from a run.
+      const invalid = this.deps.catalog.index.invalidFiles().length
+      if (readTheIndex(outcome)) this.invalid.set(invalid)
+      this.conditions.summarize(outcome, invalid)
       const durationMs = Date.now() - started
-      this.lastRun = { startedAt: new Date(started).toISOString(), durationMs, filesChanged, outcome }
-      this.runs.inc({ outcome })
+      const label = runLabel(outcome)
+      this.lastRun = { startedAt: new Date(started).toISOString(), durationMs, filesChanged: run.filesChanged, outcome: label }
+      this.runs.inc({ outcome: label })
       this.durations.observe(durationMs / 1000)
     }
   }
 
   async reconcile(opts: { allowMassDelete: boolean }): Promise<unknown> {
-    if (opts.allowMassDelete) this.store.allowMassDelete(this.store.stalled?.revision ?? (await this.store.repo.head()))
+    const { follower } = this.deps
+    if (opts.allowMassDelete) follower.allowMassDelete(follower.stalled?.revision ?? (await follower.head()))
     this.backoffUntil = 0
     await this.trigger()
     return this.status()
   }
 
   status(): unknown {
-    const remote = this.store.remote
+    const { remote } = this.deps
+    const index = this.deps.catalog.index
     return {
-      conditions: this.conditions,
-      lastAppliedRevision: this.store.index.revision,
-      lastAttemptedRevision: this.lastAttempted ?? this.store.index.revision,
+      conditions: this.conditions.list,
+      lastAppliedRevision: index.revision,
+      lastAttemptedRevision: this.lastAttempted ?? index.revision,
       lastRun: this.lastRun,
-      invalidFiles: this.store.index.invalidFiles().map((f) => ({
+      invalidFiles: index.invalidFiles().map((f) => ({
         path: f.path,
         ruleId: f.ruleId ?? null,
         errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
       })),
-      staleRules: [...this.store.index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
+      staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
       remote: remote ? { url: remote.displayUrl, branch: remote.branch, reachable: remote.reachable ?? false, ...(remote.lastError ? { error: remote.lastError.message } : {}) } : null,
     }
   }

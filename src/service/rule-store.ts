@@ -1,22 +1,24 @@
-// The rules service's state: the repository, the current immutable index, the history metadata
-// and the writer. Opening it creates the repository from the template on first start, loads the
-// index and catches the history up; syncToTip() follows commits pushed into it with plain git.
+// Opening the rules service: creates the repository from the template on first start (or the local
+// copy of the remote), then composes its one-way parts — the catalog (catalog.ts: the published
+// index, history, `exclusive`, `publish`), the follower (follower.ts: pull, follow the tip, sync with
+// the mass-delete guard) and the writer (rule-writer.ts, planning with write-plan.ts) — loads the
+// index and catches the history up. RuleStore is a thin facade over those parts for the call sites
+// (routes, tests, benches) that still reach `store.index`, `store.writer` and the like.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
 import type { Logger } from '../log.js'
-import { Counter, type Registry } from '../metrics.js'
-import { RuleIndex } from '../rules/rule-index.js'
+import type { Registry } from '../metrics.js'
+import type { RuleIndex } from '../rules/rule-index.js'
 import type { Person } from '../git/git-commit.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
 import { GitRepository } from '../git/repository.js'
 import type { FileChanges } from '../git/tree-edit.js'
-import { unavailable } from '../errors.js'
 import type { GitRemote } from '../git/remote.js'
-import { HistoryTracker } from './history.js'
-import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
-import { IndexPersistence } from './index-snapshot.js'
-import { RuleWriter } from './rule-writer.js'
+import type { HistoryTracker } from './history.js'
+import { RuleCatalog } from './catalog.js'
+import { RevisionFollower, type MassDeleteGuard, type StalledRevision, type SyncResult } from './follower.js'
+import { RuleWriter, writerMetrics, type WriterMetrics } from './rule-writer.js'
 
 export interface RuleStoreOptions {
   gitdir: string
@@ -30,22 +32,12 @@ export interface RuleStoreOptions {
   /** With a remote, the remote is the truth and the local repository follows it. */
   remote?: GitRemote
   /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
-  massDelete?: { share: number; min: number }
+  massDelete?: MassDeleteGuard
 }
 
-/** A revision the store refused to apply, waiting for a person. */
-export interface StalledRevision {
-  revision: string
-  reason: string
-  removed: number
-  total: number
-}
+export type { StalledRevision } from './follower.js'
 
-export interface StoreMetrics {
-  commits: Counter
-  rebuilds: Counter
-  pushRetries: Counter
-}
+export type StoreMetrics = WriterMetrics
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
 export async function readTemplate(dir: string): Promise<FileChanges> {
@@ -81,18 +73,12 @@ export async function createRepositoryFromTemplate(gitdir: string, branch: strin
 }
 
 export class RuleStore {
-  index: RuleIndex = RuleIndex.empty()
+  /** The published index, its history metadata and the one lane for changing them. */
+  readonly catalog: RuleCatalog
+  /** Pulls the remote, follows the branch tip, guards against mass deletions. */
+  readonly follower: RevisionFollower
   readonly writer: RuleWriter
-  readonly history: HistoryTracker
   readonly metrics: StoreMetrics
-  private syncing: Promise<void> | null = null
-  private exclusiveTail: Promise<unknown> = Promise.resolve()
-  /** Set while a mass deletion waits for confirmation. */
-  stalled: StalledRevision | null = null
-  private allowedMassDelete: string | null = null
-  remote: GitRemote | undefined
-  private massDelete: { share: number; min: number }
-  private readonly persisted: IndexPersistence | null
 
   private constructor(
     readonly repo: GitRepository,
@@ -101,16 +87,13 @@ export class RuleStore {
     readonly logger: Logger,
     cacheDir: string | null,
     registry: Registry,
+    readonly remote: GitRemote | undefined,
+    massDelete: MassDeleteGuard | undefined,
   ) {
-    this.massDelete = { share: 0.5, min: 10 }
-    this.history = new HistoryTracker(cacheDir ? path.join(cacheDir, 'history.json') : null)
-    this.persisted = cacheDir ? new IndexPersistence(path.join(cacheDir, 'index.ndjson'), Object.keys(engines), logger) : null
-    this.writer = new RuleWriter(this)
-    this.metrics = {
-      commits: new Counter({ name: 'rulekeeper_commits_total', help: 'Commits made by API writes', registers: [registry] }),
-      rebuilds: new Counter({ name: 'rulekeeper_write_rebuilds_total', help: 'Write batches rebuilt because the branch moved', registers: [registry] }),
-      pushRetries: new Counter({ name: 'rulekeeper_push_retries_total', help: 'Pushes retried after the remote moved', registers: [registry] }),
-    }
+    this.catalog = new RuleCatalog({ cacheDir, engineKinds: Object.keys(engines), logger })
+    this.follower = new RevisionFollower({ catalog: this.catalog, repo, engines, logger, remote, massDelete })
+    this.metrics = writerMetrics(registry)
+    this.writer = new RuleWriter({ catalog: this.catalog, follower: this.follower, repo, remote, engines, committer, logger, metrics: this.metrics })
   }
 
   static async open(o: RuleStoreOptions): Promise<RuleStore> {
@@ -123,12 +106,8 @@ export class RuleStore {
       o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
       repo = await createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
     }
-    const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics)
-    store.remote = o.remote
-    if (o.massDelete) store.massDelete = o.massDelete
-    await store.history.loadCache()
-    const persisted = await store.persisted?.load(repo)
-    if (persisted) store.index = persisted
+    const store = new RuleStore(repo, o.engines, o.committer, o.logger, o.cacheDir, o.metrics, o.remote, o.massDelete)
+    await store.catalog.load(repo)
     if (o.remote) {
       let tip: string | null
       try {
@@ -144,118 +123,46 @@ export class RuleStore {
         const seed = await commitTemplate(repo, o.templateDir, o.committer)
         await o.remote.push(seed)
         await repo.moveBranch(null, seed)
-      } else if (tip !== null) await store.followRemoteTip(tip)
+      } else if (tip !== null) await store.follower.followRemoteTip(tip)
     }
-    await store.syncToTip({ allowMassDelete: true })
+    await store.follower.syncToTip({ allowMassDelete: true })
     return store
   }
 
-  /** Runs `fn` with no write batch or remote pull in progress (they all go through here). */
+  // The facade: what call sites outside the parts still reach through the store.
+
+  /** The published index (the catalog's). */
+  get index(): RuleIndex {
+    return this.catalog.index
+  }
+
+  get history(): HistoryTracker {
+    return this.catalog.history
+  }
+
+  /** Set while a mass deletion waits for confirmation (the follower's). */
+  get stalled(): StalledRevision | null {
+    return this.follower.stalled
+  }
+
+  /** Runs `fn` with no write batch or remote pull in progress (the catalog's lane). */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.exclusiveTail.then(fn, fn)
-    this.exclusiveTail = run.catch(() => undefined)
-    return run
+    return this.catalog.exclusive(fn)
   }
 
-  /** Moves the local branch to the fetched remote tip (the remote is the truth). */
-  async followRemoteTip(tip: string): Promise<void> {
-    const head = await this.repo.head()
-    if (head !== tip) await this.repo.moveBranch(head, tip)
+  /** Fetches the remote and follows it (the follower's). */
+  pullRemote(): Promise<{ tip: string | null }> {
+    return this.follower.pullRemote()
   }
 
-  /** Fetches the remote and follows it; the reconciler's step in remote mode. */
-  async pullRemote(): Promise<{ tip: string | null }> {
-    if (!this.remote) return { tip: await this.repo.head() }
-    const remote = this.remote
-    return this.exclusive(async () => {
-      const tip = await remote.fetch()
-      if (tip) await this.followRemoteTip(tip)
-      return { tip }
-    })
-  }
-
-  /** A person confirmed the mass deletion of the current head: apply it on the next sync. */
-  allowMassDelete(revision: string | null): void {
-    this.allowedMassDelete = revision
-  }
-
-  publish(index: RuleIndex): void {
-    this.index = index
-    this.persisted?.changed(index)
-  }
-
-  /**
-   * Follows the local branch if it moved (plain git pushes, a pulled remote); single flight. A
-   * revision that would delete too many rules is not applied: `stalled` says why until a person
-   * confirms or the revision changes.
-   */
-  syncToTip(opts: { allowMassDelete?: boolean } = {}): Promise<void> {
-    if (!this.syncing) {
-      this.syncing = this.doSync(opts.allowMassDelete === true).finally(() => {
-        this.syncing = null
-      })
-    }
-    return this.syncing
-  }
-
-  /** For writers: the index is at the branch tip, or the reason it cannot be (a 503). */
-  async syncForWrite(): Promise<void> {
-    await this.syncToTip()
-    if (this.stalled) throw unavailable(`writes are paused: ${this.stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`)
-  }
-
-  private async doSync(allowAll: boolean): Promise<void> {
-    const head = await this.repo.head()
-    if (head === this.index.revision) {
-      this.stalled = null
-      // A persisted index can be newer than the history cache (they are saved separately).
-      if (head && this.history.head !== head) await catchUpHistory(this.repo, this.history, head, this.logger)
-      return
-    }
-    if (!head) {
-      this.publish(RuleIndex.empty())
-      this.history.reset()
-      return
-    }
-    const chain = this.index.revision ? await this.repo.firstParentChain(this.index.revision, head, 100_000) : null
-    const total = this.index.rules.size
-    let removed = 0
-    let next: () => RuleIndex
-    const memo: IdentityMemo = new Map()
-    let fullBuild = false
-    if (this.index.revision && chain) {
-      const changed = (await this.repo.diff(this.index.revision, head)).map((d) => d.path)
-      const draft = this.index.draft()
-      await reindexPaths(this.repo, head, draft, changed, this.engines)
-      removed = draft.removedRuleCount()
-      next = () => draft.publish(head)
-    } else {
-      const full = await loadFullRevision(this.repo, head, RuleIndex.empty(), this.engines, this.logger, memo)
-      fullBuild = true
-      for (const id of this.index.rules.keys()) if (!full.rules.has(id)) removed++
-      next = () => full
-    }
-    if (!allowAll && this.allowedMassDelete !== head && removed >= this.massDelete.min && removed > total * this.massDelete.share) {
-      // Nothing was published: the draft is dropped and the current index keeps serving.
-      const reason = `revision ${head.slice(0, 12)} would delete ${removed} of ${total} rules (more than ${Math.round(this.massDelete.share * 100)}%)`
-      if (this.stalled?.revision !== head) this.logger.warn({ revision: head, removed, total }, 'mass deletion held back')
-      this.stalled = { revision: head, reason, removed, total }
-      return
-    }
-    this.stalled = null
-    // History first: a rule must never be served without its creation and modification metadata.
-    await catchUpHistory(this.repo, this.history, head, this.logger, memo)
-    this.publish(next())
-    // A full build is the expensive case the persisted index exists for: save it now, not later.
-    if (fullBuild) this.persisted?.saveSoon()
+  /** Follows the local branch if it moved (the follower's; single flight). */
+  syncToTip(opts: { allowMassDelete?: boolean } = {}): Promise<SyncResult> {
+    return this.follower.syncToTip(opts)
   }
 
   async close(): Promise<void> {
     await this.writer.idle()
-    await this.history.close()
-    await this.persisted?.close(this.index)
+    await this.catalog.close()
     this.repo.close()
   }
 }
-
-

@@ -1,0 +1,63 @@
+// The published catalog: the immutable index of one commit that every read is served from, the
+// history metadata beside it, and the one lane (`exclusive`) through which every change of the
+// index goes: a write batch (rule-writer.ts) or following a new revision (follower.ts). It depends
+// on nothing but its own caches; whoever changes the index calls `publish`.
+import path from 'node:path'
+import type { Logger } from '../log.js'
+import { RuleIndex } from '../rules/rule-index.js'
+import { HistoryTracker } from './history.js'
+import { IndexPersistence } from './index-snapshot.js'
+
+export interface CatalogOptions {
+  /** Where the history metadata and the persisted index are kept (none: in memory only). */
+  cacheDir: string | null
+  /** The engines the index was built with (a persisted index built with others is not trusted). */
+  engineKinds: readonly string[]
+  logger: Logger
+}
+
+export class RuleCatalog {
+  private current: RuleIndex = RuleIndex.empty()
+  readonly history: HistoryTracker
+  private exclusiveTail: Promise<unknown> = Promise.resolve()
+  private readonly persisted: IndexPersistence | null
+
+  constructor(o: CatalogOptions) {
+    this.history = new HistoryTracker(o.cacheDir ? path.join(o.cacheDir, 'history.json') : null)
+    this.persisted = o.cacheDir ? new IndexPersistence(path.join(o.cacheDir, 'index.ndjson'), [...o.engineKinds], o.logger) : null
+  }
+
+  /** The index reads are served from (replaced only by `publish`). */
+  get index(): RuleIndex {
+    return this.current
+  }
+
+  /** Loads the history cache and the persisted index, when there are usable ones. */
+  async load(repo: { hasCommit(oid: string): Promise<boolean> }): Promise<void> {
+    await this.history.loadCache()
+    const persisted = await this.persisted?.load(repo)
+    if (persisted) this.current = persisted
+  }
+
+  /** Runs `fn` with no write batch or remote pull in progress (they all go through here). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.exclusiveTail.then(fn, fn)
+    this.exclusiveTail = run.catch(() => undefined)
+    return run
+  }
+
+  publish(index: RuleIndex): void {
+    this.current = index
+    this.persisted?.changed(index)
+  }
+
+  /** Saves the persisted index now rather than later (after the expensive full build). */
+  saveSoon(): void {
+    this.persisted?.saveSoon()
+  }
+
+  async close(): Promise<void> {
+    await this.history.close()
+    await this.persisted?.close(this.current)
+  }
+}

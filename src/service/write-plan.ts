@@ -1,0 +1,157 @@
+// The write plan: what one API write changes in the repository, checked against the draft index of
+// the batch it belongs to (ids unique ignoring case, a free file name, the kind of an existing
+// rule), and how the draft follows those changes. Pure planning: it reads the repository and the
+// batch's objects but commits nothing (rule-writer.ts does, see docs/architecture.md).
+import path from 'node:path'
+import { conflict, notFound } from '../errors.js'
+import type { EngineRegistry } from '../engine/engine.js'
+import type { RuleKind } from '../rules/model.js'
+import { newRulePaths, pythonPathFor } from '../rules/paths.js'
+import { foldId } from '../rules/rule-id.js'
+import { renderRuleFile } from '../rules/rule-file.js'
+import type { IndexDraft, IndexedRule } from '../rules/rule-index.js'
+import type { GitRepository } from '../git/repository.js'
+import type { ObjectBatch } from '../git/write-object-loose.js'
+import type { FileChanges } from '../git/tree-edit.js'
+import { buildFileRecord } from './file-records.js'
+import type { Actor } from './history.js'
+import { draftContext } from './revision-sync.js'
+import { formatTrailers } from './trailers.js'
+
+export interface WriteActor extends Actor {
+  /** Shown as the commit author's name. */
+  name: string
+  email: string
+}
+
+export type WriteOp =
+  | { type: 'create' | 'replace'; kind: RuleKind; id: string; data: Record<string, unknown>; pythonSource?: string; actor: WriteActor; requestId: string; reason?: string }
+  | { type: 'delete'; kind: RuleKind; id: string; actor: WriteActor; requestId: string; reason?: string }
+
+export type WriteOutcome = {
+  status: 'created' | 'updated' | 'unchanged' | 'deleted'
+  commit: string | null
+  /** The rule as this write left it (a later write of the same batch may change it again). */
+  rule?: IndexedRule
+}
+
+export interface PlannedWrite {
+  verb: string
+  status: WriteOutcome['status']
+  changes: FileChanges
+}
+
+const KIND_LABEL: Record<RuleKind, string> = { simple: 'simple', scheduled: 'scheduled', correlation: 'correlation' }
+
+function holderLabel(draft: IndexDraft, id: string): string | undefined {
+  for (const p of draft.holdersOf(id)) {
+    const f = draft.getFile(p)
+    if (f?.kind) return `a ${f.kind} rule (${p})`
+    if (f) return `a ${f.analysisType ?? 'analysis'} file (${p})`
+  }
+  return undefined
+}
+
+export function commitMessage(verb: string, op: WriteOp): string {
+  const reason = (op.reason ?? '').replace(/\r\n?/g, '\n').replace(/\0/g, '').trim()
+  // Every value must be one line (formatTrailers throws otherwise): the id was checked on the way in.
+  const trailers = formatTrailers([
+    ['Rule-Id', op.id],
+    ['Rule-Kind', KIND_LABEL[op.kind]],
+    ['Actor-Id', op.actor.id],
+    ['Actor-Type', op.actor.type],
+    ['Request-Id', op.requestId],
+  ])
+  return `${verb} ${KIND_LABEL[op.kind]} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
+}
+
+/** The file changes of one write against the draft, or null when it changes nothing. */
+export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDraft, tree: string | null, objects: ObjectBatch): Promise<PlannedWrite | null> {
+  const existing: IndexedRule | undefined = draft.ruleById(op.id)
+  const holder = holderLabel(draft, op.id)
+  if (op.type === 'delete') {
+    if (!existing || existing.kind !== op.kind) throw notFound(`${op.kind} rule ${op.id} not found`)
+    const changes: FileChanges = new Map([[existing.path, null]])
+    if (existing.pythonPath) changes.set(existing.pythonPath, null)
+    return { verb: 'Delete', status: 'deleted', changes }
+  }
+  if (op.type === 'create' && holder) throw conflict(`id ${op.id} already exists: ${holder}`)
+  if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
+  const twin = holder ? undefined : draft.caseTwinOf(op.id)
+  if (twin !== undefined) throw conflict(`id ${op.id} differs only by case from the existing id ${twin}, ${holderLabel(draft, twin) ?? 'in the repository'}; ids are unique ignoring case`)
+  if (existing) {
+    const oldYaml = await repo.blobAt(tree, existing.path)
+    const oldText = oldYaml ? (await readBlobOf(repo, objects, oldYaml)).toString('utf8') : undefined
+    const data = { ...op.data }
+    if (op.kind === 'scheduled') data.Filename = existing.file.data.Filename ?? path.posix.basename(existing.pythonPath ?? '')
+    const text = renderRuleFile(op.kind, reorderFilename(data), oldText)
+    const changes: FileChanges = new Map()
+    if (text !== oldText) changes.set(existing.path, Buffer.from(text))
+    if (op.kind === 'scheduled') {
+      const py = existing.pythonPath ?? pythonPathFor(existing.path, String(data.Filename))
+      if ((op.pythonSource ?? '') !== (existing.file.pythonSource ?? '')) changes.set(py, Buffer.from(op.pythonSource ?? ''))
+    }
+    if (changes.size === 0) return null
+    return { verb: 'Update', status: 'updated', changes }
+  }
+  let yamlPath: string | undefined
+  for (const candidate of newRulePaths(op.kind, op.id)) {
+    const py = op.kind === 'scheduled' ? pythonPathFor(candidate) : undefined
+    // Taken also when an existing path differs only by case: both could not live in one clone.
+    const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.pathsLike(tree, p, foldId)).length > 0
+    if (!(await taken(candidate)) && !(py && (await taken(py)))) {
+      yamlPath = candidate
+      break
+    }
+  }
+  if (!yamlPath) throw conflict(`no free file name for id ${op.id}`)
+  const changes: FileChanges = new Map()
+  const data = { ...op.data }
+  if (op.kind === 'scheduled') {
+    const py = pythonPathFor(yamlPath)
+    data.Filename = path.posix.basename(py)
+    changes.set(py, Buffer.from(op.pythonSource ?? ''))
+  }
+  changes.set(yamlPath, Buffer.from(renderRuleFile(op.kind, reorderFilename(data))))
+  return { verb: 'Create', status: 'created', changes }
+}
+
+/** Brings the draft up to the planned changes (the YAML files among them re-read). */
+export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engines: EngineRegistry): Promise<void> {
+  const texts = new Map([...changes].map(([p, c]) => [p, c === null ? undefined : c.toString('utf8')]))
+  const src = {
+    engines,
+    ctx: draftContext(draft),
+    readFile: async (p: string) => {
+      if (texts.has(p)) return texts.get(p)
+      // An unchanged .py beside a changed YAML: its source is the one the draft already holds.
+      for (const yamlPath of changes.keys()) {
+        const rule = draft.getFile(yamlPath)?.rule
+        if (rule?.pythonPath === p) return rule.file.pythonSource
+      }
+      return undefined
+    },
+  }
+  for (const [p, c] of changes) {
+    if (!/\.ya?ml$/i.test(p)) continue
+    if (c === null) {
+      draft.removeFile(p)
+      continue
+    }
+    const rec = await buildFileRecord(p, c.toString('utf8'), src, draft.getFile(p))
+    if (rec) draft.putFile(rec)
+  }
+}
+
+/** A blob's content: from the batch when an earlier write of the same batch made it (not on disk yet). */
+async function readBlobOf(repo: GitRepository, objects: ObjectBatch, oid: string): Promise<Buffer> {
+  const raw = objects.objects.get(oid)
+  return raw ? raw.subarray(raw.indexOf(0) + 1) : repo.readBlob(oid)
+}
+
+/** `Filename` goes right after `AnalysisType` in files the service creates. */
+function reorderFilename(data: Record<string, unknown>): Record<string, unknown> {
+  if (!('Filename' in data)) return data
+  const { AnalysisType, Filename, ...rest } = data
+  return { AnalysisType, Filename, ...rest }
+}
