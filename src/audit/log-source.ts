@@ -33,7 +33,7 @@ export class LogSource {
     readonly config: LogSourceConfig,
     readonly auth: SourceAuthenticator,
     private readonly settings: AuditSettings,
-    private readonly logsRoot: string,
+    logsRoot: string,
     private readonly metrics: IngestMetrics,
   ) {
     this.filter = new DuplicateFilter(settings.dedupWindowHours * 3600_000)

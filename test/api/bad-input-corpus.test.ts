@@ -304,7 +304,7 @@ function baseBody(kind: Kind, id: string): Record<string, unknown> {
   return clone(SAMPLE_BODIES[kind](id))
 }
 /** POST, or PUT to the body's own id (so that the id matches and only the intended defect is wrong). */
-function writeTo(rng: Rng, kind: Kind, id: unknown, world: World, preferPost = false): { method: string; path: string } {
+function writeTo(rng: Rng, kind: Kind, id: unknown, _world: World, preferPost = false): { method: string; path: string } {
   const q = rng.pick(VALID_WRITE_QUERIES)
   if (preferPost || typeof id !== 'string' || rng.bool()) return { method: 'POST', path: `${KIND_PATH[kind]}${q}` }
   return { method: 'PUT', path: `${KIND_PATH[kind]}/${encodeURIComponent(id)}${q}` }
@@ -683,7 +683,7 @@ const BAD_IDS = [
 /** Ids that are legal (the spec allows `/` and dots; the file name is sanitized) but look like traversal. */
 const TRAVERSAL_IDS = ['../x', '../../etc/passwd', '..', '.', '/', 'a/../../b', '.git/config', '..\\..\\x', '/etc/passwd', 'refs/heads/main', '../../../../../../tmp/x']
 
-function genBadIds(rng: Rng, world: World, n: number): Case[] {
+function genBadIds(rng: Rng, _world: World, n: number): Case[] {
   const out: Case[] = []
   for (let i = 0; i < n; i++) {
     const kind = rng.pick(KINDS)

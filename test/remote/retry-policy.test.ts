@@ -33,7 +33,7 @@ interface PushSpy {
  * a commit of their own straight into the remote's storage, so the service's push finds the remote
  * moved. `edit(n)` is the person's n-th change.
  */
-function interfere(w: RemoteWorld, s: TestServer, person: PersonClone, when: (commits: number) => boolean | Promise<boolean>, edit: (n: number) => void): PushSpy {
+function interfere(_w: RemoteWorld, s: TestServer, person: PersonClone, when: (commits: number) => boolean | Promise<boolean>, edit: (n: number) => void): PushSpy {
   const remote = s.server.store.remote!
   const push = remote.push.bind(remote)
   const spy: PushSpy = { sizes: [] }

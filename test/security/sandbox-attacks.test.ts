@@ -172,9 +172,7 @@ function attackTests(t: Test, target: () => Target): void {
     const runs = [target().attack(sleeper), target().attack(sleeper)]
     await new Promise((r) => setTimeout(r, 700))
     const seen = runnerProcesses(target().server.pid)
-    const [a, b] = await Promise.all(runs)
-    t.equal(a.status, 204)
-    t.equal(b.status, 204)
+    for (const res of await Promise.all(runs)) t.equal(res.status, 204)
     t.ok(seen.length >= 2, `two runs seen from the host (${JSON.stringify(seen)})`)
     t.ok(seen.every((p) => p.uid !== 0), 'no run is uid 0 outside')
     if (target().uid === 0) {

@@ -6,7 +6,6 @@
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { Logger } from '../../log.js'
 import type { JobMessage, RunLimits, TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
@@ -58,7 +57,7 @@ export class SandboxRun {
   private onLine: ((line: string) => void) | undefined
   private onOutput: ((key: 'stdout' | 'stderr', chunk: string) => void) | undefined
 
-  constructor(spec: SandboxSpawn, startTimeoutMs: number, private readonly logger?: Logger) {
+  constructor(spec: SandboxSpawn, startTimeoutMs: number) {
     this.process = spawn(spec.command, spec.args, {
       shell: false,
       env: {},

@@ -239,7 +239,7 @@ export class WorkerPool {
       uid = (this.opts.uidBase ?? DEFAULT_UID_BASE) + slot
     }
     const spawnSpec: SandboxSpawn = { command: plan.bwrap, args: bwrapArgs(plan.layout, { uid }, plan.runner), seccomp: plan.seccomp }
-    const run = new SandboxRun(spawnSpec, this.opts.startTimeoutMs ?? 15_000, this.opts.logger)
+    const run = new SandboxRun(spawnSpec, this.opts.startTimeoutMs ?? 15_000)
     if (slot >= 0) void run.exited().then(() => this.uids.delete(slot))
     this.started++
     this.watchSpare(run)
