@@ -27,8 +27,6 @@ export interface PythonEngineOptions {
   fileBytes?: number
   /** What one test may print, stdout and stderr together (default 1 MiB). */
   outputBytes?: number
-  /** How long past the tests' own timeouts the pool waits for a worker before killing it (10 s). */
-  backstopSlackMs?: number
   /**
    * The server's environment, for finding `command` on PATH and for the one-off version probe
    * (PATH, HOME and PYENV_* only; workers always get an empty environment). Default: process.env.
@@ -81,14 +79,14 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     scratchBytes: opts.scratchBytes,
     uidBase: opts.uidBase,
   })
-  const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits, opts.backstopSlackMs)
+  const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits)
   const pool: PythonPool = {
     close: () => workers.close(),
     describe: () => workers.describe(),
     ready: () => workers.ready(),
     pids: () => workers.pids(),
     ping: async () => {
-      await workers.run({ op: 'ping' }, opts.timeoutMs + 10_000)
+      await workers.run({ op: 'ping', tests: [], limits })
     },
   }
   return { engine, pool, checkPythonModule, runModuleTests }

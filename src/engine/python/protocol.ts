@@ -1,9 +1,9 @@
-// The messages between the server and a warm Python worker (python/rulekeeper_worker.py): one JSON
-// object per line on the worker's stdin and stdout. The worker answers jobs in order, one at a time;
-// every answer carries the job's id. Kept in one place so both ends can be read side by side.
+// The messages between the server and one sandboxed run (python/rulekeeper_runner.py): the runner's
+// hello and its reports, one JSON object per line on fd 3, and the one job it is given on stdin.
+// Kept in one place so both ends can be read side by side.
 
 export interface RunLimits {
-  /** Wall clock per test, enforced by the worker; the pool has a backstop above it. */
+  /** Wall clock per test, enforced by the server (sandbox-run.ts). */
   timeoutMs: number
   /** RLIMIT_AS of the child that runs rule code. */
   memoryBytes: number
@@ -34,10 +34,11 @@ export interface JobTest {
   mocks: Array<{ objectName: unknown; returnValue: unknown }>
 }
 
-export type JobMessage =
-  | { id: number; op: 'test'; rule: JobRule; globals: Record<string, ModuleSource>; tests: JobTest[]; limits: RunLimits }
-  | { id: number; op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
-  | { id: number; op: 'ping' }
+/** The one job of a run: a rule's tests, its import check, or nothing (the cost of a run alone). */
+export type Job =
+  | { op: 'test'; rule: JobRule; globals: Record<string, ModuleSource>; tests: JobTest[]; limits: RunLimits }
+  | { op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
+  | { op: 'ping'; tests: []; limits: RunLimits }
 
 /** One line the child reported about one test. */
 export type RunEvent =
@@ -63,21 +64,11 @@ export interface TestRecord {
   ms?: number
 }
 
-export interface HelloMessage {
+/** What the runner says once it is loaded and waiting for its job. */
+export interface RunnerHello {
   t: 'hello'
   pid: number
+  uid: number
   python: string
   executable: string
-  isolation: { network: string; user: string }
-}
-
-export interface ResultMessage {
-  t: 'result'
-  id: number
-  tests: TestRecord[]
-}
-
-export interface PongMessage {
-  t: 'pong'
-  id: number
 }

@@ -6,7 +6,7 @@
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { JobMessage, RunLimits, TestRecord } from './protocol.js'
+import type { Job, RunLimits, RunnerHello, TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
@@ -14,22 +14,12 @@ const STDERR_BEFORE_HELLO = 8 * 1024
 
 export class SandboxStartError extends Error {}
 
-export interface RunnerHello {
-  t: 'hello'
-  pid: number
-  uid: number
-  python: string
-  executable: string
-}
-
 export interface SandboxSpawn {
   command: string
   args: string[]
   /** The seccomp program bwrap reads from fd 4. */
   seccomp: Buffer
 }
-
-type Job = Exclude<JobMessage, { op: 'ping' }> | { op: 'ping'; limits: RunLimits; tests: [] }
 
 /** Signals by number (Linux), for messages. */
 const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' }
@@ -55,6 +45,7 @@ export class SandboxRun {
   private protocolBytes = 0
   private stderrEarly = ''
   private onLine: ((line: string) => void) | undefined
+  private onOverflow: (() => void) | undefined
   private onOutput: ((key: 'stdout' | 'stderr', chunk: string) => void) | undefined
 
   constructor(spec: SandboxSpawn, startTimeoutMs: number) {
@@ -125,7 +116,7 @@ export class SandboxRun {
         } else if (this.onLine) this.onLine(line)
         else this.kill() // nothing may speak between hello and the job
       }
-      if (this.protocol.length > RESULT_LIMIT && this.onLine) this.onLine('\u0000oversized')
+      if (this.protocolBytes > RESULT_LIMIT) this.onOverflow?.()
     })
     stdout.setEncoding('utf8').on('data', (chunk: string) => this.onOutput?.('stdout', chunk))
     stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -163,7 +154,7 @@ export class SandboxRun {
       finish()
     }
     let timer = setTimeout(() => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`), limits.timeoutMs)
-    const onAbort = () => stop('timeout', `not run to the end: ${String(signal?.reason instanceof Error ? signal.reason.message : (signal?.reason ?? 'cancelled'))}`)
+    const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
     this.onOutput = (key, chunk) => {
@@ -171,9 +162,9 @@ export class SandboxRun {
       if (current && current[key].length < STREAM_KEEP) current[key] += chunk.slice(0, STREAM_KEEP - current[key].length)
       if (outputLeft < 0) stop('output-limit', `printed more than ${limits.outputBytes} bytes to stdout/stderr (the output limit)`)
     }
+    this.onOverflow = () => stop('crashed', `reported more than ${RESULT_LIMIT} bytes of results`)
     this.onLine = (line) => {
       if (done || failure) return
-      if (this.protocolBytes > RESULT_LIMIT) return stop('crashed', `reported more than ${RESULT_LIMIT} bytes of results`)
       const event = parseLine(line)
       if (!event || typeof event.t !== 'string') return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
       if (event.t === 'test') {
@@ -204,6 +195,7 @@ export class SandboxRun {
     clearTimeout(timer)
     signal?.removeEventListener('abort', onAbort)
     this.onLine = undefined
+    this.onOverflow = undefined
     this.onOutput = undefined
     const exitedBeforeDone = !done && !failure
     this.kill()
@@ -271,6 +263,12 @@ function wellFormed(e: Record<string, unknown>): boolean {
     default:
       return false
   }
+}
+
+/** Why an AbortSignal fired, in words (its reason's message). */
+export function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
 }
 
 function parseLine(line: string): Record<string, unknown> | undefined {

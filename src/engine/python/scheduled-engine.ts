@@ -5,12 +5,11 @@ import { isRulekeeperError } from '../../errors.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
 import { collectGlobals } from './imports.js'
-import type { JobRule, JobTest, ResultMessage, RunLimits } from './protocol.js'
+import type { JobRule, JobTest, RunLimits, TestRecord } from './protocol.js'
 import { importProblem, testOutcome, type PythonTestOutcome } from './verdict.js'
+import { abortReason } from './sandbox-run.js'
 import { RunCancelled, type WorkerPool } from './worker-pool.js'
 
-/** Time the worker needs beyond the tests' own timeouts (fork, import) before the pool gives up. */
-const BACKSTOP_SLACK_MS = 10_000
 
 /** A Python module outside any scheduled rule file, e.g. the Python generated from a simple rule. */
 export interface ModuleUnderTest {
@@ -26,11 +25,6 @@ export interface ScheduledEngine {
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   /** Runs tests (file form: Name, ExpectedResult, Log, Mocks) against any module, by §3.2. */
   runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]>
-}
-
-function abortReason(signal: AbortSignal): string {
-  const r: unknown = signal.reason
-  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
 }
 
 function moduleProblems(rule: RuleFile): RuleProblem[] {
@@ -78,8 +72,7 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   })
 }
 
-export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backstopSlackMs = BACKSTOP_SLACK_MS): ScheduledEngine {
-  const backstop = (tests: number) => limits.timeoutMs * (tests + 1) + backstopSlackMs
+export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
 
   function check(rule: RuleFile, ctx: EngineContext): CheckResult {
     const errors = moduleProblems(rule)
@@ -125,19 +118,18 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backs
   }
 
   async function runModule(job: JobRule, specs: TestSpec[], ctx: EngineContext): Promise<PythonTestOutcome[]> {
-    let result: ResultMessage
+    let records: TestRecord[]
     try {
-      result = (await pool.run(
+      records = await pool.run(
         { op: 'test', rule: job, globals: collectGlobals(job.source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
-        backstop(specs.length),
         ctx.run,
-      )) as ResultMessage
+      )
     } catch (err) {
       if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
       // Cancelled before it started (the client went away, or the request's budget ran out).
       return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: `not run: ${err.message}`, errored: true, functions: {} }))
     }
-    const byIndex = new Map(result.tests.map((r) => [r.i, r]))
+    const byIndex = new Map(records.map((r) => [r.i, r]))
     return specs.map((s, i) => {
       if (typeof s.expected !== 'boolean') {
         return { name: s.name, expected: false, actual: null, passed: null, error: 'ExpectedResult must be true or false', errored: false, functions: {} }
@@ -154,14 +146,14 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, backs
     const missing = moduleProblems(rule)
     if (missing.length > 0) return missing
     const job = jobRule(rule)
-    let result: ResultMessage
+    let records: TestRecord[]
     try {
-      result = (await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, backstop(1), ctx.run)) as ResultMessage
+      records = await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, ctx.run)
     } catch (err) {
       if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
       return [{ path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' }]
     }
-    const problem = importProblem(result.tests[0], job.filename)
+    const problem = importProblem(records[0], job.filename)
     return problem ? [{ path: ['Filename'], ...problem }] : []
   }
 

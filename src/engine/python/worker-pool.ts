@@ -14,11 +14,9 @@ import { bwrapArgs, hasSetpriv, RUNTIME_DIR, type SandboxLayout } from '../../sa
 import { compileFilter } from '../../sandbox/seccomp.js'
 import { currentArch } from '../../sandbox/syscalls.js'
 import { probeInterpreter, resolveCommand, type Interpreter, type ServerEnv } from './interpreter.js'
-import type { JobMessage, PongMessage, ResultMessage, TestRecord } from './protocol.js'
+import type { Job, TestRecord } from './protocol.js'
 import { runnerScriptPath } from './runtime-files.js'
-import { SandboxRun, SandboxStartError, type SandboxSpawn } from './sandbox-run.js'
-
-type Job = JobMessage extends infer J ? (J extends { id: number } ? Omit<J, 'id'> : never) : never
+import { abortReason, SandboxRun, SandboxStartError, type SandboxSpawn } from './sandbox-run.js'
 
 export interface RunOptions {
   /** Who asked (a token id): the unit of fairness and of the queue limits (none without an owner). */
@@ -35,7 +33,7 @@ interface Queued {
   owner: string
   signal?: AbortSignal
   onAbort?: () => void
-  resolve(message: ResultMessage | PongMessage): void
+  resolve(records: TestRecord[]): void
   reject(err: Error): void
 }
 
@@ -97,28 +95,28 @@ export class WorkerPool {
   private nextSlot = 0
   private hello: Isolation | undefined
   private avgJobMs = 200
-  /** Sandboxes started over the pool's life (tests and metrics). */
-  started = 0
 
   constructor(private readonly opts: PoolOptions) {}
 
-  /** Resolves the interpreter and checks that the sandbox starts (one spare, kept for the first job). */
+  /** Resolves the interpreter and checks that the sandbox starts (the spares, kept for the first jobs). */
   async describe(): Promise<PoolInfo> {
     const interpreter = await this.probe()
     try {
-      const spare = this.spawnSpare(await this.sandboxSpec())
-      this.spares.push(spare)
-      await spare.start()
+      this.topUp(await this.sandboxSpec())
+      await this.spares[0]!.start()
     } catch (err) {
       this.noteSandboxError(err)
     }
     return { interpreter, isolation: this.hello }
   }
 
-  /** Runs one job; rejects with a RulekeeperError (503) when it cannot run, RunCancelled when aborted. */
-  run(job: Job, _backstopMs?: number, opts: RunOptions = {}): Promise<ResultMessage | PongMessage> {
+  /**
+   * Runs one job: one record per test reached. Rejects with a RulekeeperError (503) when it cannot
+   * run, RunCancelled when aborted before it started.
+   */
+  run(job: Job, opts: RunOptions = {}): Promise<TestRecord[]> {
     if (this.closed) return Promise.reject(unavailable('Python tests cannot run: the worker pool is closed'))
-    if (opts.signal?.aborted) return Promise.reject(new RunCancelled(reason(opts.signal)))
+    if (opts.signal?.aborted) return Promise.reject(new RunCancelled(abortReason(opts.signal)))
     const owner = opts.owner ?? ''
     const mine = this.queues.get(owner) ?? []
     const limit = this.opts.queueLimit ?? 64
@@ -140,7 +138,7 @@ export class WorkerPool {
             list!.splice(i, 1)
             this.queued--
             if (list!.length === 0) this.queues.delete(owner)
-            reject(new RunCancelled(reason(opts.signal!)))
+            reject(new RunCancelled(abortReason(opts.signal!)))
           }
         }
         opts.signal.addEventListener('abort', q.onAbort, { once: true })
@@ -172,11 +170,6 @@ export class WorkerPool {
   /** Live sandbox processes (bwrap pids): spares and running jobs. */
   pids(): number[] {
     return [...this.spares, ...this.running].filter((s) => !s.dead).map((s) => s.process.pid!)
-  }
-
-  /** Jobs waiting (metrics, tests). */
-  get waiting(): number {
-    return this.queued
   }
 
   private probe(): Promise<Interpreter> {
@@ -241,7 +234,6 @@ export class WorkerPool {
     const spawnSpec: SandboxSpawn = { command: plan.bwrap, args: bwrapArgs(plan.layout, { uid }, plan.runner), seccomp: plan.seccomp }
     const run = new SandboxRun(spawnSpec, this.opts.startTimeoutMs ?? 15_000)
     if (slot >= 0) void run.exited().then(() => this.uids.delete(slot))
-    this.started++
     this.watchSpare(run)
     return run
   }
@@ -332,9 +324,8 @@ export class WorkerPool {
     }
   }
 
-  private async execute(job: Job, signal?: AbortSignal): Promise<ResultMessage | PongMessage> {
-    const limits = 'limits' in job ? job.limits : { timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024, cpuSeconds: 5, fileBytes: 1 << 20, maxProcesses: 64, outputBytes: 1 << 20 }
-    const tests = job.op === 'test' ? job.tests : []
+  private async execute(job: Job, signal?: AbortSignal): Promise<TestRecord[]> {
+    const tests = job.tests
     const wanted = job.op === 'test' ? tests.length : job.op === 'check' ? 1 : 0
     const records: TestRecord[] = []
     do {
@@ -344,8 +335,7 @@ export class WorkerPool {
       const first = records.length
       const batch: TestRecord[] = []
       try {
-        const part = job.op === 'ping' ? { op: 'ping' as const, limits, tests: [] as [] } : { ...job, tests: tests.slice(first) }
-        await sandbox.run(part as Parameters<SandboxRun['run']>[0], batch, signal)
+        await sandbox.run(first === 0 ? job : ({ ...job, tests: tests.slice(first) } as Job), batch, signal)
       } finally {
         this.running.delete(sandbox)
       }
@@ -353,16 +343,10 @@ export class WorkerPool {
       records.push(...batch)
       if (batch.length === 0) break // cannot happen with a sane runner; never loop on it
     } while (records.length < wanted)
-    if (job.op === 'ping') return { t: 'pong', id: 0 }
-    return { t: 'result', id: 0, tests: records }
+    return records
   }
 }
 
 function isRoot(): boolean {
   return typeof process.geteuid === 'function' && process.geteuid() === 0
-}
-
-function reason(signal: AbortSignal): string {
-  const r: unknown = signal.reason
-  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
 }
