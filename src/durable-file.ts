@@ -35,7 +35,7 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export function fsyncDirSync(dir: string): void {
+function fsyncDirSync(dir: string): void {
   const fd = fs.openSync(dir, 'r')
   try {
     fs.fsyncSync(fd)

@@ -82,7 +82,7 @@ interface RouterLayer {
  * the identity) and no trailing slash; every other path (and every other method) goes to the
  * router. A route the check at start-up cannot prove to be the only match keeps the router.
  */
-export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null {
+function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null {
   const stack = (api as unknown as { stack: RouterLayer[] }).stack
   const match = (path: string, method: string) => (api as unknown as { match(p: string, m: string): { path: RouterLayer[]; pathAndMethod: RouterLayer[]; route: boolean } }).match(path, method)
   const routes = new Map<string, { layer: RouterLayer; matched: RouterLayer[]; run: (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void> }>()
@@ -97,11 +97,12 @@ export function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState>
     })
     // The chain composed once: each step calls the next one (the last calls the router's `next`).
     type Step = (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void>
+    if (!ok) continue
     const run = layer.stack.reduceRight<Step>((rest, mw) => (ctx, next) => Promise.resolve(mw(ctx, () => rest(ctx, next))), (_ctx, next) => next())
-    if (ok) routes.set(base, { layer, matched: match(sample, 'GET').path, run })
+    routes.set(base, { layer, matched: match(sample, 'GET').path, run })
   }
   if (routes.size === 0) return null
-  return (ctx, next) => {
+  return function getRuleById(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next()
     const path = ctx.path
     const slash = path.lastIndexOf('/')

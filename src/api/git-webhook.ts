@@ -8,14 +8,15 @@
 //  3. only an authentic delivery reaches the replay check: one already seen (same signature, or
 //     same delivery id) within 24 h is acknowledged with 200 and runs nothing.
 // A refusal before the body is read closes the connection, so the unread body is not drained.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
+import { bytesEqual } from '../constant-time.js'
 import type Router from '@koa/router'
 import type { Context } from 'koa'
 import { RulekeeperError } from '../errors.js'
 import type { ApiState } from './context.js'
 import { RecentDeliveries } from './recent-deliveries.js'
 
-export const WEBHOOK_MAX_BODY_BYTES = 1 << 20
+const WEBHOOK_MAX_BODY_BYTES = 1 << 20
 const HUB_RE = /^sha256=([0-9a-f]{64})$/
 /** Headers naming a delivery (GitHub, Gitea, Gogs, GitLab); a redelivery keeps its id. */
 const DELIVERY_HEADERS = ['X-GitHub-Delivery', 'X-Gitea-Delivery', 'X-Gogs-Delivery', 'X-Gitlab-Event-UUID']
@@ -24,11 +25,6 @@ export interface WebhookDeps {
   secret?: string
   reconcile(): void
   deliveries?: RecentDeliveries
-}
-
-/** Byte-wise constant-time equality that never throws: unequal lengths are simply unequal. */
-export function bytesEqual(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'latin1').digest()

@@ -2,7 +2,8 @@
 // token id (`rk_<id>_<random>`), so a check is one lookup and one constant-time comparison. The
 // file is replaced atomically under a lock file, so `rulekeeper token` can change it beside a
 // running server, which re-reads it when its modification time changes.
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes } from 'node:crypto'
+import { bytesEqual } from '../constant-time.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileDurableSync } from '../durable-file.js'
@@ -134,7 +135,7 @@ export class TokenStore {
       const a = hashDigest(c.salt, secret)
       let b = this.hashBytes.get(c)
       if (!b) this.hashBytes.set(c, (b = Buffer.from(c.hash, 'hex')))
-      if (a.length === b.length && timingSafeEqual(a, b)) rec = c
+      if (bytesEqual(a, b)) rec = c
     }
     return rec
   }

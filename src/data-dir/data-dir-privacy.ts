@@ -9,7 +9,7 @@ import path from 'node:path'
 import { isMainThread } from 'node:worker_threads'
 
 /** No group or other bits on anything created from now on. */
-export const PRIVATE_UMASK = 0o077
+const PRIVATE_UMASK = 0o077
 /** The bits a private entry may not have: group, other, setuid, setgid, sticky. */
 const WIDE_BITS = 0o7077
 

@@ -133,7 +133,8 @@ export const testsField = (style: TestStyle): FieldSpec => ({ api: 'tests', file
 export { str as STRING_SCHEMA, strList as STRING_LIST_SCHEMA }
 
 /** A kind's whole field table: the common fields, its own, the common trailing ones. */
-export const ruleFields = (own: readonly FieldSpec[]): readonly FieldSpec[] => [...COMMON_FIELDS, ...own, ...COMMON_TRAILING_FIELDS]
+/** A kind's field table: the common fields, its own, its tests (in its test style), the trailing ones. */
+export const ruleFields = (own: readonly FieldSpec[], tests: TestStyle): readonly FieldSpec[] => [...COMMON_FIELDS, ...own, testsField(tests), ...COMMON_TRAILING_FIELDS]
 
 /** What one test result says in the API, from the engine's outcome. */
 export interface TestOutcomeLike {

@@ -4,7 +4,7 @@
 // rules (1–255 characters, none of < > & " %, no leading or trailing space). See docs/decisions.md
 // "Rule ids".
 
-export const ID_MAX_LENGTH = 255
+const ID_MAX_LENGTH = 255
 
 /**
  * The characters an id may not hold, as the body of a regex character class (`u` flag): controls,

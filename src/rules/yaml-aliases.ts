@@ -5,8 +5,8 @@
 import { isAlias, isCollection, isPair, isScalar, type Document } from 'yaml'
 
 /** At most this many aliases in one text, and this many anchors when there are aliases. */
-export const MAX_ALIASES = 1000
-export const MAX_ANCHORS = 10_000
+const MAX_ALIASES = 1000
+const MAX_ANCHORS = 10_000
 
 /** The expanded size a text of `bytes` may reach: 4× its size, at least 64 KiB, at most 4 MiB. */
 export function expansionBudget(bytes: number): number {

@@ -10,6 +10,7 @@ import { newRulePaths, pythonPathFor } from '../rules/paths.js'
 import { foldId } from '../rules/rule-id.js'
 import { renderRuleFile } from '../rules/rule-file.js'
 import type { IndexDraft, IndexedRule } from '../rules/rule-index.js'
+import { unwrapObject } from '../git/hash-object.js'
 import type { GitRepository } from '../git/repository.js'
 import type { ObjectBatch } from '../git/write-object-loose.js'
 import type { FileChanges } from '../git/tree-edit.js'
@@ -41,8 +42,6 @@ export interface PlannedWrite {
   changes: FileChanges
 }
 
-const KIND_LABEL: Record<RuleKind, string> = { simple: 'simple', scheduled: 'scheduled', correlation: 'correlation' }
-
 function holderLabel(draft: IndexDraft, id: string): string | undefined {
   for (const p of draft.holdersOf(id)) {
     const f = draft.getFile(p)
@@ -57,12 +56,12 @@ export function commitMessage(verb: string, op: WriteOp): string {
   // Every value must be one line (formatTrailers throws otherwise): the id was checked on the way in.
   const trailers = formatTrailers([
     ['Rule-Id', op.id],
-    ['Rule-Kind', KIND_LABEL[op.kind]],
+    ['Rule-Kind', op.kind],
     ['Actor-Id', op.actor.id],
     ['Actor-Type', op.actor.type],
     ['Request-Id', op.requestId],
   ])
-  return `${verb} ${KIND_LABEL[op.kind]} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
+  return `${verb} ${op.kind} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
 }
 
 /** The file changes of one write against the draft, or null when it changes nothing. */
@@ -146,7 +145,7 @@ export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engi
 /** A blob's content: from the batch when an earlier write of the same batch made it (not on disk yet). */
 async function readBlobOf(repo: GitRepository, objects: ObjectBatch, oid: string): Promise<Buffer> {
   const raw = objects.objects.get(oid)
-  return raw ? raw.subarray(raw.indexOf(0) + 1) : repo.readBlob(oid)
+  return raw ? unwrapObject(raw).content : repo.readBlob(oid)
 }
 
 /** `Filename` goes right after `AnalysisType` in files the service creates. */

@@ -85,6 +85,8 @@ t.test('a GET after a write returns the new content, never the cached view', asy
 t.test('the direct get-by-id route answers what the router answers', async (t) => {
   const s = await startTestServer()
   t.teardown(() => s.close())
+  const names = (s.server.app.middleware as Array<{ name: string }>).map((m) => m.name)
+  t.ok(names.includes('getRuleById'), `the direct route is mounted, ahead of the router (${names.join(', ')})`)
   const id = 'Cache.Same-Rule_1'
   t.equal((await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple(id))).status, 200)
   const plain = await s.request('GET', `/simple-rules/${id}`)

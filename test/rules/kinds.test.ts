@@ -49,6 +49,7 @@ for (const def of KINDS) {
       t.ok(f.api in response.properties, `${f.api} is in the response`)
     }
     t.ok(def.missingEngine.length > 0)
+    t.same(def.fields.find((f) => f.api === 'tests')?.schema, { type: 'array', items: def.tests.itemSchema }, 'the tests field follows the kind\'s test style')
     t.equal(engines[def.name]?.kind, def.name, 'an engine is registered under the kind name')
   })
 
@@ -79,4 +80,5 @@ t.test('loaders read the kinds of a higher load rank last, keeping the order oth
   for (let i = 1; i < ordered.length; i++) t.ok(rank(ordered[i - 1]!) <= rank(ordered[i]!), `${ordered[i - 1]} before ${ordered[i]}`)
   t.same(ordered.filter((p) => rank(p) === 0), paths.filter((p) => rank(p) === 0), 'stable')
   t.ok(ordered.indexOf(`${kindDef('correlation').folder}/a.yml`) > ordered.indexOf(`${kindDef('simple').folder}/a.yml`), 'correlation rules after the rules they join')
+  t.same(ordered.slice(-2), [`${kindDef('correlation').folder}/a.yml`, `${kindDef('correlation').folder}/b.yml`], 'correlation rules last, in their own order')
 })

@@ -1,7 +1,7 @@
 // Correlation rules: a sequence or group of other rules' alerts (engine/correlation/). Their
 // `correlationRuleReferenceIds` and `logTypes` are derived when read (the engine's describe()),
 // and they load after the rules they refer to.
-import { COMMON_EXTRA_FIELDS, CORRELATION_TESTS, DETECTION_FIELD, managedField, ruleFields, STRING_LIST_SCHEMA, testsField } from '../fields.js'
+import { COMMON_EXTRA_FIELDS, CORRELATION_TESTS, DETECTION_FIELD, managedField, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 export const correlation: RuleKindDef<'correlation'> = {
@@ -10,7 +10,7 @@ export const correlation: RuleKindDef<'correlation'> = {
   apiPath: 'correlation-rules',
   analysisType: 'correlation_rule',
   folder: 'correlation_rules',
-  fields: ruleFields([managedField(true), DETECTION_FIELD, testsField(CORRELATION_TESTS)]),
+  fields: ruleFields([managedField(true), DETECTION_FIELD], CORRELATION_TESTS),
   extraFields: [
     { api: 'correlationRuleReferenceIds', schema: STRING_LIST_SCHEMA, readOnly: true },
     { api: 'logTypes', schema: STRING_LIST_SCHEMA, readOnly: true },

@@ -1,6 +1,6 @@
 // Scheduled rules: a Python module (the `.py` named by `Filename`, beside the YAML file) run over
 // the results of scheduled queries (engine/python/).
-import { COMMON_EXTRA_FIELDS, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, testsField } from '../fields.js'
+import { COMMON_EXTRA_FIELDS, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 export const scheduled: RuleKindDef<'scheduled'> = {
@@ -12,8 +12,7 @@ export const scheduled: RuleKindDef<'scheduled'> = {
   fields: ruleFields([
     managedField(false),
     { api: 'scheduledQueries', file: 'ScheduledQueries', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
-    testsField(PYTHON_TESTS),
-  ]),
+  ], PYTHON_TESTS),
   extraFields: [{ api: 'body', schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true }, ...COMMON_EXTRA_FIELDS],
   requiredFileKeys: [],
   tests: PYTHON_TESTS,

@@ -1,6 +1,6 @@
 // Simple rules: a YAML detection over one log event (engine/simple/), Panther's `AnalysisType: rule`
 // with a `Detection` key (a `rule` without one is a Python streaming rule, not served).
-import { COMMON_EXTRA_FIELDS, DETECTION_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, STRING_SCHEMA, testsField } from '../fields.js'
+import { COMMON_EXTRA_FIELDS, DETECTION_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, STRING_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 const yamlText = (api: string, file: string) => ({ api, file, schema: STRING_SCHEMA, yamlText: true })
@@ -21,8 +21,7 @@ export const simple: RuleKindDef<'simple'> = {
     yamlText('alertContext', 'AlertContext'),
     yamlText('dynamicSeverities', 'DynamicSeverities'),
     yamlText('groupBy', 'GroupBy'),
-    testsField(PYTHON_TESTS),
-  ]),
+  ], PYTHON_TESTS),
   extraFields: [{ api: 'pythonBody', schema: STRING_SCHEMA, readOnly: true }, ...COMMON_EXTRA_FIELDS],
   requiredFileKeys: ['Detection'],
   tests: PYTHON_TESTS,
