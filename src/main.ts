@@ -96,7 +96,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new Reconciler({ catalog: store.catalog, follower: store.follower, remote }, logger, metrics)
+    const reconciler = new Reconciler({ catalog: store.catalog, follower: store.follower }, logger, metrics)
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 

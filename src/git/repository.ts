@@ -163,26 +163,25 @@ export class GitRepository {
    */
   async firstParentChain(from: string | null, to: string, limit = 1_000_000): Promise<CommitInfo[] | null> {
     const out: CommitInfo[] = []
-    let cur: string | null = to
-    while (cur && cur !== from) {
-      if (out.length >= limit) return null
-      const c: CommitInfo = await this.db.readCommit(cur)
-      out.push(c)
-      cur = c.parents[0] ?? null
-    }
-    if (cur !== from) return null
-    return out.reverse()
+    return (await this.walkFirstParents(from, to, limit, (c) => void out.push(c))) ? out.reverse() : null
   }
 
   /**
    * Whether `from` is on the first-parent chain of `to` within `limit` commits (no list is kept):
    * false when history was rewritten, or when `from` is further back than the limit.
    */
-  async isFirstParentAncestor(from: string, to: string, limit: number): Promise<boolean> {
+  isFirstParentAncestor(from: string, to: string, limit: number): Promise<boolean> {
+    return this.walkFirstParents(from, to, limit, () => {})
+  }
+
+  /** Walks first parents from `to` until `from`, handing each commit to `visit`; false when `from` is not reached within `limit`. */
+  private async walkFirstParents(from: string | null, to: string, limit: number, visit: (c: CommitInfo) => void): Promise<boolean> {
     let cur: string | null = to
     for (let n = 0; cur && cur !== from; n++) {
       if (n >= limit) return false
-      cur = (await this.db.readCommit(cur)).parents[0] ?? null
+      const c: CommitInfo = await this.db.readCommit(cur)
+      visit(c)
+      cur = c.parents[0] ?? null
     }
     return cur === from
   }

@@ -8,7 +8,6 @@
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
-import type { GitRemote } from '../git/remote.js'
 import type { RuleCatalog } from '../service/catalog.js'
 import type { RevisionFollower } from '../service/follower.js'
 import { outcomeOfError, readTheIndex, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
@@ -18,8 +17,8 @@ export type { Condition } from './summarize.js'
 
 export interface ReconcilerDeps {
   catalog: Pick<RuleCatalog, 'index' | 'exclusive'>
-  follower: Pick<RevisionFollower, 'pullRemote' | 'syncToTip' | 'stalled' | 'allowMassDelete' | 'head'>
-  remote?: GitRemote
+  /** The follower, and through it the remote it follows (none in embedded mode). */
+  follower: Pick<RevisionFollower, 'pullRemote' | 'syncToTip' | 'stalled' | 'allowMassDelete' | 'head' | 'remote'>
 }
 
 /** What the steps of one run learn and pass on. */
@@ -117,7 +116,7 @@ export class Reconciler {
   private async runOnce(): Promise<void> {
     const started = Date.now()
     const run: Run = { tip: null, filesChanged: 0 }
-    this.conditions.begin(this.deps.remote ? 'fetching the remote' : 'reading the branch')
+    this.conditions.begin(this.deps.follower.remote ? 'fetching the remote' : 'reading the branch')
     let outcome: StepOutcome = { kind: 'unchanged' }
     try {
       for (const step of this.steps) {
@@ -147,7 +146,7 @@ export class Reconciler {
   }
 
   status(): unknown {
-    const { remote } = this.deps
+    const { remote } = this.deps.follower
     const index = this.deps.catalog.index
     return {
       conditions: this.conditions.list,

@@ -74,7 +74,8 @@ export function parseYaml(text: string): ParsedYaml {
       // Aliases are bounded above by the size they expand to, so the count check is off.
       value = doc.toJS({ maxAliasCount: -1 })
     } catch (err) {
-      errors.push({ message: `YAML aliases expand too much: ${(err as Error).message}` })
+      // Alias expansion was bounded above; what is left is the reader's own refusal, said as it is.
+      errors.push({ message: `the YAML could not be read: ${(err as Error).message}` })
     }
     if (errors.length === 0 && depthOf(value) > MAX_YAML_DEPTH) {
       errors.push({ message: TOO_DEEP })
