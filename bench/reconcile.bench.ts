@@ -11,8 +11,8 @@
 //   content. Baseline: readFile + JSON.parse of a JSON file holding every parsed rule (the floor of
 //   loading a persisted index of that size).
 // - incremental reindex: remote mode against a real `git http-backend`; 10-file pushes (8 edits, 1
-//   new rule, 1 deletion) with the git CLI, then in-process `store.pullRemote()` (fetch + move the
-//   branch, context) and the measured part `store.exclusive(() => store.syncToTip())` ("from fetched
+//   new rule, 1 deletion) with the git CLI, then in-process `store.follower.pullRemote()` (fetch + move the
+//   branch, context) and the measured part `store.catalog.exclusive(() => store.follower.syncToTip())` ("from fetched
 //   to swapped"), checked: the index is at the pushed tip and the changed rules are served with
 //   their new content. Baseline: reading the same files from disk and parsing them with `yaml`.
 //   The server's local copy is seeded (loose objects + the pack a clone would hold) rather than
@@ -359,7 +359,7 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
 
       const idxBefore = new Set(idxFiles())
       const tf = performance.now()
-      const { tip } = await store.pullRemote()
+      const { tip } = await store.follower.pullRemote()
       const fMs = performance.now() - tf
       const listing = idxFiles()
       const fetchedIdx = listing.filter((f) => !idxBefore.has(f))
@@ -370,13 +370,13 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
 
       const r0 = { reads: reads.reads, ms: reads.ms }
       const t0 = performance.now()
-      await store.exclusive(() => store.syncToTip())
+      await store.catalog.exclusive(() => store.follower.syncToTip())
       const ms = performance.now() - t0
       const roundReads = { reads: reads.reads - r0.reads, ms: reads.ms - r0.ms }
 
       // Checked after the clock stopped: the swapped index is the pushed revision, with the content.
       if (store.index.revision !== pushed) throw new Error(`after syncToTip the index is at ${store.index.revision}, expected ${pushed}`)
-      if (store.stalled) throw new Error(`the revision stalled: ${store.stalled.reason}`)
+      if (store.follower.stalled) throw new Error(`the revision stalled: ${store.follower.stalled.reason}`)
       for (const i of [...edited, added]) expectRule(await getRule(s, ruleId(i)), ruleId(i), descriptionOf(texts.get(i)!), `push ${r}`)
       const gone = await getRule(s, ruleId(deleted))
       if (gone.status !== 404) throw new Error(`push ${r}: the deleted rule ${ruleId(deleted)} answers ${gone.status}`)
@@ -418,7 +418,7 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
         baseline: { name: 'read + yaml parse of the same files (9; the 10th is deleted)', value: baseMed, unit: 'ms' },
         ratio: med / baseMed,
         pass: med <= 300 && p90 <= 300,
-        notes: `pass needs the median and the p90 within the target (the cost is bimodal, see below); ${sync.length} pushes (plus 1 warm-up) of 8 edits + 1 new + 1 deleted rule through git http-backend; timed: store.exclusive(() => store.syncToTip()) after store.pullRemote() (fetch + branch move: median ${f0(median(fetchMs))} ms, not counted); checked each time: index.revision = pushed tip, new content served, deleted rule 404, lastModifiedBy = pusher; p90 ${f1(p90)} ms (${p90 <= 300 ? 'within' : 'over'} the target), min ${f1(Math.min(...sync))}, max ${f1(Math.max(...sync))}; per push a median of ${median(readCounts)} object reads taking ${f1(median(readMs))} ms (the new objects come from the pack each fetch wrote); median of the first ${half} pushes ${f1(median(sync.slice(0, half)))} ms vs the last ${sync.length - half} ${f1(median(sync.slice(half)))} ms (each fetch adds a pack: ${packsBefore} → ${packCount()} pack files, never repacked); ${splitByOrder(sync, behind, cloneObjects)}; ${fullMs !== undefined ? `${((med / fullMs) * 100).toFixed(2)}% of this run's full rebuild (${sec(fullMs)}); ` : ''}local copy seeded with loose objects + a clone pack; server start ${sec(startMs)}${smoke}`,
+        notes: `pass needs the median and the p90 within the target (the cost is bimodal, see below); ${sync.length} pushes (plus 1 warm-up) of 8 edits + 1 new + 1 deleted rule through git http-backend; timed: catalog.exclusive(() => follower.syncToTip()) after follower.pullRemote() (fetch + branch move: median ${f0(median(fetchMs))} ms, not counted); checked each time: index.revision = pushed tip, new content served, deleted rule 404, lastModifiedBy = pusher; p90 ${f1(p90)} ms (${p90 <= 300 ? 'within' : 'over'} the target), min ${f1(Math.min(...sync))}, max ${f1(Math.max(...sync))}; per push a median of ${median(readCounts)} object reads taking ${f1(median(readMs))} ms (the new objects come from the pack each fetch wrote); median of the first ${half} pushes ${f1(median(sync.slice(0, half)))} ms vs the last ${sync.length - half} ${f1(median(sync.slice(half)))} ms (each fetch adds a pack: ${packsBefore} → ${packCount()} pack files, never repacked); ${splitByOrder(sync, behind, cloneObjects)}; ${fullMs !== undefined ? `${((med / fullMs) * 100).toFixed(2)}% of this run's full rebuild (${sec(fullMs)}); ` : ''}local copy seeded with loose objects + a clone pack; server start ${sec(startMs)}${smoke}`,
       },
     ]
   } finally {

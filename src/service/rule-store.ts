@@ -17,7 +17,7 @@ import type { FileChanges } from '../git/tree-edit.js'
 import type { GitRemote } from '../git/remote.js'
 import type { HistoryTracker } from './history.js'
 import { RuleCatalog } from './catalog.js'
-import { RevisionFollower, type MassDeleteGuard, type StalledRevision, type SyncResult } from './follower.js'
+import { RevisionFollower, type MassDeleteGuard } from './follower.js'
 import { RuleWriter, writerMetrics, type WriterMetrics } from './rule-writer.js'
 
 export interface RuleStoreOptions {
@@ -35,7 +35,6 @@ export interface RuleStoreOptions {
   massDelete?: MassDeleteGuard
 }
 
-export type { StalledRevision } from './follower.js'
 
 export type StoreMetrics = WriterMetrics
 
@@ -138,26 +137,6 @@ export class RuleStore {
 
   get history(): HistoryTracker {
     return this.catalog.history
-  }
-
-  /** Set while a mass deletion waits for confirmation (the follower's). */
-  get stalled(): StalledRevision | null {
-    return this.follower.stalled
-  }
-
-  /** Runs `fn` with no write batch or remote pull in progress (the catalog's lane). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.catalog.exclusive(fn)
-  }
-
-  /** Fetches the remote and follows it (the follower's). */
-  pullRemote(): Promise<{ tip: string | null }> {
-    return this.follower.pullRemote()
-  }
-
-  /** Follows the local branch if it moved (the follower's; single flight). */
-  syncToTip(opts: { allowMassDelete?: boolean } = {}): Promise<SyncResult> {
-    return this.follower.syncToTip(opts)
   }
 
   async close(): Promise<void> {

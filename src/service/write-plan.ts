@@ -5,6 +5,7 @@
 import path from 'node:path'
 import { conflict, notFound } from '../errors.js'
 import type { EngineRegistry } from '../engine/engine.js'
+import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { newRulePaths, pythonPathFor } from '../rules/paths.js'
 import { foldId } from '../rules/rule-id.js'
@@ -78,16 +79,18 @@ export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDr
   if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
   const twin = holder ? undefined : draft.caseTwinOf(op.id)
   if (twin !== undefined) throw conflict(`id ${op.id} differs only by case from the existing id ${twin}, ${holderLabel(draft, twin) ?? 'in the repository'}; ids are unique ignoring case`)
+  // The kind's companion file (a scheduled rule's `.py`), named by `companion.fileKey` in the YAML.
+  const companion = kindDef(op.kind).companion
   if (existing) {
     const oldYaml = await repo.blobAt(tree, existing.path)
     const oldText = oldYaml ? (await readBlobOf(repo, objects, oldYaml)).toString('utf8') : undefined
     const data = { ...op.data }
-    if (op.kind === 'scheduled') data.Filename = existing.file.data.Filename ?? path.posix.basename(existing.pythonPath ?? '')
-    const text = renderRuleFile(op.kind, reorderFilename(data), oldText)
+    if (companion) data[companion.fileKey] = existing.file.data[companion.fileKey] ?? path.posix.basename(existing.pythonPath ?? '')
+    const text = renderRuleFile(op.kind, companionFirst(data, companion?.fileKey), oldText)
     const changes: FileChanges = new Map()
     if (text !== oldText) changes.set(existing.path, Buffer.from(text))
-    if (op.kind === 'scheduled') {
-      const py = existing.pythonPath ?? pythonPathFor(existing.path, String(data.Filename))
+    if (companion) {
+      const py = existing.pythonPath ?? pythonPathFor(existing.path, String(data[companion.fileKey]))
       if ((op.pythonSource ?? '') !== (existing.file.pythonSource ?? '')) changes.set(py, Buffer.from(op.pythonSource ?? ''))
     }
     if (changes.size === 0) return null
@@ -95,7 +98,7 @@ export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDr
   }
   let yamlPath: string | undefined
   for (const candidate of newRulePaths(op.kind, op.id)) {
-    const py = op.kind === 'scheduled' ? pythonPathFor(candidate) : undefined
+    const py = companion ? pythonPathFor(candidate) : undefined
     // Taken also when an existing path differs only by case: both could not live in one clone.
     const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.pathsLike(tree, p, foldId)).length > 0
     if (!(await taken(candidate)) && !(py && (await taken(py)))) {
@@ -106,12 +109,12 @@ export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDr
   if (!yamlPath) throw conflict(`no free file name for id ${op.id}`)
   const changes: FileChanges = new Map()
   const data = { ...op.data }
-  if (op.kind === 'scheduled') {
+  if (companion) {
     const py = pythonPathFor(yamlPath)
-    data.Filename = path.posix.basename(py)
+    data[companion.fileKey] = path.posix.basename(py)
     changes.set(py, Buffer.from(op.pythonSource ?? ''))
   }
-  changes.set(yamlPath, Buffer.from(renderRuleFile(op.kind, reorderFilename(data))))
+  changes.set(yamlPath, Buffer.from(renderRuleFile(op.kind, companionFirst(data, companion?.fileKey))))
   return { verb: 'Create', status: 'created', changes }
 }
 
@@ -148,9 +151,9 @@ async function readBlobOf(repo: GitRepository, objects: ObjectBatch, oid: string
   return raw ? unwrapObject(raw).content : repo.readBlob(oid)
 }
 
-/** `Filename` goes right after `AnalysisType` in files the service creates. */
-function reorderFilename(data: Record<string, unknown>): Record<string, unknown> {
-  if (!('Filename' in data)) return data
-  const { AnalysisType, Filename, ...rest } = data
-  return { AnalysisType, Filename, ...rest }
+/** The companion's key (`Filename`) goes right after `AnalysisType` in files the service writes. */
+function companionFirst(data: Record<string, unknown>, key: string | undefined): Record<string, unknown> {
+  if (!key || !(key in data)) return data
+  const { AnalysisType, [key]: named, ...rest } = data
+  return { AnalysisType, [key]: named, ...rest }
 }

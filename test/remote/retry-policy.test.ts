@@ -63,7 +63,7 @@ async function oneBatch(s: TestServer, expected: number, send: () => Array<Promi
   const store = s.server.store
   const writer = store.writer as unknown as { queue: unknown[]; running: boolean }
   let release!: () => void
-  const gate = store.exclusive(() => new Promise<void>((r) => (release = r)))
+  const gate = store.catalog.exclusive(() => new Promise<void>((r) => (release = r)))
   const noop = s.request('PUT', `/simple-rules/${GATE_ID}${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))
   await waitFor('the writer to hold the no-op', async () => writer.running && writer.queue.length === 0, 10_000, 5)
   const pending = send()
