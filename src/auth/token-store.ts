@@ -164,7 +164,7 @@ export class TokenStore {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
       }
       const next = change(list)
-      writeFileDurableSync(this.file, JSON.stringify(next, null, 2), { tmp: `${this.file}.${process.pid}.tmp`, mode: 0o600 })
+      writeFileDurableSync(this.file, JSON.stringify(next, null, 2), { mode: 0o600 })
     } finally {
       fs.closeSync(fd)
       fs.rmSync(lock, { force: true })
@@ -227,7 +227,7 @@ export class TokenStore {
       /* first write */
     }
     for (const [id, at] of this.lastUsed) merged[id] = new Date(at).toISOString()
-    writeFileDurableSync(this.usageFile, JSON.stringify(merged), { tmp: `${this.usageFile}.${process.pid}.tmp`, mode: 0o600 })
+    writeFileDurableSync(this.usageFile, JSON.stringify(merged), { mode: 0o600 })
   }
 }
 

@@ -264,7 +264,7 @@ export class HistoryTracker {
     if (!this.cacheFile || !this.dirty) return
     this.dirty = false
     await fsp.mkdir(path.dirname(this.cacheFile), { recursive: true })
-    await writeFileDurable(this.cacheFile, serializeState(this.state), { tmp: `${this.cacheFile}.${process.pid}.tmp` })
+    await writeFileDurable(this.cacheFile, serializeState(this.state))
   }
 
   async close(): Promise<void> {
@@ -273,7 +273,7 @@ export class HistoryTracker {
     await this.persisting
     if (this.cacheFile && this.dirty) {
       fs.mkdirSync(path.dirname(this.cacheFile), { recursive: true })
-      writeFileDurableSync(this.cacheFile, serializeState(this.state), { tmp: `${this.cacheFile}.${process.pid}.tmp` })
+      writeFileDurableSync(this.cacheFile, serializeState(this.state))
       this.dirty = false
     }
   }

@@ -144,7 +144,6 @@ export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: 
       }
       await fh.write(`${JSON.stringify(tail, replacer)}\n`)
     },
-    { tmp: `${file}.${process.pid}.tmp` },
   )
 }
 
