@@ -46,9 +46,20 @@ function bodyTemplate(): string[] {
       metadata: {
         id: `@@-${i}`,
         timestamp: `2026-11-20T${String(8 + (i % 3)).padStart(2, '0')}:01:12.310Z`,
-        context: { auth_id: 'idp|dana', ghost_mode: false, privacy_mode: 'PRIVACY_MODE_NO_TRAINING', request_id: `req_${i}` },
+        context: {
+          auth_id: 'idp|dana',
+          ghost_mode: false,
+          privacy_mode: 'PRIVACY_MODE_NO_TRAINING',
+          request_id: `req_${i}`,
+        },
       },
-      invite_email_sent: { invite_id: 'inv_31', role: 'member', sender_user_id: '77', recipient_email: 'fay@example.org', sender_email: 'dana@example.com' },
+      invite_email_sent: {
+        invite_id: 'inv_31',
+        role: 'member',
+        sender_user_id: '77',
+        recipient_email: 'fay@example.org',
+        sender_email: 'dana@example.com',
+      },
     }
     parts.push(JSON.stringify(rec))
   }
@@ -101,17 +112,19 @@ async function measureIngest(autocannon: Autocannon, dataDir: string, duration: 
       url: `${url}/http/editor-audit`,
       connections: CONNECTIONS,
       duration: seconds,
-      requests: [{
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
-        setupRequest: (req: any) => ({ ...req, body: template.join(`b${seq++}`) }),
-        onResponse: (status: number, body: string) => {
-          if (status !== 200) return void notAccepted++
-          const n = JSON.parse(body).accepted as number
-          accepted += n
-          if (n !== RECORDS_PER_REQUEST) notAccepted++
+      requests: [
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+          setupRequest: (req: any) => ({ ...req, body: template.join(`b${seq++}`) }),
+          onResponse: (status: number, body: string) => {
+            if (status !== 200) return void notAccepted++
+            const n = JSON.parse(body).accepted as number
+            accepted += n
+            if (n !== RECORDS_PER_REQUEST) notAccepted++
+          },
         },
-      }],
+      ],
     })
   try {
     await run(1) // warm-up: JIT, first files and directories
@@ -183,7 +196,13 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
         `p99 ack latency ${disk.p99} ms (p50 ${disk.p50} ms); ${disk.accepted} records in ${disk.seconds.toFixed(1)} s; ` +
         `${disk.notAccepted} responses not fully accepted, ${disk.errors} errors; load average ${loadavg()} at the end`,
     },
-    { name: 'audit-log ingest p99 acknowledgement latency', target: 'reported', value: disk.p99, unit: 'ms', pass: true },
+    {
+      name: 'audit-log ingest p99 acknowledgement latency',
+      target: 'reported',
+      value: disk.p99,
+      unit: 'ms',
+      pass: true,
+    },
   ]
   if (cpu) {
     results.push({

@@ -39,7 +39,7 @@ function detection(): CompiledDetection {
  */
 function ruleOutputs(values: number, seed: number, rfc3339: boolean): unknown[] {
   let state = seed
-  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
   return ['A', 'B', 'C', 'D'].map((id, step) => {
     const byValue: Record<string, Array<number | string>> = {}
     for (let i = 0; i < SIGNALS_PER_STEP; i++) {
@@ -94,17 +94,30 @@ const bench: BenchModule = async (ctx: BenchContext) => {
       runCorrelationTest(compiled, test, 0)
       sortAndScan(outputs)
     }
-    ctx.progress(`correlation eval: 4 steps × ${SIGNALS_PER_STEP} signals, ${values} join value(s), ${kind}, ${iterations} runs`)
+    ctx.progress(
+      `correlation eval: 4 steps × ${SIGNALS_PER_STEP} signals, ${values} join value(s), ${kind}, ${iterations} runs`,
+    )
     const outcome = runCorrelationTest(compiled, test, 0)
-    if (outcome.error !== null || outcome.actual !== false) throw new Error(`unexpected outcome ${JSON.stringify(outcome)}`)
-    const evaluation = percentile(timeMs(iterations, () => runCorrelationTest(compiled, test, 0)), 50)
-    const baseline = percentile(timeMs(iterations, () => sortAndScan(outputs)), 50)
+    if (outcome.error !== null || outcome.actual !== false)
+      throw new Error(`unexpected outcome ${JSON.stringify(outcome)}`)
+    const evaluation = percentile(
+      timeMs(iterations, () => runCorrelationTest(compiled, test, 0)),
+      50,
+    )
+    const baseline = percentile(
+      timeMs(iterations, () => sortAndScan(outputs)),
+      50,
+    )
     results.push({
       name: `correlation test evaluation (4 steps × ${SIGNALS_PER_STEP} signals, ${values} join value${values === 1 ? '' : 's'}, ${kind})`,
       target: `<= ${TARGET_MS} ms per test`,
       value: Number(evaluation.toFixed(3)),
       unit: 'ms (median)',
-      baseline: { name: `read${rfc3339 ? ' (Date.parse)' : ''}, sort and scan the same signals`, value: Number(baseline.toFixed(3)), unit: 'ms (median)' },
+      baseline: {
+        name: `read${rfc3339 ? ' (Date.parse)' : ''}, sort and scan the same signals`,
+        value: Number(baseline.toFixed(3)),
+        unit: 'ms (median)',
+      },
       ratio: Number((evaluation / baseline).toFixed(2)),
       pass: evaluation <= TARGET_MS,
       notes:

@@ -97,7 +97,11 @@ const bench: BenchModule = async (ctx: BenchContext) => {
         target: `≤ ${TARGET_MS} ms total with a warm worker pool`,
         value: Number(median.toFixed(2)),
         unit: 'ms (median)',
-        baseline: { name: 'an empty job in a ready spare sandbox', value: Number(ping.toFixed(3)), unit: 'ms (median)' },
+        baseline: {
+          name: 'an empty job in a ready spare sandbox',
+          value: Number(ping.toFixed(3)),
+          unit: 'ms (median)',
+        },
         ratio: Number((median / ping).toFixed(1)),
         pass: median <= TARGET_MS,
         notes: `p95 ${p95.toFixed(2)} ms over ${iterations} runs; Python ${info.interpreter.version}; a fresh bubblewrap sandbox per rule run, started ahead as a spare; isolation ${JSON.stringify(info.isolation)}`,
@@ -141,7 +145,12 @@ function plainStart(executable: string): Promise<void> {
   })
 }
 
-async function sustained(ctx: BenchContext, engine: ReturnType<typeof createPythonEngine>['engine'], engineCtx: EngineContext, executable: string): Promise<BenchResult> {
+async function sustained(
+  ctx: BenchContext,
+  engine: ReturnType<typeof createPythonEngine>['engine'],
+  engineCtx: EngineContext,
+  executable: string,
+): Promise<BenchResult> {
   const n = Math.max(10, Math.round(200 * ctx.scale))
   const rule = tenTestRule()
   const one: RuleFile = { ...rule, data: { ...rule.data, Tests: (rule.data.Tests as unknown[]).slice(0, 1) } }
@@ -158,7 +167,11 @@ async function sustained(ctx: BenchContext, engine: ReturnType<typeof createPyth
     target: 'reported (the ≤ 50 ms target is the warm figure above)',
     value: Number(perRule.toFixed(2)),
     unit: 'ms per rule (wall, 2 cores)',
-    baseline: { name: 'bare `python3 -I -B -c pass` start, 2 at a time (no sandbox, no runtime)', value: Number(perPlain.toFixed(2)), unit: 'ms per start' },
+    baseline: {
+      name: 'bare `python3 -I -B -c pass` start, 2 at a time (no sandbox, no runtime)',
+      value: Number(perPlain.toFixed(2)),
+      unit: 'ms per start',
+    },
     ratio: Number((perRule / perPlain).toFixed(2)),
     pass: true,
     notes: `${(1000 / perRule).toFixed(0)} rules/s over ${n} rules; each run is bwrap + interpreter + runtime import + the job, spares started while others run`,

@@ -84,11 +84,21 @@ async function getRule(s: TestServer, id: string): Promise<Reply> {
 
 function expectRule(r: Reply, id: string, description: string, what: string): void {
   if (r.status !== 200) throw new Error(`${what}: GET ${id} answered ${r.status}: ${r.text.slice(0, 300)}`)
-  if (r.body?.description !== description) throw new Error(`${what}: GET ${id} served description ${JSON.stringify(r.body?.description)}, expected ${JSON.stringify(description)}`)
+  if (r.body?.description !== description)
+    throw new Error(
+      `${what}: GET ${id} served description ${JSON.stringify(r.body?.description)}, expected ${JSON.stringify(description)}`,
+    )
 }
 
 /** The server's log lines (pino JSON) of one start, summarized. */
-function startLog(lines: string[]): { progress: number; indexMs?: number; indexDoneAt?: number; servingAt?: number; firstAt?: number; historyCommits?: number } {
+function startLog(lines: string[]): {
+  progress: number
+  indexMs?: number
+  indexDoneAt?: number
+  servingAt?: number
+  firstAt?: number
+  historyCommits?: number
+} {
   const out: ReturnType<typeof startLog> = { progress: 0 }
   for (const l of lines) {
     let j: { msg?: string; time?: number; ms?: number; commits?: number }
@@ -109,7 +119,12 @@ function startLog(lines: string[]): { progress: number; indexMs?: number; indexD
 }
 
 /** Runs a process, collects stdout as a Buffer; stdin from a Buffer/string when given. */
-function runCapture(cmd: string, args: string[], input?: string | Buffer, env?: Record<string, string>): Promise<Buffer> {
+function runCapture(
+  cmd: string,
+  args: string[],
+  input?: string | Buffer,
+  env?: Record<string, string>,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...(env ?? {}) } })
     const chunks: Buffer[] = []
@@ -119,7 +134,11 @@ function runCapture(cmd: string, args: string[], input?: string | Buffer, env?: 
       if (stderr.length < 8192) stderr += d.toString()
     })
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}: ${stderr.trim()}`))))
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(Buffer.concat(chunks))
+        : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}: ${stderr.trim()}`)),
+    )
     child.stdin.on('error', () => {})
     child.stdin.end(input)
   })
@@ -127,13 +146,19 @@ function runCapture(cmd: string, args: string[], input?: string | Buffer, env?: 
 
 /** Every `*.yml` blob of the branch through one `git cat-file --batch`: [path, text][]. */
 async function readAllYamlWithGit(gitdir: string): Promise<Array<[string, string]>> {
-  const ls = (await runCapture('git', ['--git-dir', gitdir, 'ls-tree', '-r', '--full-tree', 'refs/heads/main'])).toString('utf8')
+  const ls = (
+    await runCapture('git', ['--git-dir', gitdir, 'ls-tree', '-r', '--full-tree', 'refs/heads/main'])
+  ).toString('utf8')
   const entries: Array<[string, string]> = []
   for (const line of ls.split('\n')) {
     const m = /^\d+ blob ([0-9a-f]{40})\t(.*)$/.exec(line)
     if (m && /\.ya?ml$/.test(m[2]!)) entries.push([m[2]!, m[1]!])
   }
-  const out = await runCapture('git', ['--git-dir', gitdir, 'cat-file', '--batch'], entries.map(([, oid]) => oid).join('\n') + '\n')
+  const out = await runCapture(
+    'git',
+    ['--git-dir', gitdir, 'cat-file', '--batch'],
+    `${entries.map(([, oid]) => oid).join('\n')}\n`,
+  )
   const texts: Array<[string, string]> = []
   let pos = 0
   for (const [p] of entries) {
@@ -176,11 +201,18 @@ function phaseNote(st: TimedStart): string {
   const l = st.log
   const parts = [`start ${sec(st.startMs)}`]
   if (l.indexMs !== undefined) parts.push(`full index build ${sec(l.indexMs)} (server log)`)
-  if (l.indexDoneAt !== undefined && l.servingAt !== undefined) parts.push(`then ${sec(l.servingAt - l.indexDoneAt)} to "serving" (history metadata${l.historyCommits ? ` over ${l.historyCommits} commits` : ''}, log sources, listen)`)
+  if (l.indexDoneAt !== undefined && l.servingAt !== undefined)
+    parts.push(
+      `then ${sec(l.servingAt - l.indexDoneAt)} to "serving" (history metadata${l.historyCommits ? ` over ${l.historyCommits} commits` : ''}, log sources, listen)`,
+    )
   return parts.join(', ')
 }
 
-async function startsSection(ctx: BenchContext, n: number, smoke: string): Promise<{ results: BenchResult[]; fullMs: number }> {
+async function startsSection(
+  ctx: BenchContext,
+  n: number,
+  smoke: string,
+): Promise<{ results: BenchResult[]; fullMs: number }> {
   const dataDir = fs.mkdtempSync(path.join(ctx.tmpDir, 'embedded-'))
   ctx.progress(`starts: building a repository of ${n} rules`)
   const buildMs = await buildRepository(dataDir, n)
@@ -191,14 +223,17 @@ async function startsSection(ctx: BenchContext, n: number, smoke: string): Promi
   ctx.progress(`starts: built in ${sec(buildMs)}; first start, no persisted state (full rebuild)`)
   const full = await timedStart(dataDir, probe)
   if (full.rules < n) throw new Error(`the first start serves ${full.rules} rules, expected at least ${n}`)
-  ctx.progress(`starts: full rebuild ready in ${sec(full.readyMs)} (${phaseNote(full)}; ${full.log.progress} progress lines)`)
+  ctx.progress(
+    `starts: full rebuild ready in ${sec(full.readyMs)} (${phaseNote(full)}; ${full.log.progress} progress lines)`,
+  )
 
   const restarts: TimedStart[] = []
   const restartCount = 3
   for (let k = 0; k < restartCount; k++) {
     ctx.progress(`starts: restart ${k + 1}/${restartCount} on the same data directory`)
     const st = await timedStart(dataDir, probe)
-    if (st.rules !== full.rules) throw new Error(`restart ${k + 1} serves ${st.rules} rules, the first start ${full.rules}`)
+    if (st.rules !== full.rules)
+      throw new Error(`restart ${k + 1} serves ${st.rules} rules, the first start ${full.rules}`)
     restarts.push(st)
     ctx.progress(`starts: restart ready in ${sec(st.readyMs)} (${phaseNote(st)})`)
   }
@@ -234,7 +269,11 @@ async function startsSection(ctx: BenchContext, n: number, smoke: string): Promi
       target: '≤ 10 s, with progress in the log',
       value: full.readyMs / 1000,
       unit: 's',
-      baseline: { name: `naive read: git cat-file --batch + yaml parse of all ${texts.length} YAML files`, value: naiveMs / 1000, unit: 's' },
+      baseline: {
+        name: `naive read: git cat-file --batch + yaml parse of all ${texts.length} YAML files`,
+        value: naiveMs / 1000,
+        unit: 's',
+      },
       ratio: full.readyMs / naiveMs,
       pass: full.readyMs <= 10_000 && progressOk,
       notes: `first start (embedded mode, repository built outside the server in ${sec(buildMs)}, no <dataDir>/cache) until a GET by id answered 200 with the right content; ${phaseNote(full)}; ${full.log.progress} "full index build progress" lines in the log${progressOk ? '' : ' — NO PROGRESS IN THE LOG'}; baseline: read ${sec(readMs)}, parse ${sec(parseMs)}${smoke}`,
@@ -244,7 +283,11 @@ async function startsSection(ctx: BenchContext, n: number, smoke: string): Promi
       target: '≤ 2 s',
       value: median(restarts.map((r) => r.readyMs)) / 1000,
       unit: 's',
-      baseline: { name: `readFile + JSON.parse of every parsed rule (${(jsonBytes / 1e6).toFixed(1)} MB)`, value: jsonMs / 1000, unit: 's' },
+      baseline: {
+        name: `readFile + JSON.parse of every parsed rule (${(jsonBytes / 1e6).toFixed(1)} MB)`,
+        value: jsonMs / 1000,
+        unit: 's',
+      },
       ratio: median(restarts.map((r) => r.readyMs)) / jsonMs,
       pass: median(restarts.map((r) => r.readyMs)) <= 2000,
       notes: `median of ${restartCount} restarts after a clean close (${restarts.map((r) => f1(r.readyMs / 1000)).join(' / ')} s), ready = startTestServer resolved and a GET by id answered 200 with the right content; last restart: ${phaseNote(restarts[restarts.length - 1]!)}; persisted files in <dataDir>/cache: ${listCache(dataDir)}${smoke}`,
@@ -259,7 +302,9 @@ function listCache(dataDir: string): string {
   const dir = path.join(dataDir, 'cache')
   if (!fs.existsSync(dir)) return 'none'
   const files = fs.readdirSync(dir)
-  return files.length ? files.map((f) => `${f} (${(fs.statSync(path.join(dir, f)).size / 1e6).toFixed(1)} MB)`).join(', ') : 'none'
+  return files.length
+    ? files.map((f) => `${f} (${(fs.statSync(path.join(dir, f)).size / 1e6).toFixed(1)} MB)`).join(', ')
+    : 'none'
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,7 +313,13 @@ function listCache(dataDir: string): string {
 const GIT_USER = 'rk-bench'
 const GIT_TOKEN = 'bench-token-0123456789'
 
-async function reindexSection(ctx: BenchContext, n: number, rounds: number, fullMs: number | undefined, smoke: string): Promise<BenchResult[]> {
+async function reindexSection(
+  ctx: BenchContext,
+  n: number,
+  rounds: number,
+  fullMs: number | undefined,
+  smoke: string,
+): Promise<BenchResult[]> {
   const seedDir = fs.mkdtempSync(path.join(ctx.tmpDir, 'remote-seed-'))
   const root = fs.mkdtempSync(path.join(ctx.tmpDir, 'remote-root-'))
   const dataDir = fs.mkdtempSync(path.join(ctx.tmpDir, 'remote-data-'))
@@ -283,7 +334,11 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
   fs.cpSync(seedGit, path.join(dataDir, 'repo.git'), { recursive: true })
   const packPrefix = path.join(dataDir, 'repo.git', 'objects', 'pack', 'pack')
   fs.mkdirSync(path.dirname(packPrefix), { recursive: true })
-  await runCapture('git', ['--git-dir', seedGit, 'pack-objects', '-q', '--revs', '--window=0', packPrefix], 'refs/heads/main\n')
+  await runCapture(
+    'git',
+    ['--git-dir', seedGit, 'pack-objects', '-q', '--revs', '--window=0', packPrefix],
+    'refs/heads/main\n',
+  )
   const copyMs = performance.now() - tc0
   const remoteGit = path.join(root, 'rules.git')
   fs.renameSync(seedGit, remoteGit)
@@ -297,14 +352,22 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
   let clone: PersonClone | undefined
   let s: TestServer | undefined
   try {
-    const env = { RULEKEEPER_GIT_URL: gitServer.url('rules'), RULEKEEPER_GIT_BRANCH: 'main', RULEKEEPER_GIT_USERNAME: GIT_USER, RULEKEEPER_GIT_TOKEN: GIT_TOKEN }
-    ctx.progress(`reindex: built in ${sec(buildMs)}, local copy seeded in ${sec(copyMs)}; starting the server in remote mode`)
+    const env = {
+      RULEKEEPER_GIT_URL: gitServer.url('rules'),
+      RULEKEEPER_GIT_BRANCH: 'main',
+      RULEKEEPER_GIT_USERNAME: GIT_USER,
+      RULEKEEPER_GIT_TOKEN: GIT_TOKEN,
+    }
+    ctx.progress(
+      `reindex: built in ${sec(buildMs)}, local copy seeded in ${sec(copyMs)}; starting the server in remote mode`,
+    )
     const ts0 = performance.now()
     s = await startTestServer({ dataDir, env })
     const startMs = performance.now() - ts0
     const store = s.server.store
     const startTip = (await git(['--git-dir', path.join(root, 'rules.git'), 'rev-parse', 'refs/heads/main'])).trim()
-    if (store.index.revision !== startTip) throw new Error(`the server started at ${store.index.revision}, the remote is at ${startTip}`)
+    if (store.index.revision !== startTip)
+      throw new Error(`the server started at ${store.index.revision}, the remote is at ${startTip}`)
     ctx.progress(`reindex: server up in ${sec(startMs)}; cloning the remote with the git CLI`)
     const person = { name: 'Riley Reviewer', email: 'riley@example.com' }
     clone = await PersonClone.clone(gitServer.authUrl('rules'), person)
@@ -366,7 +429,8 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
       if (fetchedIdx.length !== 1) throw new Error(`the fetch wrote ${fetchedIdx.length} pack(s), expected 1`)
       const afterClone = listing.indexOf(fetchedIdx[0]!) > listing.indexOf(cloneIdx)
       if (tip !== pushed) throw new Error(`the fetch brought ${tip}, the push was ${pushed}`)
-      if (store.index.revision === pushed) throw new Error('the index moved before syncToTip (the measurement would be empty)')
+      if (store.index.revision === pushed)
+        throw new Error('the index moved before syncToTip (the measurement would be empty)')
 
       const r0 = { reads: reads.reads, ms: reads.ms }
       const t0 = performance.now()
@@ -375,13 +439,18 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
       const roundReads = { reads: reads.reads - r0.reads, ms: reads.ms - r0.ms }
 
       // Checked after the clock stopped: the swapped index is the pushed revision, with the content.
-      if (store.index.revision !== pushed) throw new Error(`after syncToTip the index is at ${store.index.revision}, expected ${pushed}`)
+      if (store.index.revision !== pushed)
+        throw new Error(`after syncToTip the index is at ${store.index.revision}, expected ${pushed}`)
       if (store.follower.stalled) throw new Error(`the revision stalled: ${store.follower.stalled.reason}`)
-      for (const i of [...edited, added]) expectRule(await getRule(s, ruleId(i)), ruleId(i), descriptionOf(texts.get(i)!), `push ${r}`)
+      for (const i of [...edited, added])
+        expectRule(await getRule(s, ruleId(i)), ruleId(i), descriptionOf(texts.get(i)!), `push ${r}`)
       const gone = await getRule(s, ruleId(deleted))
       if (gone.status !== 404) throw new Error(`push ${r}: the deleted rule ${ruleId(deleted)} answers ${gone.status}`)
       const meta = (await getRule(s, ruleId(edited[0]!))).body
-      if (meta?.lastModifiedBy?.id !== person.email) throw new Error(`push ${r}: lastModifiedBy of an edited rule is ${JSON.stringify(meta?.lastModifiedBy)}, expected ${person.email}`)
+      if (meta?.lastModifiedBy?.id !== person.email)
+        throw new Error(
+          `push ${r}: lastModifiedBy of an edited rule is ${JSON.stringify(meta?.lastModifiedBy)}, expected ${person.email}`,
+        )
 
       // Baseline: read the same files (as they are after the push) from the clone and parse them.
       const tb = performance.now()
@@ -403,7 +472,9 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
         fetchMs.push(fMs)
         base.push(bMs)
       }
-      ctx.progress(`reindex: push ${r + 1}/${total}${warm ? ' (warm-up, not counted)' : ''}: fetch ${f0(fMs)} ms, fetched → swapped ${f1(ms)} ms (${roundReads.reads} objects read in ${f1(roundReads.ms)} ms), baseline ${f1(bMs)} ms, ${packCount()} pack files, the fetched one listed ${afterClone ? 'after' : 'before'} the clone pack`)
+      ctx.progress(
+        `reindex: push ${r + 1}/${total}${warm ? ' (warm-up, not counted)' : ''}: fetch ${f0(fMs)} ms, fetched → swapped ${f1(ms)} ms (${roundReads.reads} objects read in ${f1(roundReads.ms)} ms), baseline ${f1(bMs)} ms, ${packCount()} pack files, the fetched one listed ${afterClone ? 'after' : 'before'} the clone pack`,
+      )
     }
     const med = median(sync)
     const p90 = percentile(sync, 90)
@@ -425,7 +496,11 @@ async function reindexSection(ctx: BenchContext, n: number, rounds: number, full
     // Cleanup problems are reported, never allowed to replace the results or the real error.
     await quietly(ctx, 'closing the server', async () => s?.close())
     await quietly(ctx, 'stopping the git server', () => gitServer.stop())
-    for (const dir of [clone ? path.dirname(clone.dir) : null, root, dataDir]) if (dir) await quietly(ctx, `removing ${dir}`, async () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
+    for (const dir of [clone ? path.dirname(clone.dir) : null, root, dataDir])
+      if (dir)
+        await quietly(ctx, `removing ${dir}`, async () =>
+          fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }),
+        )
   }
 }
 
@@ -485,7 +560,8 @@ function hPyPath(r: HRule): string {
   return `${hDir(r)}/${r.id}.py`
 }
 function hYaml(r: HRule): string {
-  if (!r.py) return ruleYaml(r.i).replace(/^Description: (.*)$/m, (_, d: string) => `Description: ${d} Revision ${r.rev}.`)
+  if (!r.py)
+    return ruleYaml(r.i).replace(/^Description: (.*)$/m, (_, d: string) => `Description: ${d} Revision ${r.rev}.`)
   return [
     'AnalysisType: rule',
     `Filename: ${r.id}.py`,
@@ -518,8 +594,15 @@ interface HistoryRepo {
  * Streams a history into `git fast-import`: one import commit of `n` rules, then small commits
  * (1–3 rule files), moves, deletions, re-created ids, new ids and commits touching no rule.
  */
-export async function generateHistory(gitdir: string, n: number, commits: number, progress: (m: string) => void): Promise<HistoryRepo> {
-  const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', '--done'], { stdio: ['pipe', 'ignore', 'pipe'] })
+export async function generateHistory(
+  gitdir: string,
+  n: number,
+  commits: number,
+  progress: (m: string) => void,
+): Promise<HistoryRepo> {
+  const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', '--done'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+  })
   try {
     return await streamHistory(child, n, commits, progress)
   } catch (err) {
@@ -528,7 +611,12 @@ export async function generateHistory(gitdir: string, n: number, commits: number
   }
 }
 
-async function streamHistory(child: ChildProcessByStdio<Writable, null, Readable>, n: number, commits: number, progress: (m: string) => void): Promise<HistoryRepo> {
+async function streamHistory(
+  child: ChildProcessByStdio<Writable, null, Readable>,
+  n: number,
+  commits: number,
+  progress: (m: string) => void,
+): Promise<HistoryRepo> {
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => {
     if (stderr.length < 8192) stderr += d.toString()
@@ -586,7 +674,14 @@ async function streamHistory(child: ChildProcessByStdio<Writable, null, Readable
     liveAt.delete(r)
     r.live = false
   }
-  const newRule = (i: number): HRule => ({ i, id: ruleId(i), py: random() < PY_SHARE, group: i % GROUPS, rev: 0, live: false })
+  const newRule = (i: number): HRule => ({
+    i,
+    id: ruleId(i),
+    py: random() < PY_SHARE,
+    group: i % GROUPS,
+    rev: 0,
+    live: false,
+  })
   const put = (r: HRule) => {
     out(`M 100644 inline ${hYmlPath(r)}\n`)
     data(hYaml(r))
@@ -603,7 +698,9 @@ async function streamHistory(child: ChildProcessByStdio<Writable, null, Readable
   const header = (message: string, apiCommit: boolean) => {
     time += 300 + Math.floor(random() * 3300)
     const who = apiCommit ? { name: 'rulekeeper', email: 'rulekeeper@localhost' } : pick(people)
-    out(`commit refs/heads/main\nauthor ${who.name} <${who.email}> ${time} +0000\ncommitter ${who.name} <${who.email}> ${time} +0000\n`)
+    out(
+      `commit refs/heads/main\nauthor ${who.name} <${who.email}> ${time} +0000\ncommitter ${who.name} <${who.email}> ${time} +0000\n`,
+    )
     data(apiCommit ? `${message}\n\nActor-Id: ${pick(people).email}\nActor-Type: user\n` : `${message}\n`)
   }
 
@@ -684,7 +781,16 @@ async function streamHistory(child: ChildProcessByStdio<Writable, null, Readable
   await flush()
   child.stdin.end()
   await exited
-  return { commits, liveRules: live.length, rulesCreated: stats.created, moves: stats.moves, deletions: stats.deletions, recreations: stats.recreations, pyOnly: stats.pyOnly, streamBytes }
+  return {
+    commits,
+    liveRules: live.length,
+    rulesCreated: stats.created,
+    moves: stats.moves,
+    deletions: stats.deletions,
+    recreations: stats.recreations,
+    pyOnly: stats.pyOnly,
+    streamBytes,
+  }
 }
 
 interface LogCommit {
@@ -738,7 +844,7 @@ function expectedFromLog(oldestFirst: LogCommit[]): Expected {
     }
     for (const ch of c.changes) {
       const x = idOf(ch.path)
-      if (!x || !x.yml) continue
+      if (!x?.yml) continue
       let set = paths.get(x.id)
       if (!set) paths.set(x.id, (set = new Set()))
       if (ch.status === 'D') set.delete(ch.path)
@@ -762,12 +868,20 @@ function verifyHistory(history: HistoryTracker, exp: Expected): { checked: numbe
   for (const [id, e] of exp.live) {
     const h = history.get(id)
     if (!h) bad.push(`${id}: no metadata`)
-    else if (h.created.commit !== e.created.oid || h.modified.commit !== e.modified.oid || h.created.at !== iso(e.created.at) || h.modified.at !== iso(e.modified.at)) {
-      bad.push(`${id}: created ${h.created.commit.slice(0, 10)}@${h.created.at} modified ${h.modified.commit.slice(0, 10)}@${h.modified.at}, git says ${e.created.oid.slice(0, 10)}@${iso(e.created.at)} / ${e.modified.oid.slice(0, 10)}@${iso(e.modified.at)}`)
+    else if (
+      h.created.commit !== e.created.oid ||
+      h.modified.commit !== e.modified.oid ||
+      h.created.at !== iso(e.created.at) ||
+      h.modified.at !== iso(e.modified.at)
+    ) {
+      bad.push(
+        `${id}: created ${h.created.commit.slice(0, 10)}@${h.created.at} modified ${h.modified.commit.slice(0, 10)}@${h.modified.at}, git says ${e.created.oid.slice(0, 10)}@${iso(e.created.at)} / ${e.modified.oid.slice(0, 10)}@${iso(e.modified.at)}`,
+      )
     }
   }
   for (const id of exp.deleted) if (history.get(id)) bad.push(`${id}: deleted in git, still has metadata`)
-  if (bad.length) throw new Error(`history metadata differs from git log for ${bad.length} id(s): ${bad.slice(0, 3).join('; ')}`)
+  if (bad.length)
+    throw new Error(`history metadata differs from git log for ${bad.length} id(s): ${bad.slice(0, 3).join('; ')}`)
   return { checked: exp.live.size + exp.deleted.size }
 }
 
@@ -784,7 +898,16 @@ interface ColdRun {
 }
 
 /** A cold catchUpHistory (fresh repository object, empty tracker), reads counted, optionally capped. */
-async function coldHistory(gitdir: string, head: string, order: Map<string, number>, total: number, capMs: number, label: string, ctx: BenchContext, gitBinary: boolean): Promise<ColdRun> {
+async function coldHistory(
+  gitdir: string,
+  head: string,
+  order: Map<string, number>,
+  total: number,
+  capMs: number,
+  label: string,
+  ctx: BenchContext,
+  gitBinary: boolean,
+): Promise<ColdRun> {
   const repo = await GitRepository.open(gitdir, 'main')
   const db = repo.db
   const read = db.readObject.bind(db)
@@ -806,23 +929,30 @@ async function coldHistory(gitdir: string, head: string, order: Map<string, numb
     }
   }
   const history = new HistoryTracker(null)
-  const logger = pino({ level: 'info' }, {
-    write: (s: string) => {
-      try {
-        const j = JSON.parse(s) as { msg?: string; done?: number; total?: number; commits?: number }
-        ctx.progress(`history (${label}): ${j.msg}${j.done !== undefined ? ` ${j.done}/${j.total}` : j.commits !== undefined ? ` (${j.commits} commits)` : ''}`)
-      } catch {
-        /* not JSON */
-      }
+  const logger = pino(
+    { level: 'info' },
+    {
+      write: (s: string) => {
+        try {
+          const j = JSON.parse(s) as { msg?: string; done?: number; total?: number; commits?: number }
+          ctx.progress(
+            `history (${label}): ${j.msg}${j.done !== undefined ? ` ${j.done}/${j.total}` : j.commits !== undefined ? ` (${j.commits} commits)` : ''}`,
+          )
+        } catch {
+          /* not JSON */
+        }
+      },
     },
-  })
+  )
   const applied = () => (history.head ? (order.get(history.head) ?? -1) + 1 : 0)
   t0 = performance.now()
   const cpu0 = process.cpuUsage()
   const timer = setInterval(() => {
     const el = performance.now() - t0
     const a = applied()
-    ctx.progress(`history (${label}): ${sec(el)}, ${reads} objects read (${(readMs / Math.max(1, reads)).toFixed(2)} ms each), ${a === 0 ? 'walking the first-parent chain' : `${a}/${total} commits applied`}`)
+    ctx.progress(
+      `history (${label}): ${sec(el)}, ${reads} objects read (${(readMs / Math.max(1, reads)).toFixed(2)} ms each), ${a === 0 ? 'walking the first-parent chain' : `${a}/${total} commits applied`}`,
+    )
   }, 10_000)
   timer.unref()
   let completed = true
@@ -840,7 +970,13 @@ async function coldHistory(gitdir: string, head: string, order: Map<string, numb
   return { ms, completed, reads, readMs, commitsApplied: applied(), history, cpuMs: (cpu.user + cpu.system) / 1000 }
 }
 
-async function historySection(ctx: BenchContext, n: number, commits: number, capMs: number, smoke: string): Promise<BenchResult[]> {
+async function historySection(
+  ctx: BenchContext,
+  n: number,
+  commits: number,
+  capMs: number,
+  smoke: string,
+): Promise<BenchResult[]> {
   const packed = path.join(ctx.tmpDir, 'history-packed.git')
   const loose = path.join(ctx.tmpDir, 'history-loose.git')
   try {
@@ -858,7 +994,9 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
     const packFile = path.join(packed, 'objects', 'pack', packs[0]!)
     const packBytes = fs.statSync(packFile).size
     const head = (await git(['--git-dir', packed, 'rev-parse', 'refs/heads/main'])).trim()
-    ctx.progress(`history: generated in ${sec(genMs)} (${(gen.streamBytes / 1e6).toFixed(0)} MB stream), repacked in ${sec(repackMs)} (${(packBytes / 1e6).toFixed(1)} MB pack); unpacking a loose copy`)
+    ctx.progress(
+      `history: generated in ${sec(genMs)} (${(gen.streamBytes / 1e6).toFixed(0)} MB stream), repacked in ${sec(repackMs)} (${(packBytes / 1e6).toFixed(1)} MB pack); unpacking a loose copy`,
+    )
     const tu = performance.now()
     await git(['init', '-q', '--bare', '-b', 'main', loose])
     await runCapture('git', ['--git-dir', loose, 'unpack-objects', '-q'], fs.readFileSync(packFile))
@@ -871,7 +1009,20 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
     let logText = ''
     for (let k = 0; k < 2; k++) {
       const t = performance.now()
-      logText = (await runCapture('git', ['--git-dir', packed, 'log', '--first-parent', '--root', '--raw', '--no-renames', '--no-abbrev', '--format=%x01%H %at', 'refs/heads/main'])).toString('utf8')
+      logText = (
+        await runCapture('git', [
+          '--git-dir',
+          packed,
+          'log',
+          '--first-parent',
+          '--root',
+          '--raw',
+          '--no-renames',
+          '--no-abbrev',
+          '--format=%x01%H %at',
+          'refs/heads/main',
+        ])
+      ).toString('utf8')
       logRuns.push(performance.now() - t)
     }
     const gitLogMs = Math.min(...logRuns)
@@ -879,7 +1030,8 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
     if (log.length !== commits) throw new Error(`git log lists ${log.length} first-parent commits, expected ${commits}`)
     const order = new Map(log.map((c, k) => [c.oid, k]))
     const expected = expectedFromLog(log)
-    if (expected.live.size !== gen.liveRules) throw new Error(`git log implies ${expected.live.size} live rules, the generator made ${gen.liveRules}`)
+    if (expected.live.size !== gen.liveRules)
+      throw new Error(`git log implies ${expected.live.size} live rules, the generator made ${gen.liveRules}`)
     const shape = `${gen.rulesCreated} ids created, ${gen.liveRules} live at the tip, ${gen.moves} moves, ${gen.deletions} deletions, ${gen.recreations} re-created ids, ${gen.pyOnly} .py-only changes, ${Math.round(PY_SHARE * 100)}% Python rules; built with git fast-import in ${sec(genMs)}, git repack -ad ${sec(repackMs)}, pack ${(packBytes / 1e6).toFixed(1)} MB`
 
     // The packed build first, on a fresh heap (each of its reads allocates a buffer of the whole pack).
@@ -892,7 +1044,9 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
     ctx.progress(`history: loose cold build ${sec(lr.ms)}, ${lr.reads} objects read; ${lv.checked} ids match git log`)
     fs.rmSync(loose, { recursive: true, force: true })
 
-    ctx.progress(`history: packed cold build ${pr.completed ? 'done' : 'aborted'} after ${sec(pr.ms)} (${pr.reads} objects read)`)
+    ctx.progress(
+      `history: packed cold build ${pr.completed ? 'done' : 'aborted'} after ${sec(pr.ms)} (${pr.reads} objects read)`,
+    )
     let packedNote: string
     let packedValue: number
     if (pr.completed) {
@@ -910,7 +1064,11 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
         target: '≤ 60 s once, then per-commit incremental',
         value: packedValue / 1000,
         unit: pr.completed ? 's' : 's (estimated)',
-        baseline: { name: 'git log --first-parent --raw --no-renames, same repository', value: gitLogMs / 1000, unit: 's' },
+        baseline: {
+          name: 'git log --first-parent --raw --no-renames, same repository',
+          value: gitLogMs / 1000,
+          unit: 's',
+        },
         ratio: packedValue / gitLogMs,
         pass: pr.completed && pr.ms <= 60_000,
         notes: `catchUpHistory(repo, new HistoryTracker(null), head) in-process on a fresh GitRepository over the repository as a clone has it (one pack, nothing loose), git installed (the accelerator: one git log --raw, commits and YAML blobs through git cat-file --batch, 256 commits read ahead); ${packedNote}; CPU ${sec(pr.cpuMs)}; ${shape}${smoke}`,
@@ -920,14 +1078,19 @@ async function historySection(ctx: BenchContext, n: number, commits: number, cap
         target: '≤ 60 s once',
         value: lr.ms / 1000,
         unit: 's',
-        baseline: { name: 'git log --first-parent --raw --no-renames, same repository', value: gitLogMs / 1000, unit: 's' },
+        baseline: {
+          name: 'git log --first-parent --raw --no-renames, same repository',
+          value: gitLogMs / 1000,
+          unit: 's',
+        },
         ratio: lr.ms / gitLogMs,
         pass: lr.ms <= 60_000,
         notes: `the same build over a loose-object copy (git unpack-objects, ${sec(unpackMs)}) as on a machine without git: the in-process first-parent walk and tree diffs with the service's own loose-object reader (as an embedded-mode repository written through the API has it); ${lv.checked} ids (every live and deleted one) match a model built from git log (created/last-modified commit and time); ${lr.reads} objects read; CPU ${sec(lr.cpuMs)}${smoke}`,
       },
     ]
   } finally {
-    for (const dir of [packed, loose]) await quietly(ctx, `removing ${dir}`, async () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
+    for (const dir of [packed, loose])
+      await quietly(ctx, `removing ${dir}`, async () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   }
 }
 
@@ -945,7 +1108,10 @@ const bench: BenchModule = async (ctx) => {
   const rounds = 12
   const capMs = Math.max(8_000, 45_000 * Math.min(1, ctx.scale))
   const smoke = full ? '' : ` (smoke run, scale ${ctx.scale})`
-  const only = (process.env.RK_BENCH_RECONCILE ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const only = (process.env.RK_BENCH_RECONCILE ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const want = (s: string) => only.length === 0 || only.includes(s)
   const load0 = os.loadavg()
   const results: BenchResult[] = []

@@ -24,8 +24,30 @@ import { percentile, type BenchContext, type BenchModule, type BenchResult } fro
 const BRANCH = 'main'
 const COMMITTER = { name: 'rulekeeper', email: 'rulekeeper@localhost' }
 const SEVERITIES = ['Info', 'Low', 'Medium', 'High', 'Critical'] as const
-const TAGS = ['Initial Access', 'Persistence', 'Privilege Escalation', 'Defense Evasion', 'Exfiltration', 'Discovery', 'Collection', 'Impact']
-const WORDS = ['login', 'bucket', 'policy', 'token', 'network', 'admin', 'export', 'delete', 'key', 'role', 'mfa', 'audit']
+const TAGS = [
+  'Initial Access',
+  'Persistence',
+  'Privilege Escalation',
+  'Defense Evasion',
+  'Exfiltration',
+  'Discovery',
+  'Collection',
+  'Impact',
+]
+const WORDS = [
+  'login',
+  'bucket',
+  'policy',
+  'token',
+  'network',
+  'admin',
+  'export',
+  'delete',
+  'key',
+  'role',
+  'mfa',
+  'audit',
+]
 const GROUPS = 100
 
 // ---------------------------------------------------------------------------------------------
@@ -82,7 +104,13 @@ export async function buildRepository(dataDir: string, n: number): Promise<numbe
   for (let i = 0; i < n; i++) changes.set(`simple_rules/vendor${i % GROUPS}/${ruleId(i)}.yml`, Buffer.from(ruleYaml(i)))
   const who: Person = { ...COMMITTER, timestamp: Math.floor(Date.now() / 1000), tzOffsetMinutes: 0 }
   const batch = new ObjectBatch()
-  const { commit } = await repo.buildCommit(batch, { parent, changes, author: who, committer: who, message: `Import ${n} benchmark rules\n\nActor-Id: system\nActor-Type: system\n` })
+  const { commit } = await repo.buildCommit(batch, {
+    parent,
+    changes,
+    author: who,
+    committer: who,
+    message: `Import ${n} benchmark rules\n\nActor-Id: system\nActor-Type: system\n`,
+  })
   // Written in chunks: one batch of 20k objects would open 20k files at once.
   const all = [...batch.objects]
   for (let i = 0; i < all.length; i += 2000) {
@@ -146,7 +174,10 @@ class Client {
           path: urlPath,
           agent: this.agent,
           timeout: 30_000,
-          headers: { 'X-API-Key': this.token, ...(data ? { 'Content-Type': 'application/json', 'Content-Length': data.length } : {}) },
+          headers: {
+            'X-API-Key': this.token,
+            ...(data ? { 'Content-Type': 'application/json', 'Content-Length': data.length } : {}),
+          },
         },
         (res) => {
           const chunks: Buffer[] = []
@@ -188,7 +219,11 @@ async function writeCycle(c: Client, id: string): Promise<[number, number, numbe
   const t0 = performance.now()
   expect(await c.request('POST', '/simple-rules?run-tests-first=false', writeBody(id, 'HIGH')), 200, `POST ${id}`)
   const t1 = performance.now()
-  expect(await c.request('PUT', `/simple-rules/${enc(id)}?run-tests-first=false`, writeBody(id, 'CRITICAL')), 200, `PUT ${id}`)
+  expect(
+    await c.request('PUT', `/simple-rules/${enc(id)}?run-tests-first=false`, writeBody(id, 'CRITICAL')),
+    200,
+    `PUT ${id}`,
+  )
   const t2 = performance.now()
   expect(await c.request('DELETE', `/simple-rules/${enc(id)}`), 204, `DELETE ${id}`)
   const t3 = performance.now()
@@ -208,10 +243,17 @@ interface WriteStats {
  * Sequential write cycles on both repositories, alternating blocks of `block` cycles between them
  * so that a change of load on the shared machine hits both sizes alike (the ratio is the target).
  */
-async function writeLatencyInterleaved(servers: Array<{ s: TestServer; label: string }>, cycles: number, block: number, ctx: BenchContext): Promise<WriteStats[]> {
+async function writeLatencyInterleaved(
+  servers: Array<{ s: TestServer; label: string }>,
+  cycles: number,
+  block: number,
+  ctx: BenchContext,
+): Promise<WriteStats[]> {
   const clients = servers.map(({ s }) => new Client(s.url, s.token))
   try {
-    for (const [k, c] of clients.entries()) for (let i = 0; i < Math.min(10, cycles); i++) await writeCycle(c, `Vendor${i % GROUPS}.BenchWarm.W${servers[k]!.label}_${i}`)
+    for (const [k, c] of clients.entries())
+      for (let i = 0; i < Math.min(10, cycles); i++)
+        await writeCycle(c, `Vendor${i % GROUPS}.BenchWarm.W${servers[k]!.label}_${i}`)
     const stats: WriteStats[] = servers.map(() => ({ cpuMs: 0, all: [], post: [], put: [], del: [] }))
     const cpuTotal = servers.map(() => 0)
     for (let from = 0; from < cycles; from += block) {
@@ -230,7 +272,9 @@ async function writeLatencyInterleaved(servers: Array<{ s: TestServer; label: st
         st.cpuMs = cpuTotal[k]! / st.all.length
       }
       const done = Math.min(cycles, from + block)
-      ctx.progress(`write latency: ${done}/${cycles} cycles per size; medians so far ${servers.map(({ label }, k) => `${label}: ${percentile(stats[k]!.all, 50).toFixed(1)} ms (CPU ${stats[k]!.cpuMs.toFixed(1)} ms/write)`).join(', ')}`)
+      ctx.progress(
+        `write latency: ${done}/${cycles} cycles per size; medians so far ${servers.map(({ label }, k) => `${label}: ${percentile(stats[k]!.all, 50).toFixed(1)} ms (CPU ${stats[k]!.cpuMs.toFixed(1)} ms/write)`).join(', ')}`,
+      )
     }
     return stats
   } finally {
@@ -243,7 +287,12 @@ function commitCount(s: TestServer): number {
 }
 
 /** 16 clients doing POST/PUT/DELETE cycles for `seconds` (each bounded to `maxPerClient` writes). */
-async function writeThroughput(s: TestServer, clients: number, seconds: number, maxPerClient: number): Promise<{ acked: number; commits: number; elapsed: number; errors: string[]; cpuMs: number }> {
+async function writeThroughput(
+  s: TestServer,
+  clients: number,
+  seconds: number,
+  maxPerClient: number,
+): Promise<{ acked: number; commits: number; elapsed: number; errors: string[]; cpuMs: number }> {
   const before = commitCount(s)
   const cpu0 = process.cpuUsage()
   const errors: string[] = []
@@ -276,7 +325,13 @@ async function writeThroughput(s: TestServer, clients: number, seconds: number, 
   )
   const elapsed = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
-  return { acked, commits: commitCount(s) - before, elapsed, errors, cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(1, acked) }
+  return {
+    acked,
+    commits: commitCount(s) - before,
+    elapsed,
+    errors,
+    cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(1, acked),
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,12 +339,26 @@ async function writeThroughput(s: TestServer, clients: number, seconds: number, 
 
 const require = createRequire(import.meta.url)
 
-async function autocannon(url: string, connections: number, seconds: number, headers: Record<string, string>): Promise<{ rps: number; non2xx: number; errors: number; p99: number; cpuUsPerReq: number }> {
+async function autocannon(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string>,
+): Promise<{ rps: number; non2xx: number; errors: number; p99: number; cpuUsPerReq: number }> {
   // The servers run in this process and autocannon in a child: this process's CPU time per answered
   // request is the server's cost, and is much less sensitive to a shared machine than requests/s.
   const cpu0 = process.cpuUsage()
   const cli = path.join(path.dirname(require.resolve('autocannon/package.json')), 'autocannon.js')
-  const args = [cli, '-j', '-c', String(connections), '-d', String(seconds), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url]
+  const args = [
+    cli,
+    '-j',
+    '-c',
+    String(connections),
+    '-d',
+    String(seconds),
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+    url,
+  ]
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -304,10 +373,23 @@ async function autocannon(url: string, connections: number, seconds: number, hea
       else reject(new Error(`autocannon exited with ${code}: ${stderr.slice(0, 500)}`))
     })
   })
-  const j = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number; latency: { p99: number }; duration: number; '2xx': number }
+  const j = JSON.parse(out) as {
+    requests: { average: number }
+    non2xx: number
+    errors: number
+    latency: { p99: number }
+    duration: number
+    '2xx': number
+  }
   const cpu = process.cpuUsage(cpu0)
   // 2xx per second over the whole run (the average of per-second samples hides the last partial second).
-  return { rps: j['2xx'] / j.duration, non2xx: j.non2xx, errors: j.errors, p99: j.latency.p99, cpuUsPerReq: (cpu.user + cpu.system) / Math.max(1, j['2xx']) }
+  return {
+    rps: j['2xx'] / j.duration,
+    non2xx: j.non2xx,
+    errors: j.errors,
+    p99: j.latency.p99,
+    cpuUsPerReq: (cpu.user + cpu.system) / Math.max(1, j['2xx']),
+  }
 }
 
 async function startBareKoa(body: unknown): Promise<{ url: string; close(): Promise<void> }> {
@@ -339,7 +421,10 @@ const LIST_FILTERS = [
   (i: number) => `severity=HIGH,CRITICAL&tag=${enc(TAGS[i % TAGS.length]!)}&name-contains=${WORDS[i % WORDS.length]}`,
 ]
 
-async function listLatency(s: TestServer, requests: number): Promise<{ all: number[]; byFilter: number[][]; pages: number; items: number; cpuMs: number }> {
+async function listLatency(
+  s: TestServer,
+  requests: number,
+): Promise<{ all: number[]; byFilter: number[][]; pages: number; items: number; cpuMs: number }> {
   const c = new Client(s.url, s.token)
   const cpu0 = process.cpuUsage()
   const all: number[] = []
@@ -397,7 +482,8 @@ async function openSized(ctx: BenchContext, rules: number): Promise<Sized> {
   try {
     const first = await probe.request('GET', '/simple-rules?limit=1')
     expect(first, 200, 'GET /simple-rules?limit=1')
-    if ((JSON.parse(first.text) as { results: unknown[] }).results.length !== 1) throw new Error('the server serves no simple rule')
+    if ((JSON.parse(first.text) as { results: unknown[] }).results.length !== 1)
+      throw new Error('the server serves no simple rule')
   } catch (err) {
     await server.close()
     throw err
@@ -468,7 +554,8 @@ const bench: BenchModule = async (ctx) => {
 
     const m1 = percentile(smallWrites.all, 50)
     const m20 = percentile(bigWrites.all, 50)
-    const perOp = (st: WriteStats) => `POST ${f1(percentile(st.post, 50))} / PUT ${f1(percentile(st.put, 50))} / DELETE ${f1(percentile(st.del, 50))} ms`
+    const perOp = (st: WriteStats) =>
+      `POST ${f1(percentile(st.post, 50))} / PUT ${f1(percentile(st.put, 50))} / DELETE ${f1(percentile(st.del, 50))} ms`
     results.push({
       name: `write latency, median at ${bigN} rules`,
       target: '≤ 15 ms',
@@ -518,8 +605,12 @@ const bench: BenchModule = async (ctx) => {
     try {
       for (let round = 0; round < acRounds; round++) {
         ctx.progress(`get by id: autocannon 50 connections × ${acSeconds} s, round ${round + 1}/${acRounds}`)
-        const a = await autocannon(`${big.server.url}/simple-rules/${enc(id)}`, 50, acSeconds, { 'X-API-Key': big.server.token })
-        const b = await autocannon(`${bare.url}/simple-rules/${enc(id)}`, 50, acSeconds, { 'X-API-Key': big.server.token })
+        const a = await autocannon(`${big.server.url}/simple-rules/${enc(id)}`, 50, acSeconds, {
+          'X-API-Key': big.server.token,
+        })
+        const b = await autocannon(`${bare.url}/simple-rules/${enc(id)}`, 50, acSeconds, {
+          'X-API-Key': big.server.token,
+        })
         rk.push(a.rps)
         bk.push(b.rps)
         rkCpu.push(a.cpuUsPerReq)

@@ -41,7 +41,8 @@ function parseArgs(argv: string[]): { scale: number; filter: string[]; help: boo
     else if (a === '--scale' || a.startsWith('--scale=')) {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i]
       scale = Number(v)
-      if (!Number.isFinite(scale) || scale <= 0) throw new Error(`--scale needs a positive number, got ${JSON.stringify(v)}`)
+      if (!Number.isFinite(scale) || scale <= 0)
+        throw new Error(`--scale needs a positive number, got ${JSON.stringify(v)}`)
     } else filter.push(a)
   }
   return { scale, filter, help }
@@ -117,7 +118,9 @@ export function renderMarkdown(report: RunReport): string {
     for (const r of mod.results) {
       const baseline = r.baseline ? `${r.baseline.name}: ${fmt(r.baseline.value)} ${r.baseline.unit}` : ''
       const ratio = r.ratio !== undefined ? fmt(r.ratio) : ''
-      lines.push(`| ${label} | ${cell(r.name)} | ${cell(r.target)} | ${fmt(r.value)} ${cell(r.unit)} | ${cell(baseline)} | ${ratio} | ${r.pass ? '✓' : '✗'} | ${cell(r.notes ?? '')} |`)
+      lines.push(
+        `| ${label} | ${cell(r.name)} | ${cell(r.target)} | ${fmt(r.value)} ${cell(r.unit)} | ${cell(baseline)} | ${ratio} | ${r.pass ? '✓' : '✗'} | ${cell(r.notes ?? '')} |`,
+      )
     }
   }
   return `${lines.join('\n')}\n`
@@ -135,7 +138,9 @@ function readPrevious(): RunReport | undefined {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   if (args.help) {
-    log('usage: npm run bench [-- [name-filter...] [--scale N]]\n  runs bench/*.bench.ts, writes bench/results/latest.json and BENCHMARKS.md')
+    log(
+      'usage: npm run bench [-- [name-filter...] [--scale N]]\n  runs bench/*.bench.ts, writes bench/results/latest.json and BENCHMARKS.md',
+    )
     return
   }
   const names = discoverModules(args.filter)
@@ -143,7 +148,13 @@ async function main(): Promise<void> {
   const cpus = os.cpus()
   const report: RunReport = {
     date: new Date().toISOString(),
-    machine: { nproc: os.availableParallelism?.() ?? cpus.length, cpus: cpus[0]?.model.trim() ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },
+    machine: {
+      nproc: os.availableParallelism?.() ?? cpus.length,
+      cpus: cpus[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      loadavg: os.loadavg(),
+    },
     scale: args.scale,
     filter: args.filter,
     modules: [],
@@ -153,14 +164,18 @@ async function main(): Promise<void> {
     log(`[${i + 1}/${names.length}] ${name} …`)
     const run = await runModule(name, args.scale)
     report.modules.push(run)
-    for (const r of run.results) log(`  ${r.pass ? '✓' : '✗'} ${r.name}: ${fmt(r.value)} ${r.unit}${r.ratio !== undefined ? ` (ratio ${fmt(r.ratio)})` : ''} — target ${r.target}`)
+    for (const r of run.results)
+      log(
+        `  ${r.pass ? '✓' : '✗'} ${r.name}: ${fmt(r.value)} ${r.unit}${r.ratio !== undefined ? ` (ratio ${fmt(r.ratio)})` : ''} — target ${r.target}`,
+      )
     log(`[${i + 1}/${names.length}] ${name} done in ${run.seconds.toFixed(1)} s${run.error ? ' (FAILED)' : ''}`)
   }
   if (args.filter.length > 0) {
     // A filtered run updates its modules and keeps the other modules' last results.
     const previous = readPrevious()
     const ran = new Set(report.modules.map((m) => m.module))
-    for (const m of previous?.modules ?? []) if (!ran.has(m.module) && fs.existsSync(path.join(BENCH_DIR, `${m.module}.bench.ts`))) report.modules.push(m)
+    for (const m of previous?.modules ?? [])
+      if (!ran.has(m.module) && fs.existsSync(path.join(BENCH_DIR, `${m.module}.bench.ts`))) report.modules.push(m)
     report.modules.sort((a, b) => a.module.localeCompare(b.module))
   }
   fs.mkdirSync(RESULTS_DIR, { recursive: true })
@@ -168,7 +183,9 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(ROOT, 'BENCHMARKS.md'), renderMarkdown(report))
   const failed = report.modules.filter((m) => m.error).length
   const missed = report.modules.flatMap((m) => m.results).filter((r) => !r.pass).length
-  log(`bench: wrote bench/results/latest.json and BENCHMARKS.md (${failed} module(s) failed, ${missed} target(s) missed)`)
+  log(
+    `bench: wrote bench/results/latest.json and BENCHMARKS.md (${failed} module(s) failed, ${missed} target(s) missed)`,
+  )
   // Stray handles (a pool, a timer) of a bench module must not keep the run alive.
   process.exit(0)
 }

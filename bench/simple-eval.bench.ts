@@ -36,12 +36,16 @@ const RULE = {
 /** Mostly-matching events, so that most evaluations run all five conditions. */
 function syntheticEvents(n: number): unknown[] {
   let state = 12345
-  const rnd = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const rnd = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
   const pick = <T>(yes: T, no: T, p: number) => (rnd() < p ? yes : no)
   return Array.from({ length: n }, (_, i) => ({
     eventName: pick('ConsoleLogin', 'GetObject', 0.9),
     eventTime: `2026-11-20T10:${String(i % 60).padStart(2, '0')}:00Z`,
-    userIdentity: { type: pick('IAMUser', 'AWSService', 0.9), userName: `user${i % 977}`, arn: `arn:aws:iam::1:user/user${i % 977}` },
+    userIdentity: {
+      type: pick('IAMUser', 'AWSService', 0.9),
+      userName: `user${i % 977}`,
+      arn: `arn:aws:iam::1:user/user${i % 977}`,
+    },
     responseElements: rnd() < 0.05 ? null : { ConsoleLogin: pick('Success', 'Failure', 0.9) },
     additionalEventData: { MFAUsed: pick('No', 'Yes', 0.8) },
     sourceIPAddress: pick(`203.0.113.${i % 250}`, `10.0.0.${i % 250}`, 0.9),
@@ -56,7 +60,8 @@ function resolveNaive(expr: { key: Parameters<typeof keySpecSegments>[0] }, even
   for (const s of keySpecSegments(expr.key)) {
     if (s.kind === 'wildcard') throw new Error('not needed by the benchmark rule')
     if (s.kind === 'field') {
-      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.prototype.hasOwnProperty.call(v, s.name)) return MISSING
+      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, s.name))
+        return MISSING
       v = (v as Record<string, unknown>)[s.name]
     } else {
       if (!Array.isArray(v) || s.index >= v.length) return MISSING
@@ -73,7 +78,13 @@ function interpret(expr: MatchExpr, event: unknown): boolean {
     case 'combinator': {
       const results = expr.items.map((e) => interpret(e, event))
       const n = results.filter(Boolean).length
-      return expr.op === 'All' ? n === results.length : expr.op === 'Any' ? n > 0 : expr.op === 'OnlyOne' ? n === 1 : n === 0
+      return expr.op === 'All'
+        ? n === results.length
+        : expr.op === 'Any'
+          ? n > 0
+          : expr.op === 'OnlyOne'
+            ? n === 1
+            : n === 0
     }
     case 'compare': {
       const v = resolveNaive(expr, event)
@@ -104,7 +115,11 @@ function interpretRule(tree: RuleTree, event: unknown): boolean {
 
 // ---- Measurement ----
 
-function rate(n: number, pool: unknown[], matches: (event: unknown) => boolean): { perSecond: number; matched: number } {
+function rate(
+  n: number,
+  pool: unknown[],
+  matches: (event: unknown) => boolean,
+): { perSecond: number; matched: number } {
   const mask = pool.length - 1
   let matched = 0
   const started = performance.now()
@@ -114,7 +129,11 @@ function rate(n: number, pool: unknown[], matches: (event: unknown) => boolean):
 }
 
 /** Best of three runs after a warm-up, so that a GC pause or a noisy neighbour does not decide. */
-function bestRate(n: number, pool: unknown[], matches: (event: unknown) => boolean): { perSecond: number; matched: number } {
+function bestRate(
+  n: number,
+  pool: unknown[],
+  matches: (event: unknown) => boolean,
+): { perSecond: number; matched: number } {
   rate(Math.min(n, 100_000), pool, matches)
   const runs = [rate(n, pool, matches), rate(n, pool, matches), rate(n, pool, matches)]
   return runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
@@ -160,7 +179,11 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
       target: '>= 1M events/s on one core',
       value: Math.round(fast.perSecond),
       unit: 'events/s',
-      baseline: { name: 'tree-walking interpreter of the same tree', value: Math.round(slow.perSecond), unit: 'events/s' },
+      baseline: {
+        name: 'tree-walking interpreter of the same tree',
+        value: Math.round(slow.perSecond),
+        unit: 'events/s',
+      },
       ratio: fast.perSecond / slow.perSecond,
       pass: fast.perSecond >= 1_000_000,
       notes: `${n} evaluations over a pool of ${POOL} distinct events; ${fast.matched} matched; best of 3 runs`,

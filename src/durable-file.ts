@@ -62,7 +62,11 @@ export async function renameDurable(tmp: string, file: string, syncDir = true): 
 }
 
 /** Replaces `file` durably (temp, fsync, rename, fsync the folder); the temp is removed on failure. */
-export async function writeFileDurable(file: string, content: DurableContent, opts: DurableWriteOptions = {}): Promise<void> {
+export async function writeFileDurable(
+  file: string,
+  content: DurableContent,
+  opts: DurableWriteOptions = {},
+): Promise<void> {
   const tmp = opts.tmp ?? defaultTmp(file)
   const fh = await fsp.open(tmp, opts.flag ?? 'w', opts.mode ?? 0o666)
   try {
@@ -76,7 +80,11 @@ export async function writeFileDurable(file: string, content: DurableContent, op
 }
 
 /** writeFileDurable for synchronous callers (the token store, a last save at shutdown). */
-export function writeFileDurableSync(file: string, content: string | Uint8Array, opts: Omit<DurableWriteOptions, 'syncDir'> = {}): void {
+export function writeFileDurableSync(
+  file: string,
+  content: string | Uint8Array,
+  opts: Omit<DurableWriteOptions, 'syncDir'> = {},
+): void {
   const tmp = opts.tmp ?? defaultTmp(file)
   const fd = fs.openSync(tmp, opts.flag ?? 'w', opts.mode ?? 0o666)
   try {

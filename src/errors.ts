@@ -52,7 +52,12 @@ export class RulekeeperError extends Error {
   /** Response headers that go with the answer (`Retry-After` on a busy 503). */
   readonly headers: Record<string, string>
 
-  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    body: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message)
     this.name = 'RulekeeperError'
     this.code = code

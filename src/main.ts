@@ -51,7 +51,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger({ level: config.log.level })
   const dataDir = path.resolve(config.dataDir)
   // Private from the first byte: the umask applies before the data directory is even created.
-  if (!restrictUmask()) logger.warn('not on the main thread: the umask stays as it is; the data directory is only checked at start')
+  if (!restrictUmask())
+    logger.warn('not on the main thread: the umask stays as it is; the data directory is only checked at start')
   const lock = lockDataDir(dataDir)
   const cleanups: Array<() => Promise<void> | void> = [() => lock.release()]
   const cleanup = async () => {
@@ -66,7 +67,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     for (const engine of Object.values(engines)) void engine?.prepare?.().catch(() => {})
     const gitdir = path.join(dataDir, 'repo.git')
     const remote = config.git.remote.url
-      ? new GitRemote(gitdir, { url: config.git.remote.url, branch: config.git.branch, username: opts.env.RULEKEEPER_GIT_USERNAME, token: opts.env.RULEKEEPER_GIT_TOKEN, timeoutMs: config.git.remote.timeoutMs })
+      ? new GitRemote(gitdir, {
+          url: config.git.remote.url,
+          branch: config.git.branch,
+          username: opts.env.RULEKEEPER_GIT_USERNAME,
+          token: opts.env.RULEKEEPER_GIT_TOKEN,
+          timeoutMs: config.git.remote.timeoutMs,
+        })
       : undefined
     const store = await RuleStore.open({
       gitdir,
@@ -100,7 +107,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
-    const logSources = await createLogSources({ config: config as Record<string, unknown>, dataDir, logger, metrics, env: opts.env })
+    const logSources = await createLogSources({
+      config: config as Record<string, unknown>,
+      dataDir,
+      logger,
+      metrics,
+      env: opts.env,
+    })
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
@@ -136,7 +149,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const addr = server.address() as AddressInfo
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${host}:${addr.port}`
-    logger.info({ url, dataDir, remote: remote?.displayUrl ?? null, revision: store.index.revision, rules: store.index.rules.size }, 'rulekeeper is serving')
+    logger.info(
+      {
+        url,
+        dataDir,
+        remote: remote?.displayUrl ?? null,
+        revision: store.index.revision,
+        rules: store.index.rules.size,
+      },
+      'rulekeeper is serving',
+    )
     return { url, app, config, dataDir, store, bannerLines, close: cleanup }
   } catch (err) {
     await cleanup()
@@ -147,7 +169,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 /** One line when the start-up check changed (or could not change) anything; the cost at debug. */
 function reportPrivacy(logger: Logger, r: ReturnType<typeof secureDataDir>): void {
   const { scanned, fixed, failed, examples, failures, ms } = r
-  if (fixed > 0) logger.warn({ fixed, scanned, ms, examples }, `narrowed the modes of ${fixed} data-directory entries to owner-only (directories 0700, files 0600)`)
-  if (failed > 0) logger.error({ failed, scanned, failures }, `cannot narrow the modes of ${failed} data-directory entries; other users may read them`)
+  if (fixed > 0)
+    logger.warn(
+      { fixed, scanned, ms, examples },
+      `narrowed the modes of ${fixed} data-directory entries to owner-only (directories 0700, files 0600)`,
+    )
+  if (failed > 0)
+    logger.error(
+      { failed, scanned, failures },
+      `cannot narrow the modes of ${failed} data-directory entries; other users may read them`,
+    )
   if (fixed === 0 && failed === 0) logger.debug({ scanned, ms }, 'the data directory is private')
 }

@@ -53,7 +53,15 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
   for (const kind of RULE_KINDS) {
-    addRuleRoutes(api, kind, { store: deps.store, tokens: deps.tokens, maxBodyBytes: deps.maxBodyBytes, ruleLimits: deps.ruleLimits, backend: deps.backend, pythonFor: deps.pythonFor, testBudgetMs: deps.testBudgetMs })
+    addRuleRoutes(api, kind, {
+      store: deps.store,
+      tokens: deps.tokens,
+      maxBodyBytes: deps.maxBodyBytes,
+      ruleLimits: deps.ruleLimits,
+      backend: deps.backend,
+      pythonFor: deps.pythonFor,
+      testBudgetMs: deps.testBudgetMs,
+    })
   }
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)
@@ -84,8 +92,20 @@ interface RouterLayer {
  */
 function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null {
   const stack = (api as unknown as { stack: RouterLayer[] }).stack
-  const match = (path: string, method: string) => (api as unknown as { match(p: string, m: string): { path: RouterLayer[]; pathAndMethod: RouterLayer[]; route: boolean } }).match(path, method)
-  const routes = new Map<string, { layer: RouterLayer; matched: RouterLayer[]; run: (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void> }>()
+  const match = (path: string, method: string) =>
+    (
+      api as unknown as {
+        match(p: string, m: string): { path: RouterLayer[]; pathAndMethod: RouterLayer[]; route: boolean }
+      }
+    ).match(path, method)
+  const routes = new Map<
+    string,
+    {
+      layer: RouterLayer
+      matched: RouterLayer[]
+      run: (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void>
+    }
+  >()
   for (const layer of stack) {
     if (!layer.methods.includes('GET') || !layer.path.endsWith('/:id')) continue
     const base = layer.path.slice(0, -'/:id'.length)
@@ -98,7 +118,10 @@ function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null
     // The chain composed once: each step calls the next one (the last calls the router's `next`).
     type Step = (ctx: Koa.ParameterizedContext<ApiState>, next: Koa.Next) => Promise<void>
     if (!ok) continue
-    const run = layer.stack.reduceRight<Step>((rest, mw) => (ctx, next) => Promise.resolve(mw(ctx, () => rest(ctx, next))), (_ctx, next) => next())
+    const run = layer.stack.reduceRight<Step>(
+      (rest, mw) => (ctx, next) => Promise.resolve(mw(ctx, () => rest(ctx, next))),
+      (_ctx, next) => next(),
+    )
     routes.set(base, { layer, matched: match(sample, 'GET').path, run })
   }
   if (routes.size === 0) return null

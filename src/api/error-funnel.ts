@@ -18,7 +18,12 @@ export function errorFunnel(logger: Logger): Koa.Middleware<ApiState> {
         // Answers set without a body (the router's 405/501 for a method a path does not have).
         const allow = ctx.response.get('Allow')
         const status = ctx.status
-        ctx.body = { message: status === 405 && allow ? `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}` : `${ctx.method} ${ctx.path}: ${ctx.message}` }
+        ctx.body = {
+          message:
+            status === 405 && allow
+              ? `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`
+              : `${ctx.method} ${ctx.path}: ${ctx.message}`,
+        }
         ctx.status = status
       }
     } catch (err) {

@@ -26,7 +26,8 @@ function inspect(v: unknown, max: number): { tooDeep: boolean; problems: FieldPr
     const [cur, d, at] = stack.pop()!
     if (problems.length >= MAX_LISTED) break
     if (d > max) return { tooDeep: true, problems }
-    if (typeof cur === 'number' && !Number.isFinite(cur)) problems.push({ path: at, message: 'the number is out of range' })
+    if (typeof cur === 'number' && !Number.isFinite(cur))
+      problems.push({ path: at, message: 'the number is out of range' })
     else if (Array.isArray(cur)) cur.forEach((x, i) => stack.push([x, d + 1, `${at}/${i}`]))
     else if (cur && typeof cur === 'object') {
       for (const [k, x] of Object.entries(cur)) {
@@ -42,15 +43,24 @@ export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const type = ctx.get('Content-Type')
     if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-      throw new RulekeeperError('UnsupportedMediaType', `the body must be JSON (Content-Type: application/json), got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`)
+      throw new RulekeeperError(
+        'UnsupportedMediaType',
+        `the body must be JSON (Content-Type: application/json), got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`,
+      )
     }
     const charset = /charset=([^;\s]+)/i.exec(type)?.[1]
     if (charset && !/^utf-?8$/i.test(charset.replace(/"/g, ''))) {
-      throw new RulekeeperError('UnsupportedMediaType', `the body must be UTF-8 encoded, got charset ${charset.slice(0, 40)}`)
+      throw new RulekeeperError(
+        'UnsupportedMediaType',
+        `the body must be UTF-8 encoded, got charset ${charset.slice(0, 40)}`,
+      )
     }
     const enc = ctx.get('Content-Encoding')
     if (enc && enc.toLowerCase() !== 'identity') {
-      throw new RulekeeperError('UnsupportedMediaType', `Content-Encoding ${enc.slice(0, 40)} is not accepted on the rules API`)
+      throw new RulekeeperError(
+        'UnsupportedMediaType',
+        `Content-Encoding ${enc.slice(0, 40)} is not accepted on the rules API`,
+      )
     }
     const declared = Number(ctx.get('Content-Length') || '0')
     if (declared > maxBytes) {
@@ -79,11 +89,15 @@ export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
     try {
       value = JSON.parse(text)
     } catch (err) {
-      const msg = err instanceof RangeError ? 'the JSON nests too deeply' : `invalid JSON: ${(err as Error).message.slice(0, 200)}`
+      const msg =
+        err instanceof RangeError
+          ? 'the JSON nests too deeply'
+          : `invalid JSON: ${(err as Error).message.slice(0, 200)}`
       throw new RulekeeperError('BadRequest', msg)
     }
     const inspected = inspect(value, MAX_JSON_DEPTH)
-    if (inspected.tooDeep) throw new RulekeeperError('BadRequest', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
+    if (inspected.tooDeep)
+      throw new RulekeeperError('BadRequest', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
     if (inspected.problems.length > 0) throw validationFailed(inspected.problems)
     ctx.state.body = value
     await next()

@@ -8,7 +8,12 @@ import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { ApiState } from './context.js'
 
 export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiState> {
-  const requests = new Counter({ name: 'rulekeeper_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] })
+  const requests = new Counter({
+    name: 'rulekeeper_http_requests_total',
+    help: 'HTTP requests',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  })
   const duration = new Histogram({
     name: 'rulekeeper_http_request_duration_seconds',
     help: 'HTTP request duration',
@@ -28,7 +33,14 @@ export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiS
       requests.inc(labels)
       duration.observe(labels, seconds)
       logger.info(
-        { requestId: ctx.state.requestId, actor: ctx.state.token?.id, method: ctx.method, route: labels.route, status: ctx.status, ms: Math.round(seconds * 1e4) / 10 },
+        {
+          requestId: ctx.state.requestId,
+          actor: ctx.state.token?.id,
+          method: ctx.method,
+          route: labels.route,
+          status: ctx.status,
+          ms: Math.round(seconds * 1e4) / 10,
+        },
         'request',
       )
     }

@@ -5,14 +5,23 @@ import { KINDS, kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
 
-const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } })
+const err = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+})
 
 function kindPaths(kind: RuleKind): Record<string, unknown> {
   const def = kindDef(kind)
   const name = def.title
   const ref = { $ref: `#/components/schemas/${name}` }
   const writeRef = { $ref: `#/components/schemas/${name}Write` }
-  const q = (n: string, schema: Record<string, unknown>, description: string) => ({ name: n, in: 'query', required: false, schema, description })
+  const q = (n: string, schema: Record<string, unknown>, description: string) => ({
+    name: n,
+    in: 'query',
+    required: false,
+    schema,
+    description,
+  })
   const bool = (d: boolean) => ({ type: 'boolean', default: d })
   const list = { type: 'array', items: { type: 'string' } }
   const listParams = [
@@ -30,9 +39,20 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
   const writeParams = [
     q('run-tests-first', bool(true), 'run the unit tests before saving'),
     q('run-tests-only', bool(false), 'run the unit tests and save nothing'),
-    { name: 'X-Change-Reason', in: 'header', required: false, schema: { type: 'string', maxLength: 2000 }, description: 'becomes the commit message body' },
+    {
+      name: 'X-Change-Reason',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', maxLength: 2000 },
+      description: 'becomes the commit message body',
+    },
   ]
-  const common = { '401': err('missing or unknown token'), '403': err('the token lacks the permission'), '501': err('not available in this build or backend'), '503': err('cannot be done right now') }
+  const common = {
+    '401': err('missing or unknown token'),
+    '403': err('the token lacks the permission'),
+    '501': err('not available in this build or backend'),
+    '503': err('cannot be done right now'),
+  }
   const body = { required: true, content: { 'application/json': { schema: writeRef } } }
   const ok = (d: string) => ({ description: d, content: { 'application/json': { schema: ref } } })
   const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
@@ -46,7 +66,15 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
         responses: {
           '200': {
             description: 'a page of rules',
-            content: { 'application/json': { schema: { type: 'object', required: ['results', 'next'], properties: { results: { type: 'array', items: ref }, next: { type: 'string', nullable: true } } } } },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['results', 'next'],
+                  properties: { results: { type: 'array', items: ref }, next: { type: 'string', nullable: true } },
+                },
+              },
+            },
           },
           '400': err('bad query'),
           ...common,
@@ -57,7 +85,15 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
         operationId: `create${name}`,
         parameters: writeParams,
         requestBody: body,
-        responses: { '200': ok('the saved rule'), '204': { description: 'run-tests-only: every test passed' }, '400': err('invalid body or failed tests'), '409': err('the id exists'), '413': err('body too large'), '415': err('body is not JSON'), ...common },
+        responses: {
+          '200': ok('the saved rule'),
+          '204': { description: 'run-tests-only: every test passed' },
+          '400': err('invalid body or failed tests'),
+          '409': err('the id exists'),
+          '413': err('body too large'),
+          '415': err('body is not JSON'),
+          ...common,
+        },
       },
     },
     [`/${def.apiPath}/{id}`]: {
@@ -84,7 +120,11 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
           ...common,
         },
       },
-      delete: { tags: tag, operationId: `delete${name}`, responses: { '204': { description: 'deleted' }, '404': err('no such rule'), ...common } },
+      delete: {
+        tags: tag,
+        operationId: `delete${name}`,
+        responses: { '204': { description: 'deleted' }, '404': err('no such rule'), ...common },
+      },
     },
   }
 }
@@ -96,7 +136,18 @@ export function openApiDocument(basePath: string): Record<string, unknown> {
       required: ['message'],
       properties: {
         message: { type: 'string' },
-        errors: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' }, line: { type: 'integer' }, column: { type: 'integer' } } } },
+        errors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              path: { type: 'string' },
+              message: { type: 'string' },
+              line: { type: 'integer' },
+              column: { type: 'integer' },
+            },
+          },
+        },
         testResults: { type: 'array', items: { type: 'object' } },
         requestId: { type: 'string' },
       },
@@ -106,13 +157,29 @@ export function openApiDocument(basePath: string): Record<string, unknown> {
     schemas[title] = responseSchema(k)
     // Read-only fields may be sent back (GET → edit → PUT) and are ignored, whatever their value.
     const write = writeSchema(k) as { properties: Record<string, unknown> }
-    const ignored = Object.fromEntries([...readOnlyFieldsOf(k)].map((f) => [f, { readOnly: true, description: 'read-only: ignored in writes' }]))
+    const ignored = Object.fromEntries(
+      [...readOnlyFieldsOf(k)].map((f) => [f, { readOnly: true, description: 'read-only: ignored in writes' }]),
+    )
     schemas[`${title}Write`] = { ...write, properties: { ...write.properties, ...ignored } }
   }
   const paths: Record<string, unknown> = {}
   for (const { name: k } of KINDS) Object.assign(paths, kindPaths(k))
-  paths['/status'] = { get: { operationId: 'getStatus', responses: { '200': { description: 'reconcile status' }, '401': err('missing or unknown token') } } }
-  paths['/reconcile'] = { post: { operationId: 'reconcile', responses: { '200': { description: 'reconcile ran' }, '401': err('missing or unknown token'), '403': err('lacks Manage Rules') } } }
+  paths['/status'] = {
+    get: {
+      operationId: 'getStatus',
+      responses: { '200': { description: 'reconcile status' }, '401': err('missing or unknown token') },
+    },
+  }
+  paths['/reconcile'] = {
+    post: {
+      operationId: 'reconcile',
+      responses: {
+        '200': { description: 'reconcile ran' },
+        '401': err('missing or unknown token'),
+        '403': err('lacks Manage Rules'),
+      },
+    },
+  }
   return {
     openapi: '3.0.3',
     info: { title: 'rulekeeper', version: '1.0', description: 'Detection rules kept in Git behind a REST API.' },

@@ -15,7 +15,10 @@ export interface StatusSource {
   reconcile(opts: { allowMassDelete: boolean }): Promise<unknown>
 }
 
-export function addRootRoutes(router: Router<ApiState>, deps: { metrics: Registry; webhookSecret?: string; status: StatusSource }): void {
+export function addRootRoutes(
+  router: Router<ApiState>,
+  deps: { metrics: Registry; webhookSecret?: string; status: StatusSource },
+): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' }
   })
@@ -23,10 +26,16 @@ export function addRootRoutes(router: Router<ApiState>, deps: { metrics: Registr
     ctx.type = deps.metrics.contentType
     ctx.body = await deps.metrics.metrics()
   })
-  addGitWebhook(router, { secret: deps.webhookSecret, reconcile: () => void deps.status.reconcile({ allowMassDelete: false }).catch(() => {}) })
+  addGitWebhook(router, {
+    secret: deps.webhookSecret,
+    reconcile: () => void deps.status.reconcile({ allowMassDelete: false }).catch(() => {}),
+  })
 }
 
-export function addBaseRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; basePath: string; status: StatusSource }): void {
+export function addBaseRoutes(
+  router: Router<ApiState>,
+  deps: { tokens: TokenStore; basePath: string; status: StatusSource },
+): void {
   const doc = JSON.stringify(openApiDocument(deps.basePath))
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json'

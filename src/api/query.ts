@@ -25,17 +25,32 @@ export function booleanParam(q: ParsedUrlQuery, name: string, dflt: boolean): bo
 function listParam(q: ParsedUrlQuery, name: string): string[] | undefined {
   const v = q[name]
   if (v === undefined) return undefined
-  const items = (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+  const items = (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   if (items.length === 0) throw badRequest(`query parameter ${name} is empty`)
   return items
 }
 
 export function rejectUnknownParams(q: ParsedUrlQuery, allowed: readonly string[]): void {
   const unknown = Object.keys(q).filter((k) => !allowed.includes(k))
-  if (unknown.length > 0) throw badRequest(`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u.slice(0, 64))).join(', ')}; accepted: ${allowed.join(', ')}`)
+  if (unknown.length > 0)
+    throw badRequest(
+      `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u.slice(0, 64))).join(', ')}; accepted: ${allowed.join(', ')}`,
+    )
 }
 
-const COMMON_LIST_PARAMS = ['cursor', 'limit', 'name-contains', 'state', 'severity', 'tag', 'created-by', 'last-modified-by']
+const COMMON_LIST_PARAMS = [
+  'cursor',
+  'limit',
+  'name-contains',
+  'state',
+  'severity',
+  'tag',
+  'created-by',
+  'last-modified-by',
+]
 const listParams = new Map<RuleKind, string[]>()
 
 /** The list parameters of a kind: the common ones, its filters, `include-python` where it has a Python view. */
@@ -43,7 +58,11 @@ function listParamsOf(kind: RuleKind): string[] {
   let params = listParams.get(kind)
   if (!params) {
     const def = kindDef(kind)
-    params = [...COMMON_LIST_PARAMS, ...def.listFilters.map((f) => f.param), ...(def.pythonView ? ['include-python'] : [])]
+    params = [
+      ...COMMON_LIST_PARAMS,
+      ...def.listFilters.map((f) => f.param),
+      ...(def.pythonView ? ['include-python'] : []),
+    ]
     listParams.set(kind, params)
   }
   return params
@@ -54,15 +73,20 @@ export function parseListQuery(kind: RuleKind, q: ParsedUrlQuery): ListQuery {
   const limitText = single(q, 'limit')
   let limit = 100
   if (limitText !== undefined) {
-    if (!/^\d{1,7}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000) throw badRequest('limit must be an integer from 1 to 1000')
+    if (!/^\d{1,7}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000)
+      throw badRequest('limit must be an integer from 1 to 1000')
     limit = Number(limitText)
   }
   const cursor = single(q, 'cursor')
   const state = single(q, 'state')
-  if (state !== undefined && state !== 'enabled' && state !== 'disabled') throw badRequest('state must be enabled or disabled')
+  if (state !== undefined && state !== 'enabled' && state !== 'disabled')
+    throw badRequest('state must be enabled or disabled')
   const severity = listParam(q, 'severity')?.map((s) => s.toUpperCase())
   const bad = severity?.filter((s) => !(SEVERITIES as readonly string[]).includes(s))
-  if (bad && bad.length > 0) throw badRequest(`severity must be among ${SEVERITIES.join(', ')}; got ${bad.map((b) => JSON.stringify(b.slice(0, 32))).join(', ')}`)
+  if (bad && bad.length > 0)
+    throw badRequest(
+      `severity must be among ${SEVERITIES.join(', ')}; got ${bad.map((b) => JSON.stringify(b.slice(0, 32))).join(', ')}`,
+    )
   return {
     limit,
     after: cursor === undefined || cursor === '' ? null : decodeCursor(kind, cursor),

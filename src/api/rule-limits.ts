@@ -27,7 +27,12 @@ export function checkBodyLimits(body: unknown, limits: RuleLimits): void {
   }
   const tests = (body as Record<string, unknown>).tests
   if (Array.isArray(tests) && tests.length > limits.maxTests) {
-    throw validationFailed([{ path: '/tests', message: `a rule has at most ${limits.maxTests} tests (rules.maxTests), this one has ${tests.length}` }])
+    throw validationFailed([
+      {
+        path: '/tests',
+        message: `a rule has at most ${limits.maxTests} tests (rules.maxTests), this one has ${tests.length}`,
+      },
+    ])
   }
 }
 

@@ -31,26 +31,44 @@ const OUTPUT_API_KEY = invert(RULE_OUTPUT_KEYS)
  * Parses one YAML-text field; returns the structure or pushes located problems. `offThread` holds
  * the problems a worker found in a large text: such a text is not parsed again here.
  */
-function parseTextField(api: string, fileKey: string, text: string, problems: FieldProblem[], texts: Map<string, TextField>, offThread?: YamlProblem[]): unknown {
+function parseTextField(
+  api: string,
+  fileKey: string,
+  text: string,
+  problems: FieldProblem[],
+  texts: Map<string, TextField>,
+  offThread?: YamlProblem[],
+): unknown {
   if (offThread && offThread.length > 0) {
     if (api === 'alertTitle') return text.replace(/\n+$/, '')
-    for (const e of offThread) problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
+    for (const e of offThread)
+      problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
     return undefined
   }
   const parsed = parseYaml(text)
   if (api === 'alertTitle') {
     // A title is a string; text that is not a YAML string (e.g. "{user} logged in") is taken literally.
     const v = parsed.errors.length === 0 ? parsed.value : undefined
-    const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && fileKey in v ? (v as Record<string, unknown>)[fileKey] : v
+    const inner =
+      v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && fileKey in v
+        ? (v as Record<string, unknown>)[fileKey]
+        : v
     return typeof inner === 'string' ? inner : text.replace(/\n+$/, '')
   }
   if (parsed.errors.length > 0) {
-    for (const e of parsed.errors) problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
+    for (const e of parsed.errors)
+      problems.push({ path: `/${api}`, message: `invalid YAML: ${e.message}`, line: e.line, column: e.column })
     return undefined
   }
   let value = parsed.value
   let wrapped = false
-  if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && fileKey in value) {
+  if (
+    value &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    fileKey in value
+  ) {
     value = (value as Record<string, unknown>)[fileKey]
     wrapped = true
   }
@@ -73,7 +91,12 @@ function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextF
   // Problems of the companion file (a scheduled rule's Python module) point at its API field
   // (`body`), with the line in its source.
   const companion = kindDef(kind).companion
-  if (companion && first === companion.fileKey) return { path: `/${companion.apiField}`, message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) }
+  if (companion && first === companion.fileKey)
+    return {
+      path: `/${companion.apiField}`,
+      message: p.message,
+      ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}),
+    }
   const field = fieldsOf(kind).find((f) => f.file === first)
   if (!field) return { path: first === undefined ? '' : jsonPointer([String(first)]), message: p.message }
   const text = texts.get(field.api)
@@ -97,7 +120,13 @@ function toFieldProblem(kind: RuleKind, p: RuleProblem, texts: Map<string, TextF
  * Validates a write body for `kind` and maps it to file form. `pathId` is the id in the URL of a
  * PUT (the body's id must match it; a body without id takes it).
  */
-export async function prepareRule(kind: RuleKind, input: unknown, pathId: string | undefined, engines: EngineRegistry, ctx: EngineContext): Promise<PreparedRule> {
+export async function prepareRule(
+  kind: RuleKind,
+  input: unknown,
+  pathId: string | undefined,
+  engines: EngineRegistry,
+  ctx: EngineContext,
+): Promise<PreparedRule> {
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     throw validationFailed([{ path: '', message: 'the body must be a JSON object' }])
   }
@@ -108,14 +137,22 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
   const problems: FieldProblem[] = []
   if (pathId !== undefined) {
     if (body.id === undefined) body.id = pathId
-    else if (body.id !== pathId) problems.push({ path: '/id', message: `id ${JSON.stringify(body.id)} does not match the id in the path ${JSON.stringify(pathId)}` })
+    else if (body.id !== pathId)
+      problems.push({
+        path: '/id',
+        message: `id ${JSON.stringify(body.id)} does not match the id in the path ${JSON.stringify(pathId)}`,
+      })
   }
   problems.push(...validateWriteBody(kind, body))
   const texts = new Map<string, TextField>()
   const structures: Record<string, unknown> = {}
   const textFields = fieldsOf(kind).filter((f) => f.yamlText && typeof body[f.api] === 'string')
   // Large texts are checked in the worker first: one that fails there never costs the event loop.
-  const offThread = await Promise.all(textFields.map((f) => ((body[f.api] as string).length >= OFFLOAD_MIN_CHARS ? checkYamlOffThread(body[f.api] as string) : undefined)))
+  const offThread = await Promise.all(
+    textFields.map((f) =>
+      (body[f.api] as string).length >= OFFLOAD_MIN_CHARS ? checkYamlOffThread(body[f.api] as string) : undefined,
+    ),
+  )
   for (const [i, f] of textFields.entries()) {
     const v = parseTextField(f.api, f.file, body[f.api] as string, problems, texts, offThread[i])
     if (v !== undefined) structures[f.api] = v
@@ -126,7 +163,9 @@ export async function prepareRule(kind: RuleKind, input: unknown, pathId: string
   const data = bodyToFileData(kind, body, structures, companion?.placeholder)
   const rule: RuleFile = { kind, id: body.id as string, path: '', data, pythonSource }
   // The companion's name is a placeholder here: its problems are the engine's to find.
-  const fileProblems = checkRuleData(kind, data, pythonSource).filter((p) => companion === undefined || p.path[0] !== companion.fileKey)
+  const fileProblems = checkRuleData(kind, data, pythonSource).filter(
+    (p) => companion === undefined || p.path[0] !== companion.fileKey,
+  )
   const engine = engines[kind]
   if (fileProblems.length === 0 && engine) {
     const checked = engine.check(rule, ctx)
@@ -147,12 +186,19 @@ export function hasTests(rule: RuleFile): boolean {
 }
 
 /** Runs the rule's tests; never reports a pass for a test that did not run. */
-export async function runRuleTests(rule: RuleFile, engines: EngineRegistry, ctx: EngineContext): Promise<{ passed: boolean; testResults: unknown[] }> {
+export async function runRuleTests(
+  rule: RuleFile,
+  engines: EngineRegistry,
+  ctx: EngineContext,
+): Promise<{ passed: boolean; testResults: unknown[] }> {
   const engine = engines[rule.kind]
   const def = kindDef(rule.kind)
-  if (!engine) throw new RulekeeperError('NotImplemented', `cannot run the tests of this ${rule.kind} rule: ${def.missingEngine}; save it with run-tests-first=false to skip them`)
+  if (!engine)
+    throw new RulekeeperError(
+      'NotImplemented',
+      `cannot run the tests of this ${rule.kind} rule: ${def.missingEngine}; save it with run-tests-first=false to skip them`,
+    )
   const outcomes = await engine.runTests(rule, ctx)
   const testResults = outcomes.map((o: TestOutcome) => def.tests.result(o))
   return { passed: outcomes.every((o) => o.passed === true), testResults }
 }
-

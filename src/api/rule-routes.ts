@@ -1,7 +1,8 @@
 // The routes of one rule kind: list, create, get, replace, delete. Auth runs first (before the
 // body is read), then the body reader, then validation, the unit tests, and the write through the
 // single writer queue. All failures are thrown; the error funnel answers.
-import Router, { type RouterMiddleware } from '@koa/router'
+import type Router from '@koa/router'
+import type { RouterMiddleware } from '@koa/router'
 import { notFound, notImplemented, RulekeeperError, validationFailed } from '../errors.js'
 import type { TokenStore } from '../auth/token-store.js'
 import { kindDef } from '../rules/kinds/index.js'
@@ -39,16 +40,20 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
   const manage = requirePermission(deps.tokens, 'Manage Rules')
   const body = readJsonBody(deps.maxBodyBytes)
   const { store } = deps
-  const rc = (): ReadContext => ({ index: store.index, history: store.history, engines: store.engines, pythonFor: deps.pythonFor })
+  const rc = (): ReadContext => ({
+    index: store.index,
+    history: store.history,
+    engines: store.engines,
+    pythonFor: deps.pythonFor,
+  })
   // Only the routes that can be switched off carry the gate: every layer costs on the hot path.
-  const gate: RouterMiddleware<ApiState>[] =
-    def.unavailableOn.includes(deps.backend)
-      ? [
-          async () => {
-            throw notImplemented(`${kind} rules are not available on the ${deps.backend} backend`)
-          },
-        ]
-      : []
+  const gate: RouterMiddleware<ApiState>[] = def.unavailableOn.includes(deps.backend)
+    ? [
+        async () => {
+          throw notImplemented(`${kind} rules are not available on the ${deps.backend} backend`)
+        },
+      ]
+    : []
   const actorOf = (state: ApiState): WriteActor => ({
     id: state.token!.id,
     type: 'api-token',
@@ -78,48 +83,58 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     }
   })
 
-  const write = (method: 'POST' | 'PUT'): RouterMiddleware<ApiState> => async (ctx) => {
-    rejectUnknownParams(ctx.query, ['run-tests-first', 'run-tests-only'])
-    const runFirst = booleanParam(ctx.query, 'run-tests-first', true)
-    const runOnly = booleanParam(ctx.query, 'run-tests-only', false)
-    const pathId = method === 'PUT' ? ctx.params.id! : undefined
-    const pathIdProblem = pathId === undefined ? undefined : idProblem(pathId)
-    if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
-    const reason = ctx.get('X-Change-Reason')
-    if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
-    checkBodyLimits(ctx.state.body, deps.ruleLimits)
-    const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
-    const ectx = { ...indexContext(store.index), run: scope.run }
-    let prepared: Awaited<ReturnType<typeof prepareRule>>
-    try {
-      prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
-      checkFileSize(prepared.data, deps.ruleLimits)
-      if ((runFirst || runOnly) && hasTests(prepared.rule)) {
-        const run = await runRuleTests(prepared.rule, store.engines, ectx)
-        if (!run.passed) throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', { testResults: run.testResults })
+  const write =
+    (method: 'POST' | 'PUT'): RouterMiddleware<ApiState> =>
+    async (ctx) => {
+      rejectUnknownParams(ctx.query, ['run-tests-first', 'run-tests-only'])
+      const runFirst = booleanParam(ctx.query, 'run-tests-first', true)
+      const runOnly = booleanParam(ctx.query, 'run-tests-only', false)
+      const pathId = method === 'PUT' ? ctx.params.id! : undefined
+      const pathIdProblem = pathId === undefined ? undefined : idProblem(pathId)
+      if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
+      const reason = ctx.get('X-Change-Reason')
+      if (reason.length > 2000)
+        throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+      checkBodyLimits(ctx.state.body, deps.ruleLimits)
+      const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
+      const ectx = { ...indexContext(store.index), run: scope.run }
+      let prepared: Awaited<ReturnType<typeof prepareRule>>
+      try {
+        prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+        checkFileSize(prepared.data, deps.ruleLimits)
+        if ((runFirst || runOnly) && hasTests(prepared.rule)) {
+          const run = await runRuleTests(prepared.rule, store.engines, ectx)
+          if (!run.passed)
+            throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', {
+              testResults: run.testResults,
+            })
+        }
+      } finally {
+        scope.done()
       }
-    } finally {
-      scope.done()
+      if (runOnly) {
+        ctx.status = 204
+        return
+      }
+      const outcome = await store.writer.submit({
+        type: method === 'POST' ? 'create' : 'replace',
+        kind,
+        id: prepared.rule.id,
+        data: prepared.data,
+        pythonSource: prepared.rule.pythonSource,
+        actor: actorOf(ctx.state),
+        requestId: ctx.state.requestId,
+        reason: reason || undefined,
+      })
+      const saved = outcome.rule ?? store.index.get(kind, prepared.rule.id)
+      if (!saved)
+        throw new RulekeeperError(
+          'Conflict',
+          `${kind} rule ${prepared.rule.id} was changed by another writer meanwhile`,
+        )
+      ctx.status = outcome.status === 'created' && method === 'PUT' ? 201 : 200
+      ctx.body = ruleRepresentation(rc(), saved)
     }
-    if (runOnly) {
-      ctx.status = 204
-      return
-    }
-    const outcome = await store.writer.submit({
-      type: method === 'POST' ? 'create' : 'replace',
-      kind,
-      id: prepared.rule.id,
-      data: prepared.data,
-      pythonSource: prepared.rule.pythonSource,
-      actor: actorOf(ctx.state),
-      requestId: ctx.state.requestId,
-      reason: reason || undefined,
-    })
-    const saved = outcome.rule ?? store.index.get(kind, prepared.rule.id)
-    if (!saved) throw new RulekeeperError('Conflict', `${kind} rule ${prepared.rule.id} was changed by another writer meanwhile`)
-    ctx.status = outcome.status === 'created' && method === 'PUT' ? 201 : 200
-    ctx.body = ruleRepresentation(rc(), saved)
-  }
 
   router.post(base, manage, ...gate, body, write('POST'))
   router.put(`${base}/:id`, manage, ...gate, body, write('PUT'))
@@ -128,7 +143,14 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     rejectUnknownParams(ctx.query, [])
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
-    await store.writer.submit({ type: 'delete', kind, id: ctx.params.id!, actor: actorOf(ctx.state), requestId: ctx.state.requestId, reason: reason || undefined })
+    await store.writer.submit({
+      type: 'delete',
+      kind,
+      id: ctx.params.id!,
+      actor: actorOf(ctx.state),
+      requestId: ctx.state.requestId,
+      reason: reason || undefined,
+    })
     ctx.status = 204
   })
 }

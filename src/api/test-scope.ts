@@ -13,7 +13,10 @@ export interface TestScope {
 
 export function testScope(ctx: Koa.ParameterizedContext<ApiState>, budgetMs: number): TestScope {
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new Error(`the request's test time budget of ${Math.round(budgetMs / 1000)} s was used up`)), budgetMs)
+  const timer = setTimeout(
+    () => controller.abort(new Error(`the request's test time budget of ${Math.round(budgetMs / 1000)} s was used up`)),
+    budgetMs,
+  )
   const onClose = () => {
     if (!ctx.res.writableFinished) controller.abort(new Error('the client disconnected'))
   }

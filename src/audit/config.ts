@@ -37,7 +37,11 @@ export const DEFAULT_LIMITS: SourceLimits = {
   maxDecompressedBytes: 16 * 1024 * 1024,
   maxRecords: 10_000,
 }
-export const DEFAULT_AUDIT: AuditSettings = { fileRollBytes: 128 * 1024 * 1024, dedupWindowHours: 24, maxErrorsInResponse: 20 }
+export const DEFAULT_AUDIT: AuditSettings = {
+  fileRollBytes: 128 * 1024 * 1024,
+  dedupWindowHours: 24,
+  maxErrorsInResponse: 20,
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0
@@ -75,7 +79,8 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
     }
     if (!isObject(s.auth)) problems.push(`${at}/auth must be an object`)
     else {
-      if (!SUPPORTED_AUTH.includes(s.auth.method as string)) problems.push(`${at}/auth/method must be one of ${SUPPORTED_AUTH.join(', ')}`)
+      if (!SUPPORTED_AUTH.includes(s.auth.method as string))
+        problems.push(`${at}/auth/method must be one of ${SUPPORTED_AUTH.join(', ')}`)
       if (typeof s.auth.tokenEnv !== 'string' || !ENV_NAME.test(s.auth.tokenEnv)) {
         problems.push(`${at}/auth/tokenEnv must name an environment variable`)
       }
@@ -98,7 +103,10 @@ function checkLimits(at: string, v: unknown): string[] {
 registerConfigSection(checkAuditConfig)
 
 /** Settings with defaults applied. Call only on a config that passed checkAuditConfig. */
-export function resolveLogSources(config: Record<string, unknown>): { sources: LogSourceConfig[]; audit: AuditSettings } {
+export function resolveLogSources(config: Record<string, unknown>): {
+  sources: LogSourceConfig[]
+  audit: AuditSettings
+} {
   const problems = checkAuditConfig(config)
   if (problems.length > 0) throw new Error(`invalid log-source configuration: ${problems.join('; ')}`)
   const audit = (config.audit ?? {}) as Partial<AuditSettings> & { limits?: Partial<SourceLimits> }

@@ -2,11 +2,22 @@
 // counts sent as strings turned into numbers) plus the standard p_* fields that rules and
 // correlation rules join on.
 import {
-  EDITOR_AUDIT_KINDS, EMAIL_FIELDS, ENVELOPE_KEYS, describeSchemaError, editorAuditValidator,
+  EDITOR_AUDIT_KINDS,
+  EMAIL_FIELDS,
+  ENVELOPE_KEYS,
+  describeSchemaError,
+  editorAuditValidator,
 } from './editor-audit-schema.js'
 
 export type RecordVerdict =
-  | { ok: true; stored: Record<string, unknown>; eventMs: number; eventTime: string; id: string | undefined; unknownKind: boolean }
+  | {
+      ok: true
+      stored: Record<string, unknown>
+      eventMs: number
+      eventTime: string
+      id: string | undefined
+      unknownKind: boolean
+    }
   | { ok: false; reason: string }
 
 export interface StandardFieldContext {
@@ -18,7 +29,10 @@ export interface StandardFieldContext {
 export const LOG_TYPE = 'Editor.Audit'
 
 const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
-  Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [kind, Object.keys(fields).filter((f) => fields[f] === 'i')]),
+  Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [
+    kind,
+    Object.keys(fields).filter((f) => fields[f] === 'i'),
+  ]),
 )
 
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -53,9 +67,12 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
       kind = k
     }
   }
-  if (extraCount === 0) return { ok: false, reason: 'the record names no event kind (one top-level key besides the envelope)' }
+  if (extraCount === 0)
+    return { ok: false, reason: 'the record names no event kind (one top-level key besides the envelope)' }
   if (knownCount > 1 || (knownCount === 0 && extraCount > 1)) {
-    const extra = Object.keys(value).filter((k) => !ENVELOPE_KEYS.has(k) && (knownCount === 0 || Object.hasOwn(EDITOR_AUDIT_KINDS, k)))
+    const extra = Object.keys(value).filter(
+      (k) => !ENVELOPE_KEYS.has(k) && (knownCount === 0 || Object.hasOwn(EDITOR_AUDIT_KINDS, k)),
+    )
     return { ok: false, reason: `the record names more than one event kind: ${extra.join(', ')}` }
   }
 
@@ -91,5 +108,12 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
   stored.p_any_emails = indicatorList([value.user_email, ...(EMAIL_FIELDS[kind ?? ''] ?? []).map((f) => detail[f])])
   stored.p_any_trace_ids = indicatorList([metadata.id, context.request_id])
   stored.p_any_actor_ids = indicatorList([context.auth_id])
-  return { ok: true, stored, eventMs, eventTime, id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined, unknownKind: kind === undefined }
+  return {
+    ok: true,
+    stored,
+    eventMs,
+    eventTime,
+    id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined,
+    unknownKind: kind === undefined,
+  }
 }

@@ -9,12 +9,30 @@ type FieldType = 's' | 'b' | 'i' | 'sa'
 
 export const EDITOR_AUDIT_KINDS: Record<string, Record<string, FieldType>> = {
   add_user: { source: 's', team_id: 's', invited_by_user_id: 's', role: 's', user_email: 's' },
-  api_key: { action: 's', api_key_id: 's', service_account_id: 's', service_account_name: 's', repo_scope_enabled: 'b' },
+  api_key: {
+    action: 's',
+    api_key_id: 's',
+    service_account_id: 's',
+    service_account_name: 's',
+    repo_scope_enabled: 'b',
+  },
   reviewbot_team_settings: { new_value: 's', setting_name: 's' },
   invite_email_sent: {
-    invite_id: 's', personal_message: 's', role: 's', sender_user_id: 's', recipient_email: 's', sender_email: 's',
+    invite_id: 's',
+    personal_message: 's',
+    role: 's',
+    sender_user_id: 's',
+    recipient_email: 's',
+    sender_email: 's',
   },
-  invite_link: { action: 's', creator_user_id: 's', invite_id: 's', role: 's', creator_email: 's', expires_in_seconds: 'i' },
+  invite_link: {
+    action: 's',
+    creator_user_id: 's',
+    invite_id: 's',
+    role: 's',
+    creator_email: 's',
+    expires_in_seconds: 'i',
+  },
   login: { login_type: 's', success: 'b' },
   mcp_server_config: { action: 's', scope: 's', server_name: 's', server_type: 's' },
   remove_user: { user_email: 's' },
@@ -22,13 +40,28 @@ export const EDITOR_AUDIT_KINDS: Record<string, Record<string, FieldType>> = {
   team_api_key: { action: 's' },
   team_command: { action: 's', command_id: 's', command_name: 's', is_active: 'b' },
   team_hook: {
-    action: 's', hook_id: 's', hook_step: 's', hook_type: 's', script_content: 's', script_name: 's', is_active: 'b',
+    action: 's',
+    hook_id: 's',
+    hook_step: 's',
+    hook_type: 's',
+    script_content: 's',
+    script_name: 's',
+    is_active: 'b',
     operating_systems: 'sa',
   },
   team_marketplace: {
-    action: 's', marketplace_id: 's', marketplace_name: 's', marketplace_display_name: 's', plugin_id: 's', team_id: 's',
-    new_auto_reindex: 'b', old_auto_reindex: 'b',
-    plugins_created: 'i', plugins_deprecated: 'i', plugins_indexed: 'i', plugins_updated: 'i',
+    action: 's',
+    marketplace_id: 's',
+    marketplace_name: 's',
+    marketplace_display_name: 's',
+    plugin_id: 's',
+    team_id: 's',
+    new_auto_reindex: 'b',
+    old_auto_reindex: 'b',
+    plugins_created: 'i',
+    plugins_deprecated: 'i',
+    plugins_indexed: 'i',
+    plugins_updated: 'i',
   },
   team_rule: { action: 's', rule_id: 's', rule_name: 's', is_active: 'b', is_required: 'b' },
   team_settings: { setting_name: 's', old_value: 's', new_value: 's' },
@@ -53,10 +86,14 @@ const INTEGER_TEXT = '^-?[0-9]{1,16}$'
 
 function fieldSchema(t: FieldType): object {
   switch (t) {
-    case 's': return { type: 'string' }
-    case 'b': return { type: 'boolean' }
-    case 'sa': return { type: 'array', items: { type: 'string' } }
-    case 'i': return { anyOf: [{ type: 'integer' }, { type: 'string', pattern: INTEGER_TEXT }] }
+    case 's':
+      return { type: 'string' }
+    case 'b':
+      return { type: 'boolean' }
+    case 'sa':
+      return { type: 'array', items: { type: 'string' } }
+    case 'i':
+      return { anyOf: [{ type: 'integer' }, { type: 'string', pattern: INTEGER_TEXT }] }
   }
 }
 

@@ -39,12 +39,16 @@ export interface GroupCommitWriterOptions {
 
 /** Opens with a start stamp so file names sort by time across restarts. */
 export function newBootId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   return `${stamp}-${randomBytes(3).toString('hex')}`
 }
 
 export class GroupCommitWriter {
-  private readonly opts: Required<Omit<GroupCommitWriterOptions, 'onCommit'>> & Pick<GroupCommitWriterOptions, 'onCommit'>
+  private readonly opts: Required<Omit<GroupCommitWriterOptions, 'onCommit'>> &
+    Pick<GroupCommitWriterOptions, 'onCommit'>
   private readonly bootId = newBootId()
   private seq = 0
   private readonly files = new Map<string, OpenFile>()
@@ -62,11 +66,14 @@ export class GroupCommitWriter {
     this.opts = { maxOpenFiles: 64, maxInflightSyncs: 2, idleCloseMs: 10 * 60_000, ...opts }
     // Idle files are closed so that deleting an old partition (retention) never leaves a handle
     // writing into a removed folder. Only between batches: a file is never closed under a write.
-    this.idleTimer = setInterval(() => {
-      if (this.running !== undefined) return
-      const cutoff = performance.now() - this.opts.idleCloseMs
-      for (const [dir, f] of this.files) if (f.lastUsed < cutoff) this.retire(dir, f)
-    }, Math.min(60_000, this.opts.idleCloseMs))
+    this.idleTimer = setInterval(
+      () => {
+        if (this.running !== undefined) return
+        const cutoff = performance.now() - this.opts.idleCloseMs
+        for (const [dir, f] of this.files) if (f.lastUsed < cutoff) this.retire(dir, f)
+      },
+      Math.min(60_000, this.opts.idleCloseMs),
+    )
     this.idleTimer.unref()
   }
 
@@ -100,7 +107,10 @@ export class GroupCommitWriter {
   }
 
   private unavailable(): RulekeeperError {
-    return new RulekeeperError('Unavailable', 'the log store failed to write; records are not being accepted until a restart')
+    return new RulekeeperError(
+      'Unavailable',
+      'the log store failed to write; records are not being accepted until a restart',
+    )
   }
 
   private async drain(): Promise<void> {
@@ -124,7 +134,13 @@ export class GroupCommitWriter {
         const written = this.failure === undefined ? this.writeBatch(batch) : Promise.reject(this.failure)
         const synced = written.then(async (w) => {
           const fsyncSeconds = await w.synced
-          this.opts.onCommit?.({ seconds: (performance.now() - started) / 1000, fsyncSeconds, lines: w.lines, bytes: w.bytes, files: w.files })
+          this.opts.onCommit?.({
+            seconds: (performance.now() - started) / 1000,
+            fsyncSeconds,
+            lines: w.lines,
+            bytes: w.bytes,
+            files: w.files,
+          })
         })
         const prev = previous
         const settled = (async () => {
@@ -159,14 +175,16 @@ export class GroupCommitWriter {
    * Appends the batch (one write per file) and issues the fdatasyncs, returning without waiting for
    * them. Files past the roll size are retired only after their fsync is issued.
    */
-  private async writeBatch(batch: Batch): Promise<{ synced: Promise<number>; lines: number; bytes: number; files: number }> {
+  private async writeBatch(
+    batch: Batch,
+  ): Promise<{ synced: Promise<number>; lines: number; bytes: number; files: number }> {
     const touched: OpenFile[] = []
     let lines = 0
     let bytes = 0
     await Promise.all(
       [...batch.byDir].map(async ([dir, list]) => {
         const file = await this.currentFile(dir)
-        const buf = Buffer.from(list.join('\n') + '\n', 'utf8')
+        const buf = Buffer.from(`${list.join('\n')}\n`, 'utf8')
         await writeAll(file.fh, buf)
         file.size += buf.length
         file.lastUsed = performance.now()
@@ -194,7 +212,9 @@ export class GroupCommitWriter {
   /** Takes a file out of service; it is closed once the fsyncs already issued on it are done. */
   private retire(dir: string, f: OpenFile): void {
     this.files.delete(dir)
-    const closing = Promise.allSettled([...f.syncs]).then(() => f.fh.close()).catch(() => undefined)
+    const closing = Promise.allSettled([...f.syncs])
+      .then(() => f.fh.close())
+      .catch(() => undefined)
     this.closing.add(closing)
     void closing.then(() => this.closing.delete(closing))
   }

@@ -29,7 +29,14 @@ export async function createLogSources(opts: {
     for (const config of configs) {
       sources.set(
         config.id,
-        await LogSource.open({ config, settings: audit, dataDir: opts.dataDir, env: opts.env, logger: opts.logger, metrics }),
+        await LogSource.open({
+          config,
+          settings: audit,
+          dataDir: opts.dataDir,
+          env: opts.env,
+          logger: opts.logger,
+          metrics,
+        }),
       )
     }
   } catch (err) {

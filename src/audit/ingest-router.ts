@@ -15,7 +15,8 @@ export function createIngestRouter(sources: Map<string, LogSource>, metrics: Ing
     const source = sources.get(sourceId)
     let bodyRead = false
     try {
-      if (!source) throw new RulekeeperError('NotFound', `no log source with id ${JSON.stringify(sourceId.slice(0, 100))}`)
+      if (!source)
+        throw new RulekeeperError('NotFound', `no log source with id ${JSON.stringify(sourceId.slice(0, 100))}`)
       source.auth.checkHeaders(ctx.req.headers)
       const limits = source.config.limits
       checkPayloadHeaders(ctx.req.headers, limits)

@@ -63,10 +63,17 @@ export class LogSource {
     const root = path.join(opts.dataDir, 'logs')
     const source = new LogSource(opts.config, auth, opts.settings, root, opts.metrics)
     const report = await recoverSourceFiles({
-      root, logType: opts.config.logType, sourceId: opts.config.id, filter: source.filter, now: Date.now(),
+      root,
+      logType: opts.config.logType,
+      sourceId: opts.config.id,
+      filter: source.filter,
+      now: Date.now(),
     })
     for (const t of report.tornTails) {
-      opts.logger.warn({ source: opts.config.id, file: t.file, offset: t.offset, bytes: t.bytes }, 'moved a torn tail to _rejected')
+      opts.logger.warn(
+        { source: opts.config.id, file: t.file, offset: t.offset, bytes: t.bytes },
+        'moved a torn tail to _rejected',
+      )
       opts.metrics.records.inc({ source: opts.config.id, outcome: 'torn_tail' })
     }
     opts.logger.info({ source: opts.config.id, files: report.files, ids: report.idsLoaded }, 'log source ready')
@@ -106,9 +113,12 @@ export class LogSource {
 
     const reject = (index: number, line: number | undefined, message: string, raw: unknown) => {
       result.rejected++
-      if (result.errors.length < this.settings.maxErrorsInResponse) result.errors.push({ index, ...(line ? { line } : {}), message })
+      if (result.errors.length < this.settings.maxErrorsInResponse)
+        result.errors.push({ index, ...(line ? { line } : {}), message })
       if (rejectedLines.length === 0) byDir.set(rejectedDir, rejectedLines)
-      rejectedLines.push(JSON.stringify({ error: message, receivedAt, sourceId, index, ...(line ? { line } : {}), raw }))
+      rejectedLines.push(
+        JSON.stringify({ error: message, receivedAt, sourceId, index, ...(line ? { line } : {}), raw }),
+      )
     }
 
     // Everything from here to markPending is synchronous, so no other request can slip in between
@@ -124,7 +134,12 @@ export class LogSource {
         continue
       }
       if (payload.suspectUnicode && hasIllFormedText(item.value)) {
-        reject(item.index, item.line, 'the record holds invalid UTF-8 (kept with each bad byte 0xNN as \\udcNN)', item.value)
+        reject(
+          item.index,
+          item.line,
+          'the record holds invalid UTF-8 (kept with each bad byte 0xNN as \\udcNN)',
+          item.value,
+        )
         continue
       }
       const verdict = checkEditorAuditRecord(item.value, {

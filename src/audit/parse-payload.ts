@@ -112,7 +112,8 @@ export function parsePayload(body: Buffer, maxRecords: number): ParsedPayload {
   // Escaped lone surrogates (\ud800) are as ill-formed as raw invalid bytes; only then look deeper.
   const suspectUnicode = !validUtf8 || /\\u[dD][89a-fA-F]/.test(text)
   const start = firstNonSpace(text)
-  if (start < 0) throw new RulekeeperError('BadRequest', 'the body is empty: send a JSON object, a JSON array or NDJSON')
+  if (start < 0)
+    throw new RulekeeperError('BadRequest', 'the body is empty: send a JSON object, a JSON array or NDJSON')
   const tooMany = () =>
     new RulekeeperError('PayloadTooLarge', `a request may hold at most ${maxRecords} records`, { limit: maxRecords })
 
@@ -134,7 +135,8 @@ export function parsePayload(body: Buffer, maxRecords: number): ParsedPayload {
     // Also a pretty-printed single object: it spans lines but is still one record.
     return { form: 'object', items: [{ index: 0, value: whole }], suspectUnicode }
   }
-  if (wholeOk) throw new RulekeeperError('BadRequest', 'the body must be a JSON object, a JSON array of objects or NDJSON')
+  if (wholeOk)
+    throw new RulekeeperError('BadRequest', 'the body must be a JSON object, a JSON array of objects or NDJSON')
 
   const items: PayloadItem[] = []
   let readable = 0
@@ -153,7 +155,12 @@ export function parsePayload(body: Buffer, maxRecords: number): ParsedPayload {
       items.push({ index, line: lineNo, value: JSON.parse(lineText), text: lineText })
       readable++
     } catch (err) {
-      items.push({ index, line: lineNo, unreadable: `line ${lineNo} is not JSON: ${(err as Error).message}`, raw: lineText })
+      items.push({
+        index,
+        line: lineNo,
+        unreadable: `line ${lineNo} is not JSON: ${(err as Error).message}`,
+        raw: lineText,
+      })
     }
   }
   if (readable === 0) throw new RulekeeperError('BadRequest', 'the body is not JSON: no record could be read')

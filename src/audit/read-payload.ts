@@ -15,10 +15,15 @@ const unsupported = (message: string) => new RulekeeperError('UnsupportedMediaTy
 /** Header checks that need no body: declared length, declared encoding and charset. */
 export function checkPayloadHeaders(headers: IncomingMessage['headers'], limits: SourceLimits): void {
   const length = headers['content-length']
-  if (length !== undefined && Number(length) > limits.maxCompressedBytes) throw tooLarge('request body', limits.maxCompressedBytes)
-  const encodings = (headers['content-encoding'] ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '')
+  if (length !== undefined && Number(length) > limits.maxCompressedBytes)
+    throw tooLarge('request body', limits.maxCompressedBytes)
+  const encodings = (headers['content-encoding'] ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '')
   for (const e of encodings) {
-    if (e !== 'gzip' && e !== 'x-gzip' && e !== 'identity') throw unsupported(`Content-Encoding ${e} is not supported (${ACCEPTED})`)
+    if (e !== 'gzip' && e !== 'x-gzip' && e !== 'identity')
+      throw unsupported(`Content-Encoding ${e} is not supported (${ACCEPTED})`)
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(headers['content-type'] ?? '')?.[1]?.toLowerCase()
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
@@ -74,7 +79,8 @@ export function readPayload(req: IncomingMessage, limits: SourceLimits): Promise
     }
     const pushOut = (chunk: Buffer) => {
       outBytes += chunk.length
-      if (outBytes > limits.maxDecompressedBytes) return fail(tooLarge('decompressed body', limits.maxDecompressedBytes))
+      if (outBytes > limits.maxDecompressedBytes)
+        return fail(tooLarge('decompressed body', limits.maxDecompressedBytes))
       chunks.push(chunk)
     }
     const decide = (first: Buffer) => {

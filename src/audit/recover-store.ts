@@ -26,7 +26,11 @@ async function listDir(dir: string): Promise<string[]> {
 }
 
 /** Files of this source: data under dt=/hour=, rejected under dt=. */
-async function sourceFiles(root: string, logType: string, sourceId: string): Promise<{ data: string[]; rejected: string[] }> {
+async function sourceFiles(
+  root: string,
+  logType: string,
+  sourceId: string,
+): Promise<{ data: string[]; rejected: string[] }> {
   // The exact writer pattern: a plain prefix test would also take `editor-audit-eu-…` files for a
   // source `editor-audit`. Torn-tail files are written whole (tmp + rename) and need no check.
   const pattern = new RegExp(`^${sourceId}-\\d{8}T\\d{6}Z-[0-9a-f]{6}-\\d{6}\\.ndjson$`)
@@ -75,7 +79,14 @@ async function cleanLength(file: string, size: number): Promise<number> {
   }
 }
 
-async function isolateTornTail(root: string, rel: string, size: number, keep: number, sourceId: string, logType: string) {
+async function isolateTornTail(
+  root: string,
+  rel: string,
+  size: number,
+  keep: number,
+  sourceId: string,
+  logType: string,
+) {
   const abs = path.join(root, rel)
   const fh = await open(abs, 'r+')
   try {
@@ -86,7 +97,10 @@ async function isolateTornTail(root: string, rel: string, size: number, keep: nu
     await mkdir(dir, { recursive: true })
     const name = `${sourceId}-torn-${path.basename(rel, '.ndjson')}-${keep}.ndjson`
     const target = path.join(dir, name)
-    const exists = await stat(target).then(() => true, () => false)
+    const exists = await stat(target).then(
+      () => true,
+      () => false,
+    )
     // A crash during an earlier recovery may have written this already; the name makes it idempotent.
     if (!exists) {
       const line = JSON.stringify({
@@ -98,7 +112,7 @@ async function isolateTornTail(root: string, rel: string, size: number, keep: nu
         raw: decodeSurrogateEscape(tail),
         rawBase64: tail.toString('base64'),
       })
-      await writeFileDurable(target, line + '\n', { tmp: path.join(dir, `.tmp-${name}`) })
+      await writeFileDurable(target, `${line}\n`, { tmp: path.join(dir, `.tmp-${name}`) })
     }
     await fh.truncate(keep)
     await fh.sync()
@@ -141,7 +155,8 @@ export async function recoverSourceFiles(opts: {
       const id = rec?.metadata?.id
       const at = Date.parse(rec?.p_parse_time)
       if (rec?.p_source_id !== sourceId) continue
-      if (typeof id === 'string' && id !== '' && Number.isFinite(at) && at >= now - filter.windowMs) found.push({ id, at })
+      if (typeof id === 'string' && id !== '' && Number.isFinite(at) && at >= now - filter.windowMs)
+        found.push({ id, at })
     }
   }
   found.sort((a, b) => a.at - b.at)

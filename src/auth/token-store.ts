@@ -38,7 +38,8 @@ export interface TokenInfo {
 
 const SECRET_RE = /^rk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
 
-const hashDigest = (salt: string, secret: string) => createHash('sha256').update(salt).update('\0').update(secret).digest()
+const hashDigest = (salt: string, secret: string) =>
+  createHash('sha256').update(salt).update('\0').update(secret).digest()
 const hashSecret = (salt: string, secret: string) => hashDigest(salt, secret).toString('hex')
 
 function randomId(): string {
@@ -173,7 +174,10 @@ export class TokenStore {
     this.refresh()
   }
 
-  create(opts: { name: string; permissions: Permission[]; expiresAt?: string | null; secret?: string }): { token: TokenInfo; secret: string } {
+  create(opts: { name: string; permissions: Permission[]; expiresAt?: string | null; secret?: string }): {
+    token: TokenInfo
+    secret: string
+  } {
     const idPart = (opts.secret && SECRET_RE.exec(opts.secret)?.[1]) || randomId()
     const id = `tok_${idPart}`
     const secret = opts.secret ?? `rk_${idPart}_${randomBytes(32).toString('base64url')}`
@@ -213,7 +217,14 @@ export class TokenStore {
         lastUsedAt = null
       }
     }
-    return { id: t.id, name: t.name, permissions: t.permissions, createdAt: t.createdAt, expiresAt: t.expiresAt, lastUsedAt }
+    return {
+      id: t.id,
+      name: t.name,
+      permissions: t.permissions,
+      createdAt: t.createdAt,
+      expiresAt: t.expiresAt,
+      lastUsedAt,
+    }
   }
 
   /** Writes last-used times (the server calls this now and then; never on the request path). */

@@ -23,7 +23,13 @@ type Command = (argv: string[], env: Record<string, string | undefined>) => Prom
 
 export async function main(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
   const [cmd, ...rest] = argv
-  const commands: Record<string, Command> = { serve: serveCommand, init: initCommand, token: tokenCommand, test: testCommand, validate: validateCommand }
+  const commands: Record<string, Command> = {
+    serve: serveCommand,
+    init: initCommand,
+    token: tokenCommand,
+    test: testCommand,
+    validate: validateCommand,
+  }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)
     return cmd ? 0 : 2

@@ -30,7 +30,10 @@ export async function initCommand(argv: string[]): Promise<number> {
   if (fs.existsSync(path.join(gitdir, 'HEAD'))) throw new Error(`${dir} already holds a Git repository`)
   await createRepositoryFromTemplate(gitdir, branch, TEMPLATE_DIR, committer)
   if (!bare) {
-    fs.writeFileSync(path.join(gitdir, 'config'), fs.readFileSync(path.join(gitdir, 'config'), 'utf8').replace(/bare = true/, 'bare = false'))
+    fs.writeFileSync(
+      path.join(gitdir, 'config'),
+      fs.readFileSync(path.join(gitdir, 'config'), 'utf8').replace(/bare = true/, 'bare = false'),
+    )
     execFileSync('git', ['checkout', '-f', branch], { cwd: dir, stdio: 'ignore' })
   }
   process.stdout.write(`created a rules repository in ${dir} (branch ${branch})\n`)

@@ -35,9 +35,11 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
   switch (sub) {
     case 'create': {
       const name = args.options.name
-      if (typeof name !== 'string' || name.trim() === '' || name.length > 100) throw new UsageError('--name NAME is required (1–100 characters)')
+      if (typeof name !== 'string' || name.trim() === '' || name.length > 100)
+        throw new UsageError('--name NAME is required (1–100 characters)')
       const perms = args.options.permissions
-      if (typeof perms !== 'string') throw new UsageError('--permissions is required: ViewRules, ManageRules or both, comma-separated')
+      if (typeof perms !== 'string')
+        throw new UsageError('--permissions is required: ViewRules, ManageRules or both, comma-separated')
       const permissions: Permission[] = perms.split(',').map((p) => {
         const v = PERMISSION_FLAGS[p.trim()]
         if (!v) throw new UsageError(`unknown permission ${JSON.stringify(p)}; use ViewRules, ManageRules`)
@@ -48,7 +50,10 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       if (args.positionals.length > 0) throw new UsageError(`unexpected argument ${args.positionals[0]}`)
       const { token, secret } = store.create({ name, permissions, expiresAt })
       if (args.options.json) process.stdout.write(`${JSON.stringify(token)}\n`)
-      else process.stdout.write(`created ${token.id} (${token.name}: ${token.permissions.join(', ')}${token.expiresAt ? `, expires ${token.expiresAt}` : ''})\n`)
+      else
+        process.stdout.write(
+          `created ${token.id} (${token.name}: ${token.permissions.join(', ')}${token.expiresAt ? `, expires ${token.expiresAt}` : ''})\n`,
+        )
       process.stdout.write(`${secret}\n`)
       return 0
     }
@@ -56,9 +61,13 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       const list = store.list()
       if (args.options.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`)
       else {
-        process.stdout.write('ID                  NAME                 PERMISSIONS                 CREATED                   LAST USED\n')
+        process.stdout.write(
+          'ID                  NAME                 PERMISSIONS                 CREATED                   LAST USED\n',
+        )
         for (const t of list) {
-          process.stdout.write(`${t.id.padEnd(20)}${t.name.slice(0, 20).padEnd(21)}${t.permissions.join(',').padEnd(28)}${t.createdAt.padEnd(26)}${t.lastUsedAt ?? '-'}\n`)
+          process.stdout.write(
+            `${t.id.padEnd(20)}${t.name.slice(0, 20).padEnd(21)}${t.permissions.join(',').padEnd(28)}${t.createdAt.padEnd(26)}${t.lastUsedAt ?? '-'}\n`,
+          )
         }
       }
       return 0

@@ -35,7 +35,9 @@ function readYamlFile(file: string): unknown {
   }
   const doc = YAML.parseDocument(text, { version: '1.2', schema: 'core' })
   if (doc.errors.length > 0) {
-    const msgs = doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? '?'}:${e.linePos?.[0].col ?? '?'} ${e.message.split('\n')[0]}`)
+    const msgs = doc.errors.map(
+      (e) => `${file}:${e.linePos?.[0].line ?? '?'}:${e.linePos?.[0].col ?? '?'} ${e.message.split('\n')[0]}`,
+    )
     throw new RulekeeperError('ConfigInvalid', `invalid YAML in config:\n${msgs.join('\n')}`)
   }
   return doc.toJS({ maxAliasCount: 100 }) ?? {}
@@ -80,6 +82,7 @@ export function loadConfig(env: Env, overrides: unknown = {}): Config {
     for (const e of validate.errors ?? []) problems.push(`${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
   }
   for (const check of extraValidators) problems.push(...check(raw as Record<string, unknown>))
-  if (problems.length > 0) throw new RulekeeperError('ConfigInvalid', `invalid configuration:\n  ${problems.join('\n  ')}`)
+  if (problems.length > 0)
+    throw new RulekeeperError('ConfigInvalid', `invalid configuration:\n  ${problems.join('\n  ')}`)
   return raw as Config
 }

@@ -8,7 +8,10 @@ import { createPythonEngine, type PythonEngineOptions } from './python/index.js'
 import { simpleEngine } from './simple/index.js'
 
 export interface EngineSettings {
-  python?: Pick<PythonEngineOptions, 'command' | 'poolSize' | 'timeoutMs' | 'serverEnv' | 'queueLimit' | 'queuePerCaller' | 'scratchBytes' | 'uidBase'> & { logger?: Logger }
+  python?: Pick<
+    PythonEngineOptions,
+    'command' | 'poolSize' | 'timeoutMs' | 'serverEnv' | 'queueLimit' | 'queuePerCaller' | 'scratchBytes' | 'uidBase'
+  > & { logger?: Logger }
 }
 
 /** The default Python settings (config/default.yaml has the same). */
@@ -25,10 +28,17 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
     registry.scheduled = {
       ...engine,
       // Whether a named query exists depends on other files: derived when the rule is read.
-      describe: (rule, ctx) => ({ fields: {}, warnings: engine.check(rule, ctx).warnings.filter((w) => w.code === 'UnknownScheduledQuery') }),
+      describe: (rule, ctx) => ({
+        fields: {},
+        warnings: engine.check(rule, ctx).warnings.filter((w) => w.code === 'UnknownScheduledQuery'),
+      }),
       checkAsync: (rule, ctx) => python.checkPythonModule(rule, ctx),
       prepare: async () => {
-        await python.pool.describe().catch((err: unknown) => settings.python?.logger?.warn({ err: (err as Error).message }, 'python tests unavailable'))
+        await python.pool
+          .describe()
+          .catch((err: unknown) =>
+            settings.python?.logger?.warn({ err: (err as Error).message }, 'python tests unavailable'),
+          )
       },
       close: () => python.pool.close(),
     }

@@ -8,7 +8,8 @@ let installed: boolean | undefined
 
 /** Whether a usable `git` is on PATH (checked once per process). */
 export function gitBinaryAvailable(): boolean {
-  if (installed === undefined) installed = spawnSync('git', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0
+  if (installed === undefined)
+    installed = spawnSync('git', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0
   return installed
 }
 

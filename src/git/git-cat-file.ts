@@ -45,7 +45,10 @@ export class CatFileReader {
     else out.unref?.()
     clearTimeout(this.watchdog)
     if (on) {
-      this.watchdog = setTimeout(() => this.fail(new Error(`git cat-file answered nothing for ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS)
+      this.watchdog = setTimeout(
+        () => this.fail(new Error(`git cat-file answered nothing for ${READ_TIMEOUT_MS / 1000} s`)),
+        READ_TIMEOUT_MS,
+      )
       this.watchdog.unref()
     }
   }

@@ -62,15 +62,34 @@ export function parseRawLog(out: Buffer): LoggedCommit[] {
 
 /** Every commit of the first-parent chain ending at `to`, oldest first, with its changed files. */
 export function firstParentLog(gitdir: string, to: string): Promise<LoggedCommit[]> {
-  const args = ['--git-dir', gitdir, 'log', '--first-parent', '--diff-merges=first-parent', '--root', '--raw', '--no-renames', '--no-abbrev', '-z', '--reverse', '--format=%x01%H', to]
+  const args = [
+    '--git-dir',
+    gitdir,
+    'log',
+    '--first-parent',
+    '--diff-merges=first-parent',
+    '--root',
+    '--raw',
+    '--no-renames',
+    '--no-abbrev',
+    '-z',
+    '--reverse',
+    '--format=%x01%H',
+    to,
+  ]
   return new Promise((resolve, reject) => {
-    execFile('git', args, { env: gitEnv(), encoding: 'buffer', maxBuffer: 2 ** 31 - 1, timeout: 10 * 60_000 }, (err, stdout) => {
-      if (err) return reject(err)
-      try {
-        resolve(parseRawLog(stdout))
-      } catch (e) {
-        reject(e)
-      }
-    })
+    execFile(
+      'git',
+      args,
+      { env: gitEnv(), encoding: 'buffer', maxBuffer: 2 ** 31 - 1, timeout: 10 * 60_000 },
+      (err, stdout) => {
+        if (err) return reject(err)
+        try {
+          resolve(parseRawLog(stdout))
+        } catch (e) {
+          reject(e)
+        }
+      },
+    )
   })
 }

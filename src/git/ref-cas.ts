@@ -1,7 +1,7 @@
 // Branch reads and compare-and-swap updates with Git's own lock-file protocol: create
 // `<ref>.lock` exclusively, check the old value, write, fsync, rename, fsync the folder. A plain
 // `git push` into the same repository takes the same lock, so neither side can overwrite the other.
-import fs from 'node:fs'
+import type fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { RulekeeperError } from '../errors.js'
@@ -43,7 +43,12 @@ export async function readRef(gitdir: string, ref: string): Promise<string | nul
  * Moves `ref` from `expected` to `next` atomically, or throws RefConflictError. A lock held by
  * another writer (a push in progress) is waited for briefly, then reported as a conflict.
  */
-export async function compareAndSwapRef(gitdir: string, ref: string, expected: string | null, next: string): Promise<void> {
+export async function compareAndSwapRef(
+  gitdir: string,
+  ref: string,
+  expected: string | null,
+  next: string,
+): Promise<void> {
   const file = refFile(gitdir, ref)
   const lock = `${file}.lock`
   await fsp.mkdir(path.dirname(file), { recursive: true })
@@ -54,7 +59,8 @@ export async function compareAndSwapRef(gitdir: string, ref: string, expected: s
       break
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 50) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new RefConflictError(ref, expected, 'locked by another writer')
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+          throw new RefConflictError(ref, expected, 'locked by another writer')
         throw err
       }
       await new Promise((r) => setTimeout(r, 20))

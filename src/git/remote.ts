@@ -50,7 +50,8 @@ const OUTGOING_REF = 'refs/rulekeeper/outgoing'
 const ZERO_OID = '0000000000000000000000000000000000000000'
 
 /** A ref update refused because the ref moved under it (git receive-pack's words): worth a retry. */
-const LOST_RACE = /non-fast-forward|fetch first|failed to (update|lock)|cannot lock|unable to (update|lock)|stale info|but expected|is at [0-9a-f]+/i
+const LOST_RACE =
+  /non-fast-forward|fetch first|failed to (update|lock)|cannot lock|unable to (update|lock)|stale info|but expected|is at [0-9a-f]+/i
 /** A ref update the remote will keep refusing. */
 const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permission|forbidden/i
 
@@ -64,10 +65,15 @@ const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permissi
 function httpWithTimeout(timeoutMs: number): HttpClient {
   return {
     request: (req) =>
-      nodeHttp.request({ ...req, fetchOptions: { ...(req as { fetchOptions?: object }).fetchOptions, timeout: timeoutMs } } as typeof req).catch((err: Error & { code?: string }) => {
-        if (!err.code && /timed out/i.test(err.message)) err.code = 'ETIMEDOUT'
-        throw err
-      }),
+      nodeHttp
+        .request({
+          ...req,
+          fetchOptions: { ...(req as { fetchOptions?: object }).fetchOptions, timeout: timeoutMs },
+        } as typeof req)
+        .catch((err: Error & { code?: string }) => {
+          if (!err.code && /timed out/i.test(err.message)) err.code = 'ETIMEDOUT'
+          throw err
+        }),
   }
 }
 
@@ -91,7 +97,8 @@ export class GitRemote {
     private readonly opts: RemoteOptions,
   ) {
     const u = new URL(opts.url)
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`the remote must be an http(s) URL, got ${u.protocol}`)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new Error(`the remote must be an http(s) URL, got ${u.protocol}`)
     // Userinfo in the URL is accepted as credentials but never kept in the URL we use or show.
     this.username = opts.username || decodeURIComponent(u.username) || undefined
     this.token = opts.token || decodeURIComponent(u.password) || undefined
@@ -107,7 +114,10 @@ export class GitRemote {
   }
 
   private auth() {
-    const creds = this.username || this.token ? { username: this.username ?? 'x-access-token', password: this.token ?? '' } : undefined
+    const creds =
+      this.username || this.token
+        ? { username: this.username ?? 'x-access-token', password: this.token ?? '' }
+        : undefined
     return {
       onAuth: () => creds ?? { cancel: true },
       // Never retry with the same credentials: a wrong token is reported once, not stormed.
@@ -135,23 +145,46 @@ export class GitRemote {
 
   /** Our own words for a failure (the library's wording never reaches a caller). */
   private classify(err: unknown): RemoteError {
-    const e = err as { code?: string; name?: string; data?: { statusCode?: number; prettyDetails?: string }; message?: string; cause?: { code?: string } }
+    const e = err as {
+      code?: string
+      name?: string
+      data?: { statusCode?: number; prettyDetails?: string }
+      message?: string
+      cause?: { code?: string }
+    }
     const status = e.data?.statusCode
     const branch = this.opts.branch
     if (e.code === 'UserCanceledError' || status === 401 || status === 403) {
-      return new RemoteError('auth', `the remote refused the credentials (${status ?? 'authentication cancelled'}); check RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN`)
+      return new RemoteError(
+        'auth',
+        `the remote refused the credentials (${status ?? 'authentication cancelled'}); check RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN`,
+      )
     }
     if (e.code === 'PushRejectedError' || e.code === 'NotFoundError') {
       // Checked before sending: the tip the remote advertised is not under our commit.
-      return new RemoteError('rejected', `the remote branch ${branch} moved on before our push arrived (not a fast-forward)`)
+      return new RemoteError(
+        'rejected',
+        `the remote branch ${branch} moved on before our push arrived (not a fast-forward)`,
+      )
     }
     if (e.code === 'GitPushError') {
-      const said = redactUrls(e.data?.prettyDetails ?? '').replace(/\s+/g, ' ').trim().slice(0, 300)
+      const said = redactUrls(e.data?.prettyDetails ?? '')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 300)
       // The server's ref update lost a race with another push, or the server declined it for good.
       if (!LOST_RACE.test(said) && REFUSED.test(said)) {
-        return new RemoteError('refused', `the remote declined the update of branch ${branch} (a server-side hook or branch protection); check what the remote allows this account`, said)
+        return new RemoteError(
+          'refused',
+          `the remote declined the update of branch ${branch} (a server-side hook or branch protection); check what the remote allows this account`,
+          said,
+        )
       }
-      return new RemoteError('rejected', `the remote branch ${branch} was updated by someone else while our push arrived`, said)
+      return new RemoteError(
+        'rejected',
+        `the remote branch ${branch} was updated by someone else while our push arrived`,
+        said,
+      )
     }
     const sys = e.code ?? e.cause?.code
     let reason: string
@@ -161,7 +194,11 @@ export class GitRemote {
     else if (sys === 'UrlParseError' || sys === 'UnknownTransportError') reason = 'the URL is not usable'
     else if (sys === 'EmptyServerResponseError' || sys === 'ParseError') reason = 'its answer was empty or malformed'
     else reason = sys && /^[A-Za-z]+Error$/.test(sys) ? `an unexpected answer (${sys})` : 'an unexpected answer'
-    return new RemoteError('unreachable', `the remote ${this.displayUrl} cannot be reached: ${reason}`, sys ? `${sys}: ${redactUrls(e.message ?? '').slice(0, 200)}` : undefined)
+    return new RemoteError(
+      'unreachable',
+      `the remote ${this.displayUrl} cannot be reached: ${reason}`,
+      sys ? `${sys}: ${redactUrls(e.message ?? '').slice(0, 200)}` : undefined,
+    )
   }
 
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
@@ -225,9 +262,22 @@ export class GitRemote {
             return false
           }
     try {
-      await git.push({ fs, http: this.http, gitdir: this.gitdir, url: this.url, ref: OUTGOING_REF, remoteRef: `refs/heads/${this.opts.branch}`, onPrePush, ...this.auth() })
+      await git.push({
+        fs,
+        http: this.http,
+        gitdir: this.gitdir,
+        url: this.url,
+        ref: OUTGOING_REF,
+        remoteRef: `refs/heads/${this.opts.branch}`,
+        onPrePush,
+        ...this.auth(),
+      })
     } catch (err) {
-      if (movedTo !== null) throw new RemoteError('rejected', `the remote branch ${this.opts.branch} moved on before our push arrived (not a fast-forward)`)
+      if (movedTo !== null)
+        throw new RemoteError(
+          'rejected',
+          `the remote branch ${this.opts.branch} moved on before our push arrived (not a fast-forward)`,
+        )
       throw this.classify(err)
     } finally {
       await fsp.rm(refFile, { force: true })

@@ -78,7 +78,13 @@ export class GitRepository {
 
   /** Whether `oid` names a commit of this repository. */
   async hasCommit(oid: string): Promise<boolean> {
-    return /^[0-9a-f]{40}$/.test(oid) && (await this.db.readCommit(oid).then(() => true, () => false))
+    return (
+      /^[0-9a-f]{40}$/.test(oid) &&
+      (await this.db.readCommit(oid).then(
+        () => true,
+        () => false,
+      ))
+    )
   }
 
   readCommit(oid: string): Promise<CommitInfo> {
@@ -138,12 +144,22 @@ export class GitRepository {
    * Builds the commit objects for a chain of changes (each on the previous) into one batch; the
    * caller writes the batch once (one round of fsyncs for all of them) and then moves the branch.
    */
-  async buildCommit(batch: ObjectBatch, c: NewCommit, parentTree?: string | null): Promise<{ commit: string; tree: string }> {
+  async buildCommit(
+    batch: ObjectBatch,
+    c: NewCommit,
+    parentTree?: string | null,
+  ): Promise<{ commit: string; tree: string }> {
     const base = parentTree !== undefined ? parentTree : await this.treeOf(c.parent)
     const tree = await editTree(this.db, batch, base, c.changes)
     const commit = batch.add(
       'commit',
-      serializeCommit({ tree, parents: c.parent ? [c.parent] : [], author: c.author, committer: c.committer, message: c.message }),
+      serializeCommit({
+        tree,
+        parents: c.parent ? [c.parent] : [],
+        author: c.author,
+        committer: c.committer,
+        message: c.message,
+      }),
     )
     return { commit, tree }
   }
@@ -175,7 +191,12 @@ export class GitRepository {
   }
 
   /** Walks first parents from `to` until `from`, handing each commit to `visit`; false when `from` is not reached within `limit`. */
-  private async walkFirstParents(from: string | null, to: string, limit: number, visit: (c: CommitInfo) => void): Promise<boolean> {
+  private async walkFirstParents(
+    from: string | null,
+    to: string,
+    limit: number,
+    visit: (c: CommitInfo) => void,
+  ): Promise<boolean> {
     let cur: string | null = to
     for (let n = 0; cur && cur !== from; n++) {
       if (n >= limit) return false

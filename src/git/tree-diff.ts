@@ -31,7 +31,12 @@ export async function listFiles(db: ObjectDb, treeOid: string, prefix = ''): Pro
   return out
 }
 
-export async function diffTrees(db: ObjectDb, oldTree: string | null, newTree: string | null, prefix = ''): Promise<FileDiff[]> {
+export async function diffTrees(
+  db: ObjectDb,
+  oldTree: string | null,
+  newTree: string | null,
+  prefix = '',
+): Promise<FileDiff[]> {
   if (oldTree === newTree) return []
   const a = new Map((oldTree ? await db.readTree(oldTree) : []).map((e) => [e.name, e]))
   const b = new Map((newTree ? await db.readTree(newTree) : []).map((e) => [e.name, e]))

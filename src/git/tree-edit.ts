@@ -10,8 +10,18 @@ export type FileChanges = Map<string, Buffer | null>
 
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-export async function editTree(db: ObjectDb, batch: ObjectBatch, rootTree: string | null, changes: FileChanges): Promise<string> {
-  const oid = await editLevel(db, batch, rootTree, [...changes].map(([p, c]) => [p.split('/'), c] as const))
+export async function editTree(
+  db: ObjectDb,
+  batch: ObjectBatch,
+  rootTree: string | null,
+  changes: FileChanges,
+): Promise<string> {
+  const oid = await editLevel(
+    db,
+    batch,
+    rootTree,
+    [...changes].map(([p, c]) => [p.split('/'), c] as const),
+  )
   return oid ?? batch.add('tree', Buffer.alloc(0))
 }
 

@@ -54,9 +54,22 @@ export class Reconciler {
     private readonly logger: Logger,
     registry: Registry,
   ) {
-    this.runs = new Counter({ name: 'rulekeeper_reconcile_runs_total', help: 'Reconcile runs', labelNames: ['outcome'], registers: [registry] })
-    this.durations = new Histogram({ name: 'rulekeeper_reconcile_duration_seconds', help: 'Reconcile run duration', registers: [registry] })
-    this.invalid = new Gauge({ name: 'rulekeeper_invalid_files', help: 'Invalid files in the applied revision', registers: [registry] })
+    this.runs = new Counter({
+      name: 'rulekeeper_reconcile_runs_total',
+      help: 'Reconcile runs',
+      labelNames: ['outcome'],
+      registers: [registry],
+    })
+    this.durations = new Histogram({
+      name: 'rulekeeper_reconcile_duration_seconds',
+      help: 'Reconcile run duration',
+      registers: [registry],
+    })
+    this.invalid = new Gauge({
+      name: 'rulekeeper_invalid_files',
+      help: 'Invalid files in the applied revision',
+      registers: [registry],
+    })
   }
 
   start(schedule: string): void {
@@ -131,7 +144,12 @@ export class Reconciler {
       this.conditions.summarize(outcome, invalid)
       const durationMs = Date.now() - started
       const label = runLabel(outcome)
-      this.lastRun = { startedAt: new Date(started).toISOString(), durationMs, filesChanged: run.filesChanged, outcome: label }
+      this.lastRun = {
+        startedAt: new Date(started).toISOString(),
+        durationMs,
+        filesChanged: run.filesChanged,
+        outcome: label,
+      }
       this.runs.inc({ outcome: label })
       this.durations.observe(durationMs / 1000)
     }
@@ -159,7 +177,14 @@ export class Reconciler {
         errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
       })),
       staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
-      remote: remote ? { url: remote.displayUrl, branch: remote.branch, reachable: remote.reachable ?? false, ...(remote.lastError ? { error: remote.lastError.message } : {}) } : null,
+      remote: remote
+        ? {
+            url: remote.displayUrl,
+            branch: remote.branch,
+            reachable: remote.reachable ?? false,
+            ...(remote.lastError ? { error: remote.lastError.message } : {}),
+          }
+        : null,
     }
   }
 }

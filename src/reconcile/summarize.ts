@@ -17,7 +17,13 @@ export class Conditions {
   constructor() {
     const now = new Date().toISOString()
     this.list = [
-      { type: 'Ready', status: 'True', reason: 'Loaded', message: 'the index of the current revision is loaded', lastTransitionTime: now },
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Loaded',
+        message: 'the index of the current revision is loaded',
+        lastTransitionTime: now,
+      },
       { type: 'Reconciling', status: 'False', reason: 'Idle', message: 'no run in progress', lastTransitionTime: now },
       { type: 'Stalled', status: 'False', reason: 'None', message: 'nothing needs a person', lastTransitionTime: now },
     ]
@@ -43,16 +49,29 @@ export class Conditions {
       this.set('Stalled', 'True', 'AuthenticationFailed', outcome.message)
       this.set('Ready', 'False', 'AuthenticationFailed', 'serving the last applied revision')
     } else if (outcome.kind === 'needs-person') {
-      this.set('Stalled', 'True', 'MassDeletion', `${outcome.message}; confirm with POST /reconcile?allow-mass-delete=true`)
+      this.set(
+        'Stalled',
+        'True',
+        'MassDeletion',
+        `${outcome.message}; confirm with POST /reconcile?allow-mass-delete=true`,
+      )
     } else if (outcome.kind === 'retry-later') {
-      if (outcome.reason === 'RemoteUnreachable') this.set('Ready', 'False', 'RemoteUnreachable', `${outcome.message}; serving the last applied revision`)
+      if (outcome.reason === 'RemoteUnreachable')
+        this.set('Ready', 'False', 'RemoteUnreachable', `${outcome.message}; serving the last applied revision`)
       else this.set('Ready', 'False', 'ReconcileFailed', 'the last run failed; serving the last applied revision')
     } else {
       this.set('Stalled', 'False', 'None', 'nothing needs a person')
     }
     // A revision held back is not served; the one that is serves fine (or with invalid files).
     if (readTheIndex(outcome)) {
-      this.set('Ready', 'True', invalidFiles ? 'AppliedWithInvalidFiles' : 'Applied', invalidFiles ? `${invalidFiles} invalid file(s); see invalidFiles` : 'every file of the applied revision is valid')
+      this.set(
+        'Ready',
+        'True',
+        invalidFiles ? 'AppliedWithInvalidFiles' : 'Applied',
+        invalidFiles
+          ? `${invalidFiles} invalid file(s); see invalidFiles`
+          : 'every file of the applied revision is valid',
+      )
     }
     this.set('Reconciling', 'False', 'Idle', 'no run in progress')
   }

@@ -46,7 +46,11 @@ export function* caseCollisions(
     if (distinct.length < 2) continue
     for (const [p, owner] of list) {
       const others = distinct.filter((o) => o !== p).join(', ')
-      yield { path: owner, onId: false, message: `path ${p} differs only by case from ${others}: a clone on a case-insensitive disk (Windows, macOS) keeps only one of them` }
+      yield {
+        path: owner,
+        onId: false,
+        message: `path ${p} differs only by case from ${others}: a clone on a case-insensitive disk (Windows, macOS) keeps only one of them`,
+      }
     }
   }
 }

@@ -48,7 +48,10 @@ const mockSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['objectName', 'returnValue'],
-  properties: { objectName: { type: 'string', minLength: 1 }, returnValue: { anyOf: [{ type: 'string' }, { type: 'boolean' }] } },
+  properties: {
+    objectName: { type: 'string', minLength: 1 },
+    returnValue: { anyOf: [{ type: 'string' }, { type: 'boolean' }] },
+  },
 }
 
 export const PYTHON_TEST_SCHEMA = {
@@ -108,7 +111,13 @@ export const COMMON_FIELDS: readonly FieldSpec[] = [
   { api: 'id', file: 'RuleID', schema: ID_SCHEMA, requiredOnWrite: true, alwaysWritten: true },
   { api: 'displayName', file: 'DisplayName', schema: str, default: '' },
   { api: 'enabled', file: 'Enabled', schema: { type: 'boolean' }, default: true, alwaysWritten: true },
-  { api: 'severity', file: 'Severity', schema: { type: 'string', enum: [...SEVERITIES] }, requiredOnWrite: true, alwaysWritten: true },
+  {
+    api: 'severity',
+    file: 'Severity',
+    schema: { type: 'string', enum: [...SEVERITIES] },
+    requiredOnWrite: true,
+    alwaysWritten: true,
+  },
   { api: 'description', file: 'Description', schema: str, default: '' },
   { api: 'reference', file: 'Reference', schema: str, default: '' },
   { api: 'runbook', file: 'Runbook', schema: str, default: '' },
@@ -127,14 +136,37 @@ export const COMMON_TRAILING_FIELDS: readonly FieldSpec[] = [
 ]
 
 /** Building blocks the kinds share (rules/kinds/*.ts). */
-export const managedField = (readOnly: boolean): FieldSpec => ({ api: 'managed', file: 'Managed', schema: { type: 'boolean' }, default: false, ...(readOnly ? { readOnly: true } : {}) })
-export const DETECTION_FIELD: FieldSpec = { api: 'detection', file: 'Detection', schema: { type: 'string', minLength: 1 }, requiredOnWrite: true, yamlText: true, alwaysWritten: true }
-export const testsField = (style: TestStyle): FieldSpec => ({ api: 'tests', file: 'Tests', schema: { type: 'array', items: style.itemSchema }, default: [] })
+export const managedField = (readOnly: boolean): FieldSpec => ({
+  api: 'managed',
+  file: 'Managed',
+  schema: { type: 'boolean' },
+  default: false,
+  ...(readOnly ? { readOnly: true } : {}),
+})
+export const DETECTION_FIELD: FieldSpec = {
+  api: 'detection',
+  file: 'Detection',
+  schema: { type: 'string', minLength: 1 },
+  requiredOnWrite: true,
+  yamlText: true,
+  alwaysWritten: true,
+}
+export const testsField = (style: TestStyle): FieldSpec => ({
+  api: 'tests',
+  file: 'Tests',
+  schema: { type: 'array', items: style.itemSchema },
+  default: [],
+})
 export { str as STRING_SCHEMA, strList as STRING_LIST_SCHEMA }
 
 /** A kind's whole field table: the common fields, its own, the common trailing ones. */
 /** A kind's field table: the common fields, its own, its tests (in its test style), the trailing ones. */
-export const ruleFields = (own: readonly FieldSpec[], tests: TestStyle): readonly FieldSpec[] => [...COMMON_FIELDS, ...own, testsField(tests), ...COMMON_TRAILING_FIELDS]
+export const ruleFields = (own: readonly FieldSpec[], tests: TestStyle): readonly FieldSpec[] => [
+  ...COMMON_FIELDS,
+  ...own,
+  testsField(tests),
+  ...COMMON_TRAILING_FIELDS,
+]
 
 /** What one test result says in the API, from the engine's outcome. */
 export interface TestOutcomeLike {
@@ -156,7 +188,13 @@ export interface TestStyle {
 export const PYTHON_TESTS: TestStyle = {
   itemSchema: PYTHON_TEST_SCHEMA,
   showEmptyMocks: true,
-  result: (o) => ({ name: o.name, passed: o.passed === true, errored: o.errored ?? false, error: o.error, functions: o.functions ?? {} }),
+  result: (o) => ({
+    name: o.name,
+    passed: o.passed === true,
+    errored: o.errored ?? false,
+    error: o.error,
+    functions: o.functions ?? {},
+  }),
 }
 
 export const CORRELATION_TESTS: TestStyle = {
@@ -179,7 +217,10 @@ export const COMMON_EXTRA_FIELDS: readonly ExtraField[] = [
   { api: 'lastModified', schema: { type: 'string', format: 'date-time' }, readOnly: true },
   {
     api: 'warnings',
-    schema: { type: 'array', items: { type: 'object', properties: { message: str, line: { type: 'integer' }, column: { type: 'integer' } } } },
+    schema: {
+      type: 'array',
+      items: { type: 'object', properties: { message: str, line: { type: 'integer' }, column: { type: 'integer' } } },
+    },
     readOnly: true,
   },
   { api: 'createdBy', schema: actorSchema, readOnly: true },

@@ -11,13 +11,45 @@ import { stringifyYaml } from './yaml-text.js'
  * listed (a new kind's) follows them, in the order of the kind's field table.
  */
 export const CANONICAL_KEY_ORDER = [
-  'AnalysisType', 'Filename', 'RuleID', 'DisplayName', 'Enabled', 'CreateAlert', 'LogTypes', 'ScheduledQueries',
-  'Severity', 'Description', 'Reference', 'Runbook', 'Reports', 'Tags', 'Detection', 'InlineFilters', 'AlertTitle',
-  'AlertContext', 'DynamicSeverities', 'GroupBy', 'Threshold', 'DedupPeriodMinutes', 'OutputIds',
-  'SummaryAttributes', 'Managed', 'CreatedBy', 'Status', 'BaseVersion', 'OnlyUseBaseRiskScore', 'Tests',
+  'AnalysisType',
+  'Filename',
+  'RuleID',
+  'DisplayName',
+  'Enabled',
+  'CreateAlert',
+  'LogTypes',
+  'ScheduledQueries',
+  'Severity',
+  'Description',
+  'Reference',
+  'Runbook',
+  'Reports',
+  'Tags',
+  'Detection',
+  'InlineFilters',
+  'AlertTitle',
+  'AlertContext',
+  'DynamicSeverities',
+  'GroupBy',
+  'Threshold',
+  'DedupPeriodMinutes',
+  'OutputIds',
+  'SummaryAttributes',
+  'Managed',
+  'CreatedBy',
+  'Status',
+  'BaseVersion',
+  'OnlyUseBaseRiskScore',
+  'Tests',
 ]
 
-const FILE_SEVERITY: Record<Severity, string> = { INFO: 'Info', LOW: 'Low', MEDIUM: 'Medium', HIGH: 'High', CRITICAL: 'Critical' }
+const FILE_SEVERITY: Record<Severity, string> = {
+  INFO: 'Info',
+  LOW: 'Low',
+  MEDIUM: 'Medium',
+  HIGH: 'High',
+  CRITICAL: 'Critical',
+}
 
 /** `High`, `HIGH`, `high` → `HIGH`; anything else is returned as given (the schema rejects it). */
 export function apiSeverity(v: unknown): unknown {
@@ -44,17 +76,25 @@ function testsToFile(tests: unknown): unknown {
   if (!Array.isArray(tests)) return tests
   return tests.map((t) => {
     // `mocks: []` is the default the API shows; the file leaves it out, as people write it.
-    const item = t && typeof t === 'object' && Array.isArray((t as Record<string, unknown>).mocks) && (t as { mocks: unknown[] }).mocks.length === 0
-      ? Object.fromEntries(Object.entries(t).filter(([k]) => k !== 'mocks'))
-      : t
-    return mapKeys(item, TEST_KEYS, (k, v) => (k === 'ruleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS)) : v))
+    const item =
+      t &&
+      typeof t === 'object' &&
+      Array.isArray((t as Record<string, unknown>).mocks) &&
+      (t as { mocks: unknown[] }).mocks.length === 0
+        ? Object.fromEntries(Object.entries(t).filter(([k]) => k !== 'mocks'))
+        : t
+    return mapKeys(item, TEST_KEYS, (k, v) =>
+      k === 'ruleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS)) : v,
+    )
   })
 }
 
 export function testsFromFile(tests: unknown): unknown {
   if (!Array.isArray(tests)) return tests
   return tests.map((t) =>
-    mapKeys(t, TEST_KEYS_FROM_FILE, (k, v) => (k === 'RuleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS_FROM_FILE)) : v)),
+    mapKeys(t, TEST_KEYS_FROM_FILE, (k, v) =>
+      k === 'RuleOutputs' && Array.isArray(v) ? v.map((o) => mapKeys(o, RULE_OUTPUT_KEYS_FROM_FILE)) : v,
+    ),
   )
 }
 
@@ -109,12 +149,17 @@ function defineLazyText(view: Record<string, unknown>, key: string, raw: unknown
     enumerable: true,
     configurable: true,
     get: () => (text ??= stringifyYaml(raw)),
-    set: (v: unknown) => Object.defineProperty(view, key, { value: v, enumerable: true, writable: true, configurable: true }),
+    set: (v: unknown) =>
+      Object.defineProperty(view, key, { value: v, enumerable: true, writable: true, configurable: true }),
   })
 }
 
 /** File data → the API view of the rule (every field with its effective value; no metadata). */
-export function fileDataToView(kind: RuleKind, data: Readonly<Record<string, unknown>>, companionSource?: string): Record<string, unknown> {
+export function fileDataToView(
+  kind: RuleKind,
+  data: Readonly<Record<string, unknown>>,
+  companionSource?: string,
+): Record<string, unknown> {
   const view: Record<string, unknown> = {}
   for (const f of fieldsOf(kind)) {
     const raw = data[f.file]

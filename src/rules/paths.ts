@@ -52,7 +52,11 @@ export function pythonPathFor(yamlPath: string, filename?: string): string {
 /** Rejects absolute paths, `..` segments and empty segments: nothing may land outside the tree. */
 export function assertInsideRepo(p: string): string {
   const norm = path.posix.normalize(p)
-  if (norm !== p || p.startsWith('/') || p.split('/').some((s) => s === '' || s === '..' || s === '.' || s === '.git')) {
+  if (
+    norm !== p ||
+    p.startsWith('/') ||
+    p.split('/').some((s) => s === '' || s === '..' || s === '.' || s === '.git')
+  ) {
     throw new Error(`path ${JSON.stringify(p)} is outside the repository tree`)
   }
   return p

@@ -47,7 +47,11 @@ export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFil
   const at = (p: DataPath) => locate(full(), p)
   const fast = loadYamlFast(text)
   if (!fast && full().errors.length > 0) {
-    return { path, locate: at, problems: full().errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })) }
+    return {
+      path,
+      locate: at,
+      problems: full().errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })),
+    }
   }
   const value = fast ? fast.value : full().value
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
@@ -70,8 +74,13 @@ export function checkRuleData(kind: RuleKind, data: Record<string, unknown>, com
   const companion = def.companion
   if (companion) {
     const name = data[companion.fileKey]
-    if (typeof name !== 'string' || name === '') problems.push({ path: [companion.fileKey], message: `${companion.fileKey} is required` })
-    else if (companionSource === undefined) problems.push({ path: [companion.fileKey], message: `the ${companion.noun} ${name} named by ${companion.fileKey} does not exist` })
+    if (typeof name !== 'string' || name === '')
+      problems.push({ path: [companion.fileKey], message: `${companion.fileKey} is required` })
+    else if (companionSource === undefined)
+      problems.push({
+        path: [companion.fileKey],
+        message: `the ${companion.noun} ${name} named by ${companion.fileKey} does not exist`,
+      })
   }
   problems.push(...validateFileView(kind, fileDataToView(kind, data, companionSource)))
   return problems
@@ -97,7 +106,11 @@ function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string,
   // parseYaml bounded this document's aliases by their expanded size.
   const old = (doc.toJS({ maxAliasCount: -1 }) ?? {}) as Record<string, unknown>
   // Only keys the API writes may be removed; housekeeping and read-only keys (CreatedBy) stay.
-  const owned = new Set(fieldsOf(kind).filter((f) => !f.readOnly).map((f) => f.file))
+  const owned = new Set(
+    fieldsOf(kind)
+      .filter((f) => !f.readOnly)
+      .map((f) => f.file),
+  )
   for (const [key, value] of Object.entries(data)) {
     if (key in old && deepEqual(old[key], value)) continue
     const node = doc.get(key, true)
@@ -110,4 +123,3 @@ function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string,
   }
   return stringifyDocument(doc)
 }
-

@@ -34,7 +34,13 @@ function characterProblem(ch: string): string | undefined {
   if (cp >= 0xd800 && cp <= 0xdfff) return `a lone surrogate (${codePoint(ch)}), which cannot be encoded in UTF-8`
   if (cp === 0x2028 || cp === 0x2029) return `${codePoint(ch)} (a line or paragraph separator)`
   if (/\p{Cc}/u.test(ch)) return `${codePoint(ch)} (a control character)`
-  if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp === 0x200e || cp === 0x200f || cp === 0x061c) {
+  if (
+    (cp >= 0x202a && cp <= 0x202e) ||
+    (cp >= 0x2066 && cp <= 0x2069) ||
+    cp === 0x200e ||
+    cp === 0x200f ||
+    cp === 0x061c
+  ) {
     return `${codePoint(ch)} (a bidirectional control character, which can make an id display as another)`
   }
   if (cp === 0xfeff) return `${codePoint(ch)} (a byte order mark / zero-width no-break space)`
@@ -42,7 +48,8 @@ function characterProblem(ch: string): string | undefined {
   if (/\p{Cf}/u.test(ch)) return `${codePoint(ch)} (an invisible format character)`
   if (/[\p{Z}]/u.test(ch) && ch !== ' ') return `${codePoint(ch)} (a space other than the ASCII space)`
   if (cp === 0xfffd) return `${codePoint(ch)} (the replacement character, a sign of text that was not valid UTF-8)`
-  if (/\p{Co}/u.test(ch) || (cp & 0xfffe) === 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef)) return `${codePoint(ch)} (a private-use character or noncharacter)`
+  if (/\p{Co}/u.test(ch) || (cp & 0xfffe) === 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef))
+    return `${codePoint(ch)} (a private-use character or noncharacter)`
   if (FORBIDDEN_ASCII.has(ch)) return `${JSON.stringify(ch)}`
   return undefined
 }
@@ -62,7 +69,8 @@ export function idCharacterProblem(id: string): string | undefined {
     return 'must not contain the characters it contains' // unreachable: FORBIDDEN and characterProblem agree
   }
   if (id.startsWith(' ') || id.endsWith(' ')) return 'must not start or end with a space'
-  if (id.normalize('NFC') !== id) return `must be in Unicode NFC form (composed characters; send ${JSON.stringify(id.normalize('NFC'))})`
+  if (id.normalize('NFC') !== id)
+    return `must be in Unicode NFC form (composed characters; send ${JSON.stringify(id.normalize('NFC'))})`
   return undefined
 }
 

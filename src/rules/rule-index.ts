@@ -82,7 +82,11 @@ export class RuleIndex {
   }
 
   static empty(): RuleIndex {
-    return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), { correlation: [], scheduled: [], simple: [] })
+    return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), {
+      correlation: [],
+      scheduled: [],
+      simple: [],
+    })
   }
 
   get(kind: RuleKind, id: string): IndexedRule | undefined {
@@ -101,7 +105,8 @@ export class RuleIndex {
   /** Files that failed to parse or validate, and every file of an id claimed more than once. */
   invalidFiles(): InvalidFile[] {
     const out = new Map<string, InvalidFile>()
-    for (const f of this.files.values()) if (f.errors.length > 0) out.set(f.path, { path: f.path, ruleId: f.id, errors: f.errors })
+    for (const f of this.files.values())
+      if (f.errors.length > 0) out.set(f.path, { path: f.path, ruleId: f.id, errors: f.errors })
     for (const [id, paths] of this.holders) {
       if (paths.length < 2) continue
       paths.forEach((p, i) => {
@@ -118,7 +123,10 @@ export class RuleIndex {
     for (const c of caseCollisions(this.files.values(), this.folded, (id) => this.holders.get(id) ?? [])) {
       const f = this.files.get(c.path)!
       const entry = out.get(c.path) ?? { path: c.path, ruleId: f.id, errors: [] }
-      entry.errors = [...entry.errors, { path: c.onId ? ['RuleID'] : [], message: c.message, ...(c.onId ? f.idAt : {}) }]
+      entry.errors = [
+        ...entry.errors,
+        { path: c.onId ? ['RuleID'] : [], message: c.message, ...(c.onId ? f.idAt : {}) },
+      ]
       out.set(c.path, entry)
     }
     return [...out.values()].sort((a, b) => byteOrder(a.path, b.path))
@@ -314,6 +322,14 @@ export class IndexDraft {
     }
     for (const [k, l] of Object.entries(lists)) sorted[k as RuleKind] = l
     this.touchedIds.clear()
-    return new RuleIndex(revision, this.files.fold(), this.rules.fold(), this.supports.fold(), this.holders.fold(), sorted, this.folded.fold())
+    return new RuleIndex(
+      revision,
+      this.files.fold(),
+      this.rules.fold(),
+      this.supports.fold(),
+      this.holders.fold(),
+      sorted,
+      this.folded.fold(),
+    )
   }
 }

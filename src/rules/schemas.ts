@@ -12,16 +12,17 @@ type Schema = Record<string, unknown>
 
 export function readOnlyFieldsOf(kind: RuleKind): Set<string> {
   return new Set([
-    ...fieldsOf(kind).filter((f) => f.readOnly).map((f) => f.api),
-    ...extraFieldsOf(kind).filter((f) => f.readOnly).map((f) => f.api),
+    ...fieldsOf(kind)
+      .filter((f) => f.readOnly)
+      .map((f) => f.api),
+    ...extraFieldsOf(kind)
+      .filter((f) => f.readOnly)
+      .map((f) => f.api),
   ])
 }
 
 function writable(kind: RuleKind) {
-  return [
-    ...fieldsOf(kind).filter((f) => !f.readOnly),
-    ...extraFieldsOf(kind).filter((f) => !f.readOnly),
-  ]
+  return [...fieldsOf(kind).filter((f) => !f.readOnly), ...extraFieldsOf(kind).filter((f) => !f.readOnly)]
 }
 
 export function writeSchema(kind: RuleKind): Schema {
@@ -80,9 +81,16 @@ function fileValidator(kind: RuleKind): ValidateFunction {
 }
 
 function errorPath(e: ErrorObject): string[] {
-  const parts = e.instancePath === '' ? [] : e.instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const parts =
+    e.instancePath === ''
+      ? []
+      : e.instancePath
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   if (e.keyword === 'required') parts.push(String((e.params as { missingProperty: string }).missingProperty))
-  if (e.keyword === 'additionalProperties') parts.push(String((e.params as { additionalProperty: string }).additionalProperty))
+  if (e.keyword === 'additionalProperties')
+    parts.push(String((e.params as { additionalProperty: string }).additionalProperty))
   return parts
 }
 

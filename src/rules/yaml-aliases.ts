@@ -51,6 +51,7 @@ export function aliasProblem(doc: Document, budget: number): string | undefined 
     return size
   }
   sizeOf(doc.contents)
-  if (!problem && aliases > 0 && anchorCount > MAX_ANCHORS) problem = `YAML with aliases has more than ${MAX_ANCHORS} anchors`
+  if (!problem && aliases > 0 && anchorCount > MAX_ANCHORS)
+    problem = `YAML with aliases has more than ${MAX_ANCHORS} anchors`
   return problem
 }

@@ -37,7 +37,11 @@ export function quickDepthBound(text: string, limit: number): number {
       i = blockScalarEnd(text, i, indent)
       continue
     }
-    if (lineStart && (ch === '-' || ch === '?') && (i + 1 === text.length || text[i + 1] === ' ' || text[i + 1] === '\n')) {
+    if (
+      lineStart &&
+      (ch === '-' || ch === '?') &&
+      (i + 1 === text.length || text[i + 1] === ' ' || text[i + 1] === '\n')
+    ) {
       compact++
       if (compact + flow > max) max = compact + flow
       if (max > limit) return max

@@ -3,7 +3,7 @@
 // their expanded size (a bomb is an error, not an outage), every parse error with line and column,
 // and a way back from a data path to its location.
 import { load as loadJsYaml } from 'js-yaml'
-import YAML, { Document, isMap, isNode, isScalar, LineCounter, type Node } from 'yaml'
+import YAML, { type Document, isMap, isNode, isScalar, LineCounter, type Node } from 'yaml'
 import type { DataPath } from './model.js'
 import { aliasProblem, expansionBudget } from './yaml-aliases.js'
 import { lexedDepthBound, quickDepthBound } from './yaml-depth.js'
@@ -52,7 +52,11 @@ function refused(lineCounter: LineCounter, message: string): ParsedYaml {
 
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter()
-  if (quickDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH || lexedDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH) return refused(lineCounter, TOO_DEEP)
+  if (
+    quickDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH ||
+    lexedDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH
+  )
+    return refused(lineCounter, TOO_DEEP)
   let doc: Document.Parsed
   try {
     doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
@@ -125,7 +129,10 @@ function hasNullKey(v: unknown): boolean {
 }
 
 /** Line and column (1-based) of the node at `path` in a parsed document, or of its nearest parent. */
-export function locate(parsed: Pick<ParsedYaml, 'doc' | 'lineCounter'>, path: DataPath): { line: number; column: number } | undefined {
+export function locate(
+  parsed: Pick<ParsedYaml, 'doc' | 'lineCounter'>,
+  path: DataPath,
+): { line: number; column: number } | undefined {
   const at = (offset: number) => {
     const pos = parsed.lineCounter.linePos(offset)
     return { line: pos.line, column: pos.col }

@@ -41,10 +41,27 @@ const INSIDE_UID = 1000
 export const SECCOMP_FD = 4
 
 /** Paths that are never mounted, whatever the interpreter reports (defence against odd sys.path). */
-const NEVER = ['/', '/etc', '/home', '/root', '/proc', '/sys', '/dev', '/run', '/var', '/tmp', '/usr', '/usr/local', '/boot', '/srv', '/mnt', '/opt']
+const NEVER = [
+  '/',
+  '/etc',
+  '/home',
+  '/root',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/run',
+  '/var',
+  '/tmp',
+  '/usr',
+  '/usr/local',
+  '/boot',
+  '/srv',
+  '/mnt',
+  '/opt',
+]
 
 function isUnder(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith('/') ? root : root + '/')
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`)
 }
 
 /** The host paths to mount read-only: system libraries, then the interpreter's own (deduplicated). */
@@ -146,7 +163,19 @@ export function bwrapArgs(layout: SandboxLayout, who: RunIdentity, command: stri
   ]
   if (root) {
     const id = String(who.uid)
-    args.push(SETPRIV, '--reuid', id, '--regid', id, '--clear-groups', '--inh-caps', '-all', '--bounding-set', '-all', '--')
+    args.push(
+      SETPRIV,
+      '--reuid',
+      id,
+      '--regid',
+      id,
+      '--clear-groups',
+      '--inh-caps',
+      '-all',
+      '--bounding-set',
+      '-all',
+      '--',
+    )
   }
   return [...args, ...command]
 }

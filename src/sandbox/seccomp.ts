@@ -41,7 +41,12 @@ const jump = (code: number, k: number, jt: number, jf: number): Insn => ({ code,
 
 /** The filter as instructions (exported for the tests, which interpret it). */
 export function filterProgram(arch: SandboxArch): Insn[] {
-  const p: Insn[] = [stmt(LD_W_ABS, OFFSET_ARCH), jump(JEQ_K, AUDIT_ARCH[arch], 1, 0), stmt(RET_K, RET_KILL_PROCESS), stmt(LD_W_ABS, OFFSET_NR)]
+  const p: Insn[] = [
+    stmt(LD_W_ABS, OFFSET_ARCH),
+    jump(JEQ_K, AUDIT_ARCH[arch], 1, 0),
+    stmt(RET_K, RET_KILL_PROCESS),
+    stmt(LD_W_ABS, OFFSET_NR),
+  ]
   if (arch === 'x86_64') p.push(jump(JGE_K, X32_SYSCALL_BIT, 0, 1), stmt(RET_K, retErrno(EPERM)))
   for (const numbers of Object.values(DENIED)) {
     const nr = numbers[arch]
@@ -50,7 +55,14 @@ export function filterProgram(arch: SandboxArch): Insn[] {
   p.push(jump(JEQ_K, RESTRICTED.clone3[arch], 0, 1), stmt(RET_K, retErrno(ENOSYS)))
   // Each restricted call: when nr matches, load args[0] and decide; every branch returns, so the
   // accumulator holding args[0] never reaches the next comparison of nr.
-  const onArg0 = (nr: number, test: Insn) => p.push(jump(JEQ_K, nr, 0, 4), stmt(LD_W_ABS, OFFSET_ARG0_LOW), test, stmt(RET_K, RET_ALLOW), stmt(RET_K, retErrno(EPERM)))
+  const onArg0 = (nr: number, test: Insn) =>
+    p.push(
+      jump(JEQ_K, nr, 0, 4),
+      stmt(LD_W_ABS, OFFSET_ARG0_LOW),
+      test,
+      stmt(RET_K, RET_ALLOW),
+      stmt(RET_K, retErrno(EPERM)),
+    )
   onArg0(RESTRICTED.clone[arch], jump(JSET_K, CLONE_THREAD, 0, 1))
   onArg0(RESTRICTED.kill[arch], jump(JEQ_K, RUN_PID, 0, 1))
   onArg0(RESTRICTED.tgkill[arch], jump(JEQ_K, RUN_PID, 0, 1))

@@ -10,6 +10,9 @@ export async function removeTempFiles(file: string): Promise<void> {
   const prefix = `${path.basename(file)}.`
   const names = await fsp.readdir(dir).catch(() => [] as string[])
   // Best effort: a leftover that cannot be removed is only wasted space, never a reason not to start.
-  await Promise.all(names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp')).map((n) => fsp.rm(path.join(dir, n), { force: true }).catch(() => {})))
+  await Promise.all(
+    names
+      .filter((n) => n.startsWith(prefix) && n.endsWith('.tmp'))
+      .map((n) => fsp.rm(path.join(dir, n), { force: true }).catch(() => {})),
+  )
 }
-

@@ -24,7 +24,9 @@ export class RuleCatalog {
 
   constructor(o: CatalogOptions) {
     this.history = new HistoryTracker(o.cacheDir ? path.join(o.cacheDir, 'history.json') : null)
-    this.persisted = o.cacheDir ? new IndexPersistence(path.join(o.cacheDir, 'index.ndjson'), [...o.engineKinds], o.logger) : null
+    this.persisted = o.cacheDir
+      ? new IndexPersistence(path.join(o.cacheDir, 'index.ndjson'), [...o.engineKinds], o.logger)
+      : null
   }
 
   /** The index reads are served from (replaced only by `publish`). */

@@ -23,7 +23,12 @@ export interface RecordSources {
 const CONTEXTUAL = new Set(['DanglingReference', 'ReferenceCycle', 'UnknownScheduledQuery'])
 const isContextual = (p: RuleProblem) => p.code !== undefined && CONTEXTUAL.has(p.code)
 
-export async function buildFileRecord(filePath: string, text: string, src: RecordSources, prev?: FileRecord): Promise<FileRecord | null> {
+export async function buildFileRecord(
+  filePath: string,
+  text: string,
+  src: RecordSources,
+  prev?: FileRecord,
+): Promise<FileRecord | null> {
   const f = parseAnalysisFile(filePath, text)
   if (f.problems.length > 0) {
     // Unparsable: keep the id of the file's previous version so its last good rule keeps serving.
@@ -32,7 +37,7 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
   if (!f.data || f.analysisType === undefined) return null
   const data = f.data
   const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'QueryName'].find((k) => k in data)
-  const idAt = idKey ? topLevelKeyAt(text, idKey) ?? f.locate([idKey]) : undefined
+  const idAt = idKey ? (topLevelKeyAt(text, idKey) ?? f.locate([idKey])) : undefined
   const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
   let pythonPath: string | undefined
   let pythonSource: string | undefined
@@ -45,7 +50,8 @@ export async function buildFileRecord(filePath: string, text: string, src: Recor
     }
   }
   if (!f.kind) {
-    if (f.id === undefined && f.analysisType !== 'global') return { path: filePath, analysisType: f.analysisType, errors: [] }
+    if (f.id === undefined && f.analysisType !== 'global')
+      return { path: filePath, analysisType: f.analysisType, errors: [] }
     const support: SupportFile = { analysisType: f.analysisType, path: filePath, data, pythonSource }
     return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [], idAt }
   }
@@ -92,7 +98,10 @@ function topLevelKeyAt(text: string, key: string): { line: number; column: numbe
 
 export function searchKeys(id: string, view: Record<string, unknown>): IndexedRule['search'] {
   const name = typeof view.displayName === 'string' && view.displayName !== '' ? view.displayName : id
-  return { name: name.toLowerCase(), tags: Array.isArray(view.tags) ? view.tags.map((t) => String(t).toLowerCase()) : [] }
+  return {
+    name: name.toLowerCase(),
+    tags: Array.isArray(view.tags) ? view.tags.map((t) => String(t).toLowerCase()) : [],
+  }
 }
 
 /** The YAML files (in `files`) whose `Filename` names the given .py path. */

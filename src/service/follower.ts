@@ -109,7 +109,10 @@ export class RevisionFollower {
   /** For writers: the index is at the branch tip, or the reason it cannot be (a 503). */
   async syncForWrite(): Promise<void> {
     await this.syncToTip()
-    if (this.stalled) throw unavailable(`writes are paused: ${this.stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`)
+    if (this.stalled)
+      throw unavailable(
+        `writes are paused: ${this.stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`,
+      )
   }
 
   private async doSync(allowAll: boolean): Promise<SyncResult> {
@@ -153,7 +156,8 @@ export class RevisionFollower {
     if (!allowAll && this.allowedMassDelete !== head && removed >= guard.min && removed > total * guard.share) {
       // Nothing was published: the draft is dropped and the current index keeps serving.
       const reason = `revision ${head.slice(0, 12)} would delete ${removed} of ${total} rules (more than ${Math.round(guard.share * 100)}%)`
-      if (this.stalled?.revision !== head) this.logger.warn({ revision: head, removed, total }, 'mass deletion held back')
+      if (this.stalled?.revision !== head)
+        this.logger.warn({ revision: head, removed, total }, 'mass deletion held back')
       this.stalled = { revision: head, reason, removed, total }
       return { kind: 'held', stalled: this.stalled, filesChanged }
     }

@@ -62,13 +62,26 @@ interface StoredState {
 const emptyState = (): State => ({ head: null, pathToId: new Map(), pyOwner: new Map(), meta: new Map() })
 
 function serializeState(s: State): string {
-  const stored: StoredState = { format: CACHE_FORMAT, head: s.head, pathToId: [...s.pathToId], pyOwner: [...s.pyOwner], meta: [...s.meta] }
+  const stored: StoredState = {
+    format: CACHE_FORMAT,
+    head: s.head,
+    pathToId: [...s.pathToId],
+    pyOwner: [...s.pyOwner],
+    meta: [...s.meta],
+  }
   return JSON.stringify(stored)
 }
 
 function parseState(text: string): State | null {
   const s = JSON.parse(text) as Partial<StoredState> | null
-  if (!s || s.format !== CACHE_FORMAT || !Array.isArray(s.pathToId) || !Array.isArray(s.pyOwner) || !Array.isArray(s.meta)) return null
+  if (
+    !s ||
+    s.format !== CACHE_FORMAT ||
+    !Array.isArray(s.pathToId) ||
+    !Array.isArray(s.pyOwner) ||
+    !Array.isArray(s.meta)
+  )
+    return null
   return { head: s.head ?? null, pathToId: new Map(s.pathToId), pyOwner: new Map(s.pyOwner), meta: new Map(s.meta) }
 }
 
@@ -199,7 +212,11 @@ export class HistoryTracker {
     const s = this.state
     // In path order, so the outcome never depends on who listed the changes (tree walk, git log).
     const changes = [...unordered].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    const stamp: Stamp = { commit: commit.oid, at: new Date(commit.author.timestamp * 1000).toISOString(), actor: commitActor(commit) }
+    const stamp: Stamp = {
+      commit: commit.oid,
+      at: new Date(commit.author.timestamp * 1000).toISOString(),
+      actor: commitActor(commit),
+    }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
     const identities = new Map<CommitFileChange, Identity>()
@@ -221,7 +238,8 @@ export class HistoryTracker {
       if (!isYamlPath(ch.path)) continue
       const prevId = s.pathToId.get(ch.path)
       if (prevId !== undefined) {
-        for (const py of [...(this.pyByOwner.get(prevId) ?? [])]) if (path.posix.dirname(py) === path.posix.dirname(ch.path)) this.setPyOwner(py, undefined)
+        for (const py of [...(this.pyByOwner.get(prevId) ?? [])])
+          if (path.posix.dirname(py) === path.posix.dirname(ch.path)) this.setPyOwner(py, undefined)
       }
       this.setPath(ch.path, undefined)
     }

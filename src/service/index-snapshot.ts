@@ -65,12 +65,14 @@ function replacer(this: unknown, _key: string, v: unknown): unknown {
     if (Number.isFinite(v) && !Object.is(v, -0)) return v
     return { [NUMBER_TAG]: Object.is(v, -0) ? '-0' : String(v) }
   }
-  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG)) throw new Error(`a rule file uses the key ${NUMBER_TAG}`)
+  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG))
+    throw new Error(`a rule file uses the key ${NUMBER_TAG}`)
   return v
 }
 
 function reviver(_key: string, v: unknown): unknown {
-  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG)) return Number((v as Record<string, string>)[NUMBER_TAG])
+  if (v && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, NUMBER_TAG))
+    return Number((v as Record<string, string>)[NUMBER_TAG])
   return v
 }
 
@@ -104,17 +106,46 @@ function fingerprintOfCode(): string {
 }
 
 export function snapshotFingerprint(engineKinds: readonly string[]): string {
-  return createHash('sha256').update(fingerprintOfCode()).update([...engineKinds].sort().join(',')).digest('hex').slice(0, 32)
+  return createHash('sha256')
+    .update(fingerprintOfCode())
+    .update([...engineKinds].sort().join(','))
+    .digest('hex')
+    .slice(0, 32)
 }
 
 function storeRule(r: IndexedRule): StoredRule {
-  return { kind: r.kind, id: r.id, path: r.path, pythonPath: r.pythonPath, data: r.file.data as Record<string, unknown>, pythonSource: r.file.pythonSource, warnings: r.warnings, stale: r.stale }
+  return {
+    kind: r.kind,
+    id: r.id,
+    path: r.path,
+    pythonPath: r.pythonPath,
+    data: r.file.data as Record<string, unknown>,
+    pythonSource: r.file.pythonSource,
+    warnings: r.warnings,
+    stale: r.stale,
+  }
 }
 
 function restoreRule(s: StoredRule): IndexedRule {
-  const file: RuleFile = { kind: s.kind, id: s.id, path: s.path, data: s.data, pythonSource: s.pythonSource, pythonPath: s.pythonPath }
+  const file: RuleFile = {
+    kind: s.kind,
+    id: s.id,
+    path: s.path,
+    data: s.data,
+    pythonSource: s.pythonSource,
+    pythonPath: s.pythonPath,
+  }
   const view = fileDataToView(s.kind, s.data, s.pythonSource)
-  const rule: IndexedRule = { kind: s.kind, id: s.id, path: s.path, pythonPath: s.pythonPath, file, view, search: searchKeys(s.id, view), warnings: s.warnings }
+  const rule: IndexedRule = {
+    kind: s.kind,
+    id: s.id,
+    path: s.path,
+    pythonPath: s.pythonPath,
+    file,
+    view,
+    search: searchKeys(s.id, view),
+    warnings: s.warnings,
+  }
   if (s.stale) rule.stale = true
   return rule
 }
@@ -127,24 +158,33 @@ function restoreRule(s: StoredRule): IndexedRule {
 export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: string): Promise<void> {
   if (!index.revision) return
   const files = [...index.files.values()]
-  const tail: Tail = { rules: [], supports: [], holders: [], sorted: { correlation: [...index.sorted.correlation], scheduled: [...index.sorted.scheduled], simple: [...index.sorted.simple] } }
-  for (const [id, rule] of index.rules) tail.rules.push([id, index.files.get(rule.path)?.rule === rule ? rule.path : storeRule(rule)])
+  const tail: Tail = {
+    rules: [],
+    supports: [],
+    holders: [],
+    sorted: {
+      correlation: [...index.sorted.correlation],
+      scheduled: [...index.sorted.scheduled],
+      simple: [...index.sorted.simple],
+    },
+  }
+  for (const [id, rule] of index.rules)
+    tail.rules.push([id, index.files.get(rule.path)?.rule === rule ? rule.path : storeRule(rule)])
   for (const [id, support] of index.supports) tail.supports.push([id, support.path])
   for (const [id, paths] of index.holders) if (paths.length > 1) tail.holders.push([id, [...paths]])
   const header: Header = { format: FORMAT, fingerprint, revision: index.revision, files: files.length }
 
   await fsp.mkdir(path.dirname(file), { recursive: true })
-  await writeFileDurable(
-    file,
-    async (fh) => {
-      await fh.write(`${JSON.stringify(header)}\n`)
-      for (let i = 0; i < files.length; i += CHUNK) {
-        const lines = files.slice(i, i + CHUNK).map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f, replacer))
-        await fh.write(`${lines.join('\n')}\n`)
-      }
-      await fh.write(`${JSON.stringify(tail, replacer)}\n`)
-    },
-  )
+  await writeFileDurable(file, async (fh) => {
+    await fh.write(`${JSON.stringify(header)}\n`)
+    for (let i = 0; i < files.length; i += CHUNK) {
+      const lines = files
+        .slice(i, i + CHUNK)
+        .map((f) => JSON.stringify(f.rule ? { ...f, rule: storeRule(f.rule) } : f, replacer))
+      await fh.write(`${lines.join('\n')}\n`)
+    }
+    await fh.write(`${JSON.stringify(tail, replacer)}\n`)
+  })
 }
 
 /** The index stored in `file`, or null when there is none usable (absent, torn, other code or format). */
@@ -158,7 +198,8 @@ export async function loadSnapshot(file: string, fingerprint: string): Promise<R
   try {
     const lines = text.split('\n')
     const header = JSON.parse(lines[0]!) as Header
-    if (header.format !== FORMAT || header.fingerprint !== fingerprint || typeof header.revision !== 'string') return null
+    if (header.format !== FORMAT || header.fingerprint !== fingerprint || typeof header.revision !== 'string')
+      return null
     // Header, one line per file, the tail, and the final newline: anything else is a torn file.
     if (lines.length !== header.files + 3 || lines[lines.length - 1] !== '') return null
     const files = new Map<string, FileRecord>()
@@ -219,7 +260,10 @@ export class IndexPersistence {
     const index = await loadSnapshot(this.file, this.fingerprint)
     if (!index || !(await repo.hasCommit(index.revision!))) return null
     this.savedRevision = index.revision
-    this.logger.info({ revision: index.revision, rules: index.rules.size, ms: Date.now() - started }, 'loaded the persisted index')
+    this.logger.info(
+      { revision: index.revision, rules: index.rules.size, ms: Date.now() - started },
+      'loaded the persisted index',
+    )
     return index
   }
 
@@ -248,7 +292,10 @@ export class IndexPersistence {
       try {
         await saveSnapshot(this.file, index, this.fingerprint)
         this.savedRevision = index.revision
-        this.logger.info({ revision: index.revision, rules: index.rules.size, ms: Date.now() - started }, 'persisted the index')
+        this.logger.info(
+          { revision: index.revision, rules: index.rules.size, ms: Date.now() - started },
+          'persisted the index',
+        )
       } catch (err) {
         this.logger.warn({ msg: (err as Error).message }, 'could not persist the index; the next start rebuilds it')
       }

@@ -20,7 +20,12 @@ export function draftContext(draft: IndexDraft): EngineContext {
   }
 }
 
-function sourcesFor(repo: GitRepository, tree: string | null, draft: IndexDraft, engines: EngineRegistry): RecordSources {
+function sourcesFor(
+  repo: GitRepository,
+  tree: string | null,
+  draft: IndexDraft,
+  engines: EngineRegistry,
+): RecordSources {
   return {
     engines,
     ctx: draftContext(draft),
@@ -38,7 +43,14 @@ function sourcesFor(repo: GitRepository, tree: string | null, draft: IndexDraft,
 export type IdentityMemo = Map<string, Identity>
 
 /** Re-reads the given paths of `commit` into the draft (YAML files and the YAML owning a .py). */
-export async function reindexPaths(repo: GitRepository, commit: string, draft: IndexDraft, paths: Iterable<string>, engines: EngineRegistry, memo?: IdentityMemo): Promise<number> {
+export async function reindexPaths(
+  repo: GitRepository,
+  commit: string,
+  draft: IndexDraft,
+  paths: Iterable<string>,
+  engines: EngineRegistry,
+  memo?: IdentityMemo,
+): Promise<number> {
   const tree = await repo.treeOf(commit)
   const src = sourcesFor(repo, tree, draft, engines)
   const yamlPaths = new Set<string>()
@@ -68,7 +80,14 @@ export async function reindexPaths(repo: GitRepository, commit: string, draft: I
   return ordered.length
 }
 
-export async function loadFullRevision(repo: GitRepository, commit: string, empty: RuleIndex, engines: EngineRegistry, log?: Logger, memo?: IdentityMemo): Promise<RuleIndex> {
+export async function loadFullRevision(
+  repo: GitRepository,
+  commit: string,
+  empty: RuleIndex,
+  engines: EngineRegistry,
+  log?: Logger,
+  memo?: IdentityMemo,
+): Promise<RuleIndex> {
   const files = await repo.listFiles(commit)
   const draft = empty.draft()
   const yaml = files.filter((f) => isYamlPath(f.path)).map((f) => f.path)
@@ -88,7 +107,14 @@ export async function loadFullRevision(repo: GitRepository, commit: string, empt
  * changed files from one `git log --raw` where git is installed (results are the same: the tracker
  * sees the same changes in path order), else walks the trees itself.
  */
-export async function catchUpHistory(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo, opts: { gitBinary?: boolean } = {}): Promise<void> {
+export async function catchUpHistory(
+  repo: GitRepository,
+  history: HistoryTracker,
+  to: string,
+  log?: Logger,
+  memo?: IdentityMemo,
+  opts: { gitBinary?: boolean } = {},
+): Promise<void> {
   let chain = history.head === null ? null : await repo.firstParentChain(history.head, to)
   if (!chain) {
     history.reset()
@@ -112,12 +138,17 @@ export async function catchUpHistory(repo: GitRepository, history: HistoryTracke
 }
 
 /** The tracker's view of a commit's changed files: the text (or known identity) of each YAML file. */
-async function changesOf(repo: GitRepository, diffs: readonly FileDiff[], memo?: IdentityMemo): Promise<CommitFileChange[]> {
+async function changesOf(
+  repo: GitRepository,
+  diffs: readonly FileDiff[],
+  memo?: IdentityMemo,
+): Promise<CommitFileChange[]> {
   return Promise.all(
     diffs.map(async (d): Promise<CommitFileChange> => {
       const known = d.newOid && isYamlPath(d.path) ? memo?.get(d.newOid) : undefined
       if (known) return { path: d.path, text: null, identity: known }
-      const text = d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
+      const text =
+        d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
       return { path: d.path, text }
     }),
   )
@@ -126,7 +157,13 @@ async function changesOf(repo: GitRepository, diffs: readonly FileDiff[], memo?:
 /** Commits read ahead of the one being applied, so reads through `git cat-file` overlap. */
 const READ_AHEAD = 256
 
-async function replayWithGitLog(repo: GitRepository, history: HistoryTracker, to: string, log?: Logger, memo?: IdentityMemo): Promise<void> {
+async function replayWithGitLog(
+  repo: GitRepository,
+  history: HistoryTracker,
+  to: string,
+  log?: Logger,
+  memo?: IdentityMemo,
+): Promise<void> {
   const commits = await firstParentLog(repo.gitdir, to)
   if (commits.length > 200) log?.info({ commits: commits.length }, 'building history metadata (git log)')
   const load = (c: LoggedCommit) => Promise.all([repo.readCommit(c.oid), changesOf(repo, c.changes, memo)])

@@ -35,7 +35,6 @@ export interface RuleStoreOptions {
   massDelete?: MassDeleteGuard
 }
 
-
 export type StoreMetrics = WriterMetrics
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
@@ -54,18 +53,33 @@ export async function readTemplate(dir: string): Promise<FileChanges> {
 }
 
 /** Writes the template as a root commit by the `system` actor (the branch is not moved). */
-async function commitTemplate(repo: GitRepository, templateDir: string, committer: { name: string; email: string }): Promise<string> {
+async function commitTemplate(
+  repo: GitRepository,
+  templateDir: string,
+  committer: { name: string; email: string },
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000)
   const who: Person = { ...committer, timestamp: now, tzOffsetMinutes: 0 }
   const batch = new ObjectBatch()
   const message = 'Initialize rules repository from template\n\nActor-Id: system\nActor-Type: system\n'
-  const { commit } = await repo.buildCommit(batch, { parent: null, changes: await readTemplate(templateDir), author: who, committer: who, message })
+  const { commit } = await repo.buildCommit(batch, {
+    parent: null,
+    changes: await readTemplate(templateDir),
+    author: who,
+    committer: who,
+    message,
+  })
   await repo.writeObjects(batch)
   return commit
 }
 
 /** Creates a bare repository holding the template as one initial commit by the `system` actor. */
-export async function createRepositoryFromTemplate(gitdir: string, branch: string, templateDir: string, committer: { name: string; email: string }): Promise<GitRepository> {
+export async function createRepositoryFromTemplate(
+  gitdir: string,
+  branch: string,
+  templateDir: string,
+  committer: { name: string; email: string },
+): Promise<GitRepository> {
   const repo = await GitRepository.init(gitdir, branch)
   await repo.moveBranch(null, await commitTemplate(repo, templateDir, committer))
   return repo
@@ -92,14 +106,26 @@ export class RuleStore {
     this.catalog = new RuleCatalog({ cacheDir, engineKinds: Object.keys(engines), logger })
     this.follower = new RevisionFollower({ catalog: this.catalog, repo, engines, logger, remote, massDelete })
     this.metrics = writerMetrics(registry)
-    this.writer = new RuleWriter({ catalog: this.catalog, follower: this.follower, repo, remote, engines, committer, logger, metrics: this.metrics })
+    this.writer = new RuleWriter({
+      catalog: this.catalog,
+      follower: this.follower,
+      repo,
+      remote,
+      engines,
+      committer,
+      logger,
+      metrics: this.metrics,
+    })
   }
 
   static async open(o: RuleStoreOptions): Promise<RuleStore> {
     let repo: GitRepository
     if (GitRepository.exists(o.gitdir)) repo = await GitRepository.open(o.gitdir, o.branch)
     else if (o.remote) {
-      o.logger.info({ gitdir: o.gitdir, remote: o.remote.displayUrl }, 'creating the local copy of the remote rules repository')
+      o.logger.info(
+        { gitdir: o.gitdir, remote: o.remote.displayUrl },
+        'creating the local copy of the remote rules repository',
+      )
       repo = await GitRepository.init(o.gitdir, o.branch)
     } else {
       o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')

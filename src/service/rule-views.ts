@@ -39,7 +39,10 @@ export function indexContext(index: RuleIndex): EngineContext {
 
 const UNKNOWN_STAMP: Stamp = { commit: '', at: new Date(0).toISOString(), actor: { id: 'unknown', type: 'system' } }
 
-const publicProblem = (p: RuleProblem) => ({ message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column } : {}) })
+const publicProblem = (p: RuleProblem) => ({
+  message: p.message,
+  ...(p.line !== undefined ? { line: p.line, column: p.column } : {}),
+})
 
 export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePython = false): Record<string, unknown> {
   const h = rc.history.get(rule.id)
@@ -52,7 +55,11 @@ export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePy
     Object.assign(out, described.fields)
     warnings.push(...described.warnings)
   }
-  if (rule.stale) warnings.push({ path: [], message: `the file ${rule.path} is invalid in the current revision; this is its last valid version` })
+  if (rule.stale)
+    warnings.push({
+      path: [],
+      message: `the file ${rule.path} is invalid in the current revision; this is its last valid version`,
+    })
   if (includePython && rc.pythonFor && kindDef(rule.kind).pythonView) {
     const py = rc.pythonFor(rule)
     if (py !== undefined) out.pythonBody = py
@@ -96,7 +103,8 @@ function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   if (q.severity && !q.severity.includes(v.severity as string)) return false
   if (q.nameContains !== undefined && !r.search.name.includes(q.nameContains)) return false
   if (q.tag && !q.tag.some((t) => r.search.tags.includes(t))) return false
-  if (q.anyOf) for (const f of q.anyOf) if (!f.values.some((t) => ((v[f.field] as string[]) ?? []).includes(t))) return false
+  if (q.anyOf)
+    for (const f of q.anyOf) if (!f.values.some((t) => ((v[f.field] as string[]) ?? []).includes(t))) return false
   if (q.createdBy !== undefined || q.lastModifiedBy !== undefined) {
     const h = rc.history.get(r.id)
     if (q.createdBy !== undefined && h?.created.actor.id !== q.createdBy) return false
@@ -120,9 +128,17 @@ export function decodeCursor(kind: RuleKind, cursor: string): string {
   }
 }
 
-export function listRules(rc: ReadContext, kind: RuleKind, query: ListQuery): { results: unknown[]; next: string | null } {
+export function listRules(
+  rc: ReadContext,
+  kind: RuleKind,
+  query: ListQuery,
+): { results: unknown[]; next: string | null } {
   // Case-insensitive filters compare with the lower-cased keys computed at index time.
-  const q: ListQuery = { ...query, nameContains: query.nameContains?.toLowerCase(), tag: query.tag?.map((t) => t.toLowerCase()) }
+  const q: ListQuery = {
+    ...query,
+    nameContains: query.nameContains?.toLowerCase(),
+    tag: query.tag?.map((t) => t.toLowerCase()),
+  }
   const results: unknown[] = []
   let last: string | null = null
   for (const id of rc.index.idsAfter(kind, q.after)) {

@@ -46,9 +46,21 @@ export interface WriterMetrics {
 
 export function writerMetrics(registry: Registry): WriterMetrics {
   return {
-    commits: new Counter({ name: 'rulekeeper_commits_total', help: 'Commits made by API writes', registers: [registry] }),
-    rebuilds: new Counter({ name: 'rulekeeper_write_rebuilds_total', help: 'Write batches rebuilt because the branch moved', registers: [registry] }),
-    pushRetries: new Counter({ name: 'rulekeeper_push_retries_total', help: 'Pushes retried after the remote moved', registers: [registry] }),
+    commits: new Counter({
+      name: 'rulekeeper_commits_total',
+      help: 'Commits made by API writes',
+      registers: [registry],
+    }),
+    rebuilds: new Counter({
+      name: 'rulekeeper_write_rebuilds_total',
+      help: 'Write batches rebuilt because the branch moved',
+      registers: [registry],
+    }),
+    pushRetries: new Counter({
+      name: 'rulekeeper_push_retries_total',
+      help: 'Pushes retried after the remote moved',
+      registers: [registry],
+    }),
   }
 }
 
@@ -94,7 +106,13 @@ export interface RetryPolicy {
   contendedMs: number
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { budgetMs: 20_000, capMs: 60_000, splitAfter: 1, backoff: { firstMs: 10, maxMs: 100 }, contendedMs: 5_000 }
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  budgetMs: 20_000,
+  capMs: 60_000,
+  splitAfter: 1,
+  backoff: { firstMs: 10, maxMs: 100 },
+  contendedMs: 5_000,
+}
 
 function backoffMs(policy: RetryPolicy, retry: number): number {
   const ceiling = Math.min(policy.backoff.maxMs, policy.backoff.firstMs * 2 ** Math.min(retry - 1, 20))
@@ -180,9 +198,17 @@ export class RuleWriter {
         const now = Date.now()
         const elapsed = now - progressAt
         if (elapsed >= policy.budgetMs || now - started >= policy.capMs) {
-          const what = moved === 'remote' ? `the remote ${this.deps.remote?.displayUrl ?? ''} kept moving` : 'the branch kept moving (commits pushed into the repository)'
-          this.deps.logger.warn({ writes: rest.length, made: batch.length - rest.length, retries, ms: now - started }, 'write retry budget spent')
-          throw unavailable(`${what}: retried ${retries} ${retries === 1 ? 'time' : 'times'} in ${(elapsed / 1000).toFixed(1)} s; the write was not made, try again`)
+          const what =
+            moved === 'remote'
+              ? `the remote ${this.deps.remote?.displayUrl ?? ''} kept moving`
+              : 'the branch kept moving (commits pushed into the repository)'
+          this.deps.logger.warn(
+            { writes: rest.length, made: batch.length - rest.length, retries, ms: now - started },
+            'write retry budget spent',
+          )
+          throw unavailable(
+            `${what}: retried ${retries} ${retries === 1 ? 'time' : 'times'} in ${(elapsed / 1000).toFixed(1)} s; the write was not made, try again`,
+          )
         }
         if (streak >= policy.splitAfter && size > 1) {
           size = Math.ceil(size / 2)
@@ -233,7 +259,11 @@ export class RuleWriter {
         const author: Person = { name: p.op.actor.name, email: p.op.actor.email, timestamp: now, tzOffsetMinutes: 0 }
         const committer: Person = { ...this.deps.committer, timestamp: now, tzOffsetMinutes: 0 }
         const message = commitMessage(planned.verb, p.op)
-        const built = await repo.buildCommit(objects, { parent, changes: planned.changes, author, committer, message }, tree)
+        const built = await repo.buildCommit(
+          objects,
+          { parent, changes: planned.changes, author, committer, message },
+          tree,
+        )
         parent = built.commit
         tree = built.tree
         await applyToDraft(draft, planned.changes, this.deps.engines)
@@ -305,7 +335,10 @@ export class RuleWriter {
           await sleep(20)
           continue
         }
-        this.deps.logger.warn({ commit, msg: (err as Error).message }, 'pushed, but the local branch could not follow; the next sync catches up')
+        this.deps.logger.warn(
+          { commit, msg: (err as Error).message },
+          'pushed, but the local branch could not follow; the next sync catches up',
+        )
         return false
       }
     }

@@ -41,7 +41,8 @@ export function singleTrailer(trailers: Map<string, string[]>, key: string): str
 export function formatTrailers(entries: ReadonlyArray<readonly [string, string]>): string {
   return entries
     .map(([k, v]) => {
-      if (LINE_BREAKING.test(v) || v !== v.trim()) throw new Error(`trailer ${k} would not be one line: ${JSON.stringify(v)}`)
+      if (LINE_BREAKING.test(v) || v !== v.trim())
+        throw new Error(`trailer ${k} would not be one line: ${JSON.stringify(v)}`)
       return `${k}: ${v}`
     })
     .join('\n')

@@ -27,7 +27,16 @@ export interface WriteActor extends Actor {
 }
 
 export type WriteOp =
-  | { type: 'create' | 'replace'; kind: RuleKind; id: string; data: Record<string, unknown>; pythonSource?: string; actor: WriteActor; requestId: string; reason?: string }
+  | {
+      type: 'create' | 'replace'
+      kind: RuleKind
+      id: string
+      data: Record<string, unknown>
+      pythonSource?: string
+      actor: WriteActor
+      requestId: string
+      reason?: string
+    }
   | { type: 'delete'; kind: RuleKind; id: string; actor: WriteActor; requestId: string; reason?: string }
 
 export type WriteOutcome = {
@@ -66,7 +75,13 @@ export function commitMessage(verb: string, op: WriteOp): string {
 }
 
 /** The file changes of one write against the draft, or null when it changes nothing. */
-export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDraft, tree: string | null, objects: ObjectBatch): Promise<PlannedWrite | null> {
+export async function planWrite(
+  repo: GitRepository,
+  op: WriteOp,
+  draft: IndexDraft,
+  tree: string | null,
+  objects: ObjectBatch,
+): Promise<PlannedWrite | null> {
   const existing: IndexedRule | undefined = draft.ruleById(op.id)
   const holder = holderLabel(draft, op.id)
   if (op.type === 'delete') {
@@ -78,20 +93,25 @@ export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDr
   if (op.type === 'create' && holder) throw conflict(`id ${op.id} already exists: ${holder}`)
   if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
   const twin = holder ? undefined : draft.caseTwinOf(op.id)
-  if (twin !== undefined) throw conflict(`id ${op.id} differs only by case from the existing id ${twin}, ${holderLabel(draft, twin) ?? 'in the repository'}; ids are unique ignoring case`)
+  if (twin !== undefined)
+    throw conflict(
+      `id ${op.id} differs only by case from the existing id ${twin}, ${holderLabel(draft, twin) ?? 'in the repository'}; ids are unique ignoring case`,
+    )
   // The kind's companion file (a scheduled rule's `.py`), named by `companion.fileKey` in the YAML.
   const companion = kindDef(op.kind).companion
   if (existing) {
     const oldYaml = await repo.blobAt(tree, existing.path)
     const oldText = oldYaml ? (await readBlobOf(repo, objects, oldYaml)).toString('utf8') : undefined
     const data = { ...op.data }
-    if (companion) data[companion.fileKey] = existing.file.data[companion.fileKey] ?? path.posix.basename(existing.pythonPath ?? '')
+    if (companion)
+      data[companion.fileKey] = existing.file.data[companion.fileKey] ?? path.posix.basename(existing.pythonPath ?? '')
     const text = renderRuleFile(op.kind, companionFirst(data, companion?.fileKey), oldText)
     const changes: FileChanges = new Map()
     if (text !== oldText) changes.set(existing.path, Buffer.from(text))
     if (companion) {
       const py = existing.pythonPath ?? pythonPathFor(existing.path, String(data[companion.fileKey]))
-      if ((op.pythonSource ?? '') !== (existing.file.pythonSource ?? '')) changes.set(py, Buffer.from(op.pythonSource ?? ''))
+      if ((op.pythonSource ?? '') !== (existing.file.pythonSource ?? ''))
+        changes.set(py, Buffer.from(op.pythonSource ?? ''))
     }
     if (changes.size === 0) return null
     return { verb: 'Update', status: 'updated', changes }
@@ -100,7 +120,8 @@ export async function planWrite(repo: GitRepository, op: WriteOp, draft: IndexDr
   for (const candidate of newRulePaths(op.kind, op.id)) {
     const py = companion ? pythonPathFor(candidate) : undefined
     // Taken also when an existing path differs only by case: both could not live in one clone.
-    const taken = async (p: string) => draft.getFile(p) !== undefined || (await repo.pathsLike(tree, p, foldId)).length > 0
+    const taken = async (p: string) =>
+      draft.getFile(p) !== undefined || (await repo.pathsLike(tree, p, foldId)).length > 0
     if (!(await taken(candidate)) && !(py && (await taken(py)))) {
       yamlPath = candidate
       break

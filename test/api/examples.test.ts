@@ -23,7 +23,8 @@ function examples(): Array<{ file: string; kind: RuleKind; body: Record<string, 
     for (const f of fs.readdirSync(path.join(TEMPLATE, dir)).filter((x) => x.endsWith('.yml'))) {
       const data = YAML.parse(fs.readFileSync(path.join(TEMPLATE, dir, f), 'utf8'), { version: '1.2', schema: 'core' })
       const kind = kindOf(data)!
-      const py = typeof data.Filename === 'string' ? fs.readFileSync(path.join(TEMPLATE, dir, data.Filename), 'utf8') : undefined
+      const py =
+        typeof data.Filename === 'string' ? fs.readFileSync(path.join(TEMPLATE, dir, data.Filename), 'utf8') : undefined
       out.push({ file: `${dir}/${f}`, kind, body: fileDataToView(kind, data, py) })
     }
   }
@@ -46,7 +47,11 @@ t.test('every example rule saves through the API with its tests, and fails with 
       const bad = await s.request('POST', PATHS[ex.kind], { ...ex.body, id, tests: flipped })
       t.equal(bad.status, 400, `${ex.file} test ${i} flipped`)
       t.equal(bad.body.testResults[i].passed, false, `${ex.file} test ${i} reported failing`)
-      t.equal(bad.body.testResults.filter((r: { passed: boolean }) => !r.passed).length, 1, `${ex.file}: only the flipped test fails`)
+      t.equal(
+        bad.body.testResults.filter((r: { passed: boolean }) => !r.passed).length,
+        1,
+        `${ex.file}: only the flipped test fails`,
+      )
     }
   }
 })
@@ -61,7 +66,11 @@ t.test('a correlation rule reports the rules it references and their log types',
   t.same(res.body.warnings, [])
 
   // A reference to a rule that does not exist is a 400 on an API write.
-  const body = { ...res.body, id: 'Dangling.Ref', detection: (res.body.detection as string).replace('Editor.Audit.LoginSucceeded', 'No.Such.Rule') }
+  const body = {
+    ...res.body,
+    id: 'Dangling.Ref',
+    detection: (res.body.detection as string).replace('Editor.Audit.LoginSucceeded', 'No.Such.Rule'),
+  }
   const bad = await s.request('POST', '/correlation-rules?run-tests-first=false', body)
   t.equal(bad.status, 400)
   t.equal(bad.body.errors[0].path, '/detection')

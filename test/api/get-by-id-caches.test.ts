@@ -32,7 +32,11 @@ t.test('token store: a cached verification ends with a revoke, a reload and the 
   t.equal(server.verify(b.secret), undefined)
 
   // Expiry is checked on every hit.
-  const c = server.create({ name: 'c', permissions: ['View Rules'], expiresAt: new Date(Date.now() + 300).toISOString() })
+  const c = server.create({
+    name: 'c',
+    permissions: ['View Rules'],
+    expiresAt: new Date(Date.now() + 300).toISOString(),
+  })
   t.equal(server.verify(c.secret)?.id, c.token.id)
   t.equal(server.verify(c.secret)?.id, c.token.id, 'cached')
   await sleep(400)
@@ -44,7 +48,11 @@ t.test('a revoked token stops working within a second even when cached', async (
   t.teardown(() => s.close())
   const secret = await s.makeToken('hot', ['View Rules'])
   await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple('Cache.Revoke'))
-  for (let i = 0; i < 20; i++) t.equal((await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status, 200)
+  for (let i = 0; i < 20; i++)
+    t.equal(
+      (await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status,
+      200,
+    )
   const id = new TokenStore(s.dataDir).list().find((x) => x.name === 'hot')!.id
   new TokenStore(s.dataDir).revoke(id) // beside the server, as the CLI does
   const revokedAt = Date.now()
@@ -54,7 +62,11 @@ t.test('a revoked token stops working within a second even when cached', async (
     if (status !== 401) await sleep(25)
   }
   t.equal(status, 401, `refused ${Date.now() - revokedAt} ms after the revoke`)
-  t.equal((await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status, 401, 'and stays refused')
+  t.equal(
+    (await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status,
+    401,
+    'and stays refused',
+  )
   t.equal((await s.request('GET', '/simple-rules/Cache.Revoke')).status, 200, 'the other tokens still work')
 })
 
@@ -67,7 +79,11 @@ t.test('a GET after a write returns the new content, never the cached view', asy
   t.equal(first.body.severity, 'HIGH')
   t.equal((await s.request('GET', `/simple-rules/${id}`)).text, first.text, 'the same view twice')
 
-  const put = await s.request('PUT', `/simple-rules/${id}?run-tests-first=false`, SAMPLE_BODIES.simple(id, { severity: 'LOW', description: 'changed' }))
+  const put = await s.request(
+    'PUT',
+    `/simple-rules/${id}?run-tests-first=false`,
+    SAMPLE_BODIES.simple(id, { severity: 'LOW', description: 'changed' }),
+  )
   t.equal(put.status, 200, put.text)
   const second = await s.request('GET', `/simple-rules/${id}`)
   t.equal(second.body.severity, 'LOW')
@@ -77,7 +93,11 @@ t.test('a GET after a write returns the new content, never the cached view', asy
 
   t.equal((await s.request('DELETE', `/simple-rules/${id}`)).status, 204)
   t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 404)
-  t.equal((await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple(id, { severity: 'CRITICAL' }))).status, 200)
+  t.equal(
+    (await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple(id, { severity: 'CRITICAL' })))
+      .status,
+    200,
+  )
   const third = await s.request('GET', `/simple-rules/${id}`)
   t.equal(third.body.severity, 'CRITICAL', 'recreated: the new content')
 })
@@ -94,7 +114,11 @@ t.test('the direct get-by-id route answers what the router answers', async (t) =
   t.match(plain.headers.get('content-type'), /^application\/json; charset=utf-8$/)
   t.ok(plain.headers.get('x-request-id'))
   // Through the router: a percent-encoded id, a trailing slash, another case of the path.
-  for (const p of [`/simple-rules/${encodeURIComponent(id).replace('.', '%2E')}`, `/simple-rules/${id}/`, `/Simple-Rules/${id}`]) {
+  for (const p of [
+    `/simple-rules/${encodeURIComponent(id).replace('.', '%2E')}`,
+    `/simple-rules/${id}/`,
+    `/Simple-Rules/${id}`,
+  ]) {
     const r = await s.request('GET', p)
     t.equal(r.status, 200, p)
     t.same(r.body, plain.body, p)

@@ -6,13 +6,16 @@ import { httpRequest, SAMPLE_BODIES, startTestServer } from '../helpers/rulekeep
 
 t.test('logs carry request id, actor, route, status and duration, and never a secret', async (t) => {
   const lines: string[] = []
-  const secret = 'rk_BootstrapTok1_' + 'A'.repeat(43)
+  const secret = `rk_BootstrapTok1_${'A'.repeat(43)}`
   const s = await startTestServer({ logLines: lines, env: { RULEKEEPER_BOOTSTRAP_TOKEN: secret } })
   t.teardown(() => s.close())
   const res = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Log.Me'), { 'X-Request-Id': 'req-log-1' })
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-request-id'), 'req-log-1')
-  await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': 'rk_wrong_secret', Authorization: 'Bearer super-secret-value' })
+  await httpRequest(s.url, 'GET', '/simple-rules', undefined, {
+    'X-API-Key': 'rk_wrong_secret',
+    Authorization: 'Bearer super-secret-value',
+  })
   await new Promise((r) => setTimeout(r, 100))
   const entries = lines.map((l) => JSON.parse(l))
   const entry = entries.find((e) => e.requestId === 'req-log-1' && e.msg === 'request')

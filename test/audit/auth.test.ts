@@ -31,7 +31,11 @@ t.test('wrong, missing and foreign tokens answer 401 and store nothing', async (
     t.notOk(JSON.stringify(res.body).includes(TOKEN), `${name}: the token is not echoed`)
   }
   t.same(await storeFiles(dataDir), [])
-  t.equal((await post(`${s.url}/http/editor-audit`, body, { authorization: `bearer ${TOKEN}` })).status, 200, 'the scheme is case-insensitive')
+  t.equal(
+    (await post(`${s.url}/http/editor-audit`, body, { authorization: `bearer ${TOKEN}` })).status,
+    200,
+    'the scheme is case-insensitive',
+  )
 })
 
 t.test('auth is decided before the body: an oversized or broken body still answers 401', async (t) => {
@@ -44,11 +48,15 @@ t.test('auth is decided before the body: an oversized or broken body still answe
   t.equal(refused.headers.connection, 'close', 'the unread body is not drained')
   // A body that never ends: the 401 must come from the headers alone.
   const status = await new Promise<number>((resolve, reject) => {
-    const req = http.request(`${s.url}/http/editor-audit`, { method: 'POST', headers: { authorization: 'Bearer nope' } }, (res) => {
-      resolve(res.statusCode ?? 0)
-      res.resume()
-      req.destroy()
-    })
+    const req = http.request(
+      `${s.url}/http/editor-audit`,
+      { method: 'POST', headers: { authorization: 'Bearer nope' } },
+      (res) => {
+        resolve(res.statusCode ?? 0)
+        res.resume()
+        req.destroy()
+      },
+    )
     req.on('error', reject)
     req.write('{"metadata":')
   })
@@ -82,11 +90,16 @@ t.test('without the env var a token is generated once, kept 0600, and reused', a
   const s2 = await startIngestServer({ dataDir, env: {} })
   t.teardown(() => s2.close())
   t.equal((await readFile(file, 'utf8')).trim(), token, 'the same token after a restart')
-  const again = await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('auth-2')), { authorization: `Bearer ${token}` })
+  const again = await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('auth-2')), {
+    authorization: `Bearer ${token}`,
+  })
   t.equal(again.status, 200)
 
   // The env var wins over the file when both exist.
-  const s3 = await startIngestServer({ dataDir: await tempDataDir(t), env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: 'from-env' } })
+  const s3 = await startIngestServer({
+    dataDir: await tempDataDir(t),
+    env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: 'from-env' },
+  })
   t.teardown(() => s3.close())
   t.match(s3.sources.bannerLines[0], /from RULEKEEPER_EDITOR_AUDIT_TOKEN/)
   t.equal((await post(`${s3.url}/http/editor-audit`, body, { authorization: 'Bearer from-env' })).status, 200)
@@ -99,7 +112,11 @@ t.test('each source has its own token', async (t) => {
     env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN, OTHER_TOKEN: 'other-secret' },
     overrides: {
       logSources: [
-        { id: 'editor-audit', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' } },
+        {
+          id: 'editor-audit',
+          logType: 'Editor.Audit',
+          auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' },
+        },
         { id: 'editor-audit-eu', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'OTHER_TOKEN' } },
       ],
     },

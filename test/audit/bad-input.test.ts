@@ -10,10 +10,11 @@ const COUNT = Number(process.env.AUDIT_BAD_INPUT_COUNT ?? 2000)
 
 // A seeded generator keeps a failure reproducible.
 let seed = 12345
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
 const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!
 const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
-const randomText = (n: number) => Array.from({ length: n }, () => pick(['a', '{', '}', '[', ']', '"', ':', ',', ' ', '\n', 'x', '\\', 'é'])).join('')
+const randomText = (n: number) =>
+  Array.from({ length: n }, () => pick(['a', '{', '}', '[', ']', '"', ':', ',', ' ', '\n', 'x', '\\', 'é'])).join('')
 
 /** True when not a single record could be read from the text: the body must answer 4xx. */
 function unreadable(text: string): boolean {
@@ -40,7 +41,20 @@ const bomb = gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x7b))
 const validLine = JSON.stringify(makeRecord('corpus'))
 
 function generate(): Case {
-  const kind = pick(['text', 'bytes', 'truncated', 'gzip-bytes', 'gzip-truncated', 'bomb', 'big', 'token', 'utf16', 'encoding', 'deep', 'scalar'])
+  const kind = pick([
+    'text',
+    'bytes',
+    'truncated',
+    'gzip-bytes',
+    'gzip-truncated',
+    'bomb',
+    'big',
+    'token',
+    'utf16',
+    'encoding',
+    'deep',
+    'scalar',
+  ])
   switch (kind) {
     case 'text': {
       let s = randomText(1 + Math.floor(random() * 400))
@@ -53,11 +67,19 @@ function generate(): Case {
       return { kind, body: b, headers: auth }
     }
     case 'truncated':
-      return { kind, body: Buffer.from(validLine.slice(0, Math.floor(random() * (validLine.length - 1)))), headers: auth }
+      return {
+        kind,
+        body: Buffer.from(validLine.slice(0, Math.floor(random() * (validLine.length - 1)))),
+        headers: auth,
+      }
     case 'gzip-bytes':
-      return { kind, body: Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(50 + Math.floor(random() * 500))]), headers: auth }
+      return {
+        kind,
+        body: Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(50 + Math.floor(random() * 500))]),
+        headers: auth,
+      }
     case 'gzip-truncated': {
-      const gz = gzipSync(validLine + '\n' + validLine)
+      const gz = gzipSync(`${validLine}\n${validLine}`)
       return { kind, body: gz.subarray(0, 10 + Math.floor(random() * (gz.length - 20))), headers: auth }
     }
     case 'bomb':
@@ -65,14 +87,27 @@ function generate(): Case {
     case 'big':
       return { kind, body: Buffer.alloc(1024 * 1024 + 1 + Math.floor(random() * 100_000), 0x20), headers: auth }
     case 'token':
-      return { kind, body: Buffer.from(validLine), headers: pick<Record<string, string>>([{}, { authorization: `Bearer ${randomText(20).replace(/\s/g, '')}x` }, { 'x-api-key': TOKEN }, { authorization: 'Bearer' }]) }
+      return {
+        kind,
+        body: Buffer.from(validLine),
+        headers: pick<Record<string, string>>([
+          {},
+          { authorization: `Bearer ${randomText(20).replace(/\s/g, '')}x` },
+          { 'x-api-key': TOKEN },
+          { authorization: 'Bearer' },
+        ]),
+      }
     case 'utf16':
       return { kind, body: Buffer.from(validLine, 'utf16le'), headers: auth }
     case 'encoding':
-      return { kind, body: Buffer.from(validLine), headers: { ...auth, 'content-encoding': pick(['br', 'deflate', 'zstd', 'compress']) } }
+      return {
+        kind,
+        body: Buffer.from(validLine),
+        headers: { ...auth, 'content-encoding': pick(['br', 'deflate', 'zstd', 'compress']) },
+      }
     case 'deep': {
       const n = 10 + Math.floor(random() * 100_000)
-      return { kind, body: Buffer.from('['.repeat(n) + '"'), headers: auth }
+      return { kind, body: Buffer.from(`${'['.repeat(n)}"`), headers: auth }
     }
     default:
       return { kind, body: Buffer.from(pick(['', ' ', '\n\n', '42', 'null', 'true', '"x"', '[]'])), headers: auth }
@@ -100,7 +135,10 @@ t.test(`${COUNT} malformed deliveries each answer a 4xx and store nothing`, asyn
   t.same(failures.slice(0, 10), [], 'every malformed delivery answered 4xx with a message')
   t.comment([...statuses].map(([k, v]) => `${k}: ${[...v].sort().join('/')}`).join(', '))
   t.same(await storeFiles(dataDir), [], 'the log store is unchanged')
-  t.ok(peakRss - rssBefore < 400 * 1024 * 1024, `memory stayed bounded (+${Math.round((peakRss - rssBefore) / 1048576)} MiB)`)
+  t.ok(
+    peakRss - rssBefore < 400 * 1024 * 1024,
+    `memory stayed bounded (+${Math.round((peakRss - rssBefore) / 1048576)} MiB)`,
+  )
   const ok = await post(`${s.url}/http/editor-audit`, validLine)
   t.equal(ok.status, 200, 'and the server still serves')
 })

@@ -5,18 +5,26 @@ import { loadConfig } from '../../src/config/load.js'
 
 t.test('the default config has the editor-audit source with the documented limits', async (t) => {
   const { sources, audit } = resolveLogSources(loadConfig({}))
-  t.same(sources, [{
-    id: 'editor-audit', logType: 'Editor.Audit',
-    auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' },
-    limits: { maxCompressedBytes: 1048576, maxDecompressedBytes: 16777216, maxRecords: 10000 },
-  }])
+  t.same(sources, [
+    {
+      id: 'editor-audit',
+      logType: 'Editor.Audit',
+      auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' },
+      limits: { maxCompressedBytes: 1048576, maxDecompressedBytes: 16777216, maxRecords: 10000 },
+    },
+  ])
   t.same(audit, { fileRollBytes: 134217728, dedupWindowHours: 24, maxErrorsInResponse: 20 })
 })
 
 t.test('loadConfig lists every log-source problem', async (t) => {
   const bad = {
     logSources: [
-      { id: 'Bad Id', logType: 'Other.Type', auth: { method: 'HMAC', tokenEnv: 'lower' }, limits: { maxRecords: 0, nope: 1 } },
+      {
+        id: 'Bad Id',
+        logType: 'Other.Type',
+        auth: { method: 'HMAC', tokenEnv: 'lower' },
+        limits: { maxRecords: 0, nope: 1 },
+      },
       { id: 'dup', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'A' } },
       { id: 'dup', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'B' }, extra: true },
     ],
@@ -25,10 +33,20 @@ t.test('loadConfig lists every log-source problem', async (t) => {
   t.throws(() => loadConfig({}, bad), { code: 'ConfigInvalid' })
   const problems = checkAuditConfig(bad)
   for (const re of [
-    /logSources\/0\/id must match/, /logSources\/0\/logType must be one of Editor.Audit/, /auth\/method must be one of Bearer/,
-    /tokenEnv must name an environment variable/, /limits\/maxRecords must be a positive integer/, /limits\/nope is not a known limit/,
-    /\/logSources\/2\/id "dup" is used twice/, /logSources\/2\/extra is not a known setting/,
-    /audit\/dedupWindowHours must be a positive integer/, /audit\/surprise is not a known setting/,
-  ]) t.ok(problems.some((p) => re.test(p)), `lists ${re}`)
+    /logSources\/0\/id must match/,
+    /logSources\/0\/logType must be one of Editor.Audit/,
+    /auth\/method must be one of Bearer/,
+    /tokenEnv must name an environment variable/,
+    /limits\/maxRecords must be a positive integer/,
+    /limits\/nope is not a known limit/,
+    /\/logSources\/2\/id "dup" is used twice/,
+    /logSources\/2\/extra is not a known setting/,
+    /audit\/dedupWindowHours must be a positive integer/,
+    /audit\/surprise is not a known setting/,
+  ])
+    t.ok(
+      problems.some((p) => re.test(p)),
+      `lists ${re}`,
+    )
   t.same(checkAuditConfig({ logSources: 'x' }), ['/logSources must be a list'])
 })

@@ -17,7 +17,12 @@ const SERVER = path.join(import.meta.dirname, 'fixtures', 'ingest-server.ts')
 function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
-      env: { ...process.env, RULEKEEPER_DATA_DIR: dataDir, RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN, AUDIT_TEST_LOG_LEVEL: '' },
+      env: {
+        ...process.env,
+        RULEKEEPER_DATA_DIR: dataDir,
+        RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN,
+        AUDIT_TEST_LOG_LEVEL: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
@@ -103,7 +108,8 @@ t.test(`records acknowledged before ${KILLS} SIGKILLs are stored exactly once`, 
     // Kill at a random moment once the load is flowing (the first ack of the round, or 10 s on a
     // machine too busy to give one), so every round kills with requests in flight.
     const before = ackedRequests
-    for (let waited = 0; ackedRequests === before && waited < 10_000; waited += 10) await new Promise((r) => setTimeout(r, 10))
+    for (let waited = 0; ackedRequests === before && waited < 10_000; waited += 10)
+      await new Promise((r) => setTimeout(r, 10))
     await new Promise((r) => setTimeout(r, Math.random() * 300))
     stop.now = true
     await killChild(child)
@@ -160,11 +166,16 @@ t.test(`records acknowledged before ${KILLS} SIGKILLs are stored exactly once`, 
   }
   t.equal(glued, 0, 'every stored line is one whole JSON document')
   t.ok(torn >= injected, `every torn tail was isolated (${torn} found, ${injected} made)`)
-  t.notOk([...seen.keys()].some((id) => id.startsWith('torn-')), 'no torn record reached the data')
+  t.notOk(
+    [...seen.keys()].some((id) => id.startsWith('torn-')),
+    'no torn record reached the data',
+  )
   const missing = [...acked].filter((id) => !seen.has(id))
   const twice = [...seen].filter(([, n]) => n > 1)
   t.same(missing.slice(0, 10), [], `no acknowledged record is missing (${acked.size} acknowledged)`)
   t.same(twice.slice(0, 10), [], 'no record is stored twice')
   t.equal(seen.size, seq, 'in the end every record sent is stored exactly once')
-  t.comment(`${seq} records, ${acked.size} acknowledged, ${torn} torn tails isolated, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  t.comment(
+    `${seq} records, ${acked.size} acknowledged, ${torn} torn tails isolated, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  )
 })

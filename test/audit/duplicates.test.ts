@@ -20,7 +20,10 @@ t.test('a retried delivery is acknowledged as duplicates and stored once', async
   const again = await post(`${s.url}/http/editor-audit`, batch)
   t.equal(again.status, 200)
   t.same({ a: again.body.accepted, d: again.body.duplicates, r: again.body.rejected }, { a: 0, d: 3, r: 0 })
-  const partly = await post(`${s.url}/http/editor-audit`, ndjson([makeRecord('d-3'), makeRecord('d-4'), makeRecord('d-4')]))
+  const partly = await post(
+    `${s.url}/http/editor-audit`,
+    ndjson([makeRecord('d-3'), makeRecord('d-4'), makeRecord('d-4')]),
+  )
   t.same({ a: partly.body.accepted, d: partly.body.duplicates }, { a: 1, d: 2 }, 'also within one request')
   t.same(ids(await storedRecords(dataDir)), ['d-1', 'd-2', 'd-3', 'd-4'])
 })
@@ -42,8 +45,14 @@ t.test('concurrent deliveries of the same records store each once', async (t) =>
   const batch = ndjson(Array.from({ length: 50 }, (_, i) => makeRecord(`c-${i}`)))
   const results = await Promise.all(Array.from({ length: 20 }, () => post(`${s.url}/http/editor-audit`, batch)))
   t.ok(results.every((r) => r.status === 200))
-  t.equal(results.reduce((n, r) => n + r.body.accepted, 0), 50)
-  t.equal(results.reduce((n, r) => n + r.body.duplicates, 0), 19 * 50)
+  t.equal(
+    results.reduce((n, r) => n + r.body.accepted, 0),
+    50,
+  )
+  t.equal(
+    results.reduce((n, r) => n + r.body.duplicates, 0),
+    19 * 50,
+  )
   t.equal((await storedRecords(dataDir)).length, 50)
 })
 
@@ -56,7 +65,11 @@ t.test('the filter survives a restart', async (t) => {
   const s2 = await startIngestServer({ dataDir, env })
   t.teardown(() => s2.close())
   const again = await post(`${s2.url}/http/editor-audit`, batch)
-  t.same({ a: again.body.accepted, d: again.body.duplicates }, { a: 0, d: 2 }, 'old event times count too: the window is by arrival')
+  t.same(
+    { a: again.body.accepted, d: again.body.duplicates },
+    { a: 0, d: 2 },
+    'old event times count too: the window is by arrival',
+  )
   t.same(ids(await storedRecords(dataDir)), ['r-1', 'r-2'])
 })
 
@@ -68,9 +81,10 @@ t.test('an id stored longer ago than the window is stored again', async (t) => {
   await mkdir(dir, { recursive: true })
   const file = path.join(dir, 'editor-audit-20200101T000000Z-aaaaaa-000001.ndjson')
   const recent = new Date(Date.now() - 3600_000)
-  const stored = (id: string, at: Date) => JSON.stringify({ ...makeRecord(id), p_source_id: 'editor-audit', p_parse_time: at.toISOString() })
-  await appendFile(file, stored('old-1', longAgo) + '\n')
-  await appendFile(file, stored('new-1', recent) + '\n')
+  const stored = (id: string, at: Date) =>
+    JSON.stringify({ ...makeRecord(id), p_source_id: 'editor-audit', p_parse_time: at.toISOString() })
+  await appendFile(file, `${stored('old-1', longAgo)}\n`)
+  await appendFile(file, `${stored('new-1', recent)}\n`)
   await utimes(file, recent, recent)
   const s = await startIngestServer({ dataDir, env })
   t.teardown(() => s.close())
@@ -107,17 +121,34 @@ t.test('after a restart each source only counts its own records as duplicates', 
     env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN, EU_TOKEN: 'eu-token' },
     overrides: {
       logSources: [
-        { id: 'editor-audit', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' } },
+        {
+          id: 'editor-audit',
+          logType: 'Editor.Audit',
+          auth: { method: 'Bearer', tokenEnv: 'RULEKEEPER_EDITOR_AUDIT_TOKEN' },
+        },
         { id: 'editor-audit-eu', logType: 'Editor.Audit', auth: { method: 'Bearer', tokenEnv: 'EU_TOKEN' } },
       ],
     },
   }
   const s1 = await startIngestServer(opts)
-  t.equal((await post(`${s1.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), { authorization: 'Bearer eu-token' })).body.accepted, 1)
+  t.equal(
+    (
+      await post(`${s1.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), {
+        authorization: 'Bearer eu-token',
+      })
+    ).body.accepted,
+    1,
+  )
   await s1.close()
   const s2 = await startIngestServer(opts)
   t.teardown(() => s2.close())
-  t.equal((await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('shared-1')))).body.accepted, 1, 'not a duplicate for editor-audit')
-  const eu = await post(`${s2.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), { authorization: 'Bearer eu-token' })
+  t.equal(
+    (await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('shared-1')))).body.accepted,
+    1,
+    'not a duplicate for editor-audit',
+  )
+  const eu = await post(`${s2.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), {
+    authorization: 'Bearer eu-token',
+  })
   t.equal(eu.body.duplicates, 1, 'still a duplicate for editor-audit-eu')
 })

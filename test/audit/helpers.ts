@@ -109,4 +109,4 @@ export function makeRecord(id: string, timestamp = '2026-11-20T08:00:00.000Z', e
   }
 }
 
-export const ndjson = (records: unknown[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n'
+export const ndjson = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`

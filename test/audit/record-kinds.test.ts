@@ -13,16 +13,40 @@ const cases: Array<[string, Record<string, unknown>, { ok: boolean; unknownKind?
   ['a listed kind plus an unlisted top-level field', { login: {}, vendor_extra: 1 }, { ok: true, unknownKind: false }],
   ['no kind', {}, { ok: false, reason: /names no event kind/ }],
   ['two listed kinds', { login: {}, api_key: {} }, { ok: false, reason: /more than one event kind: login, api_key/ }],
-  ['two unknown keys', { a_thing: {}, b_thing: {} }, { ok: false, reason: /more than one event kind: a_thing, b_thing/ }],
-  ['a reserved p_ key', { login: {}, p_source_id: 'forged' }, { ok: false, reason: /p_source_id: top-level p_\* fields are reserved/ }],
+  [
+    'two unknown keys',
+    { a_thing: {}, b_thing: {} },
+    { ok: false, reason: /more than one event kind: a_thing, b_thing/ },
+  ],
+  [
+    'a reserved p_ key',
+    { login: {}, p_source_id: 'forged' },
+    { ok: false, reason: /p_source_id: top-level p_\* fields are reserved/ },
+  ],
   ['a key named like an Object.prototype member', { constructor: { a: 1 } }, { ok: true, unknownKind: true }],
   ['toString beside a listed kind', { toString: 1, login: {} }, { ok: true, unknownKind: false }],
   ['a count as a decimal string', { invite_link: { expires_in_seconds: '604800' } }, { ok: true }],
-  ['a count as a non-decimal string', { invite_link: { expires_in_seconds: '6e5' } }, { ok: false, reason: /must be an integer/ }],
-  ['a count as a fraction', { team_marketplace: { plugins_created: 1.5 } }, { ok: false, reason: /must be an integer/ }],
-  ['a count past 2^53', { user_spend_limit: { new_limit_cents: '9999999999999999' } }, { ok: false, reason: /within ±2\^53/ }],
+  [
+    'a count as a non-decimal string',
+    { invite_link: { expires_in_seconds: '6e5' } },
+    { ok: false, reason: /must be an integer/ },
+  ],
+  [
+    'a count as a fraction',
+    { team_marketplace: { plugins_created: 1.5 } },
+    { ok: false, reason: /must be an integer/ },
+  ],
+  [
+    'a count past 2^53',
+    { user_spend_limit: { new_limit_cents: '9999999999999999' } },
+    { ok: false, reason: /within ±2\^53/ },
+  ],
   ['a listed kind that is not an object', { login: 'yes' }, { ok: false, reason: /login must be an object/ }],
-  ['operating_systems with a non-string', { team_hook: { operating_systems: ['linux', 1] } }, { ok: false, reason: /operating_systems\.1 must be a string/ }],
+  [
+    'operating_systems with a non-string',
+    { team_hook: { operating_systems: ['linux', 1] } },
+    { ok: false, reason: /operating_systems\.1 must be a string/ },
+  ],
 ]
 
 for (const [name, extra, want] of cases) {

@@ -48,9 +48,27 @@ t.test('a torn tail is isolated on the next start and the rest stays intact', as
 t.test('torn tails with no complete line, and in a rejected file, are isolated too', async (t) => {
   const dataDir = await tempDataDir(t)
   const logs = path.join(dataDir, 'logs')
-  const dataFile = path.join(logs, 'Editor.Audit', 'dt=2026-11-20', 'hour=08', 'editor-audit-20261120T080000Z-abcdef-000001.ndjson')
-  const rejFile = path.join(logs, '_rejected', 'Editor.Audit', 'dt=2026-11-20', 'editor-audit-20261120T080000Z-abcdef-000002.ndjson')
-  const otherSource = path.join(logs, 'Editor.Audit', 'dt=2026-11-20', 'hour=08', 'other-source-20261120T080000Z-abcdef-000001.ndjson')
+  const dataFile = path.join(
+    logs,
+    'Editor.Audit',
+    'dt=2026-11-20',
+    'hour=08',
+    'editor-audit-20261120T080000Z-abcdef-000001.ndjson',
+  )
+  const rejFile = path.join(
+    logs,
+    '_rejected',
+    'Editor.Audit',
+    'dt=2026-11-20',
+    'editor-audit-20261120T080000Z-abcdef-000002.ndjson',
+  )
+  const otherSource = path.join(
+    logs,
+    'Editor.Audit',
+    'dt=2026-11-20',
+    'hour=08',
+    'other-source-20261120T080000Z-abcdef-000001.ndjson',
+  )
   for (const f of [dataFile, rejFile, otherSource]) await mkdir(path.dirname(f), { recursive: true })
   await writeFile(dataFile, '{"ip_address":"203.0')
   await writeFile(rejFile, '{"error":"x","raw":1}\n{"error":"y","ra')
@@ -60,7 +78,9 @@ t.test('torn tails with no complete line, and in a rejected file, are isolated t
   t.equal((await stat(dataFile)).size, 0)
   t.equal(await readFile(rejFile, 'utf8'), '{"error":"x","raw":1}\n')
   t.equal(await readFile(otherSource, 'utf8'), '{"not":"mine', "another source's files are left to it")
-  const torn = (await storedLines(dataDir, '_rejected')).map((l) => JSON.parse(l.text)).filter((r) => /torn/.test(r.error))
+  const torn = (await storedLines(dataDir, '_rejected'))
+    .map((l) => JSON.parse(l.text))
+    .filter((r) => /torn/.test(r.error))
   t.same(torn.map((r) => r.raw).sort(), ['{"error":"y","ra', '{"ip_address":"203.0'])
 
   // A second start finds nothing more to do: isolation is not repeated.
@@ -74,7 +94,11 @@ t.test('files roll past the size limit and on every start', async (t) => {
   const overrides = { audit: { fileRollBytes: 4000 } }
   const s1 = await startIngestServer({ dataDir, env, overrides })
   for (let i = 0; i < 10; i++) {
-    t.equal((await post(`${s1.url}/http/editor-audit`, ndjson([makeRecord(`roll-${i}-a`), makeRecord(`roll-${i}-b`)]))).status, 200)
+    t.equal(
+      (await post(`${s1.url}/http/editor-audit`, ndjson([makeRecord(`roll-${i}-a`), makeRecord(`roll-${i}-b`)])))
+        .status,
+      200,
+    )
   }
   await s1.close()
   const files1 = await storeFiles(dataDir)
@@ -93,14 +117,18 @@ t.test('a partition folder deleted by retention is made again for a late event',
   // A tiny roll size closes each file after its batch, as the idle timer would after 10 minutes.
   const s = await startIngestServer({ dataDir, env, overrides: { audit: { fileRollBytes: 100 } } })
   t.teardown(() => s.close())
-  t.equal((await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('ret-1', '2025-01-01T00:00:00Z')))).status, 200)
+  t.equal(
+    (await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('ret-1', '2025-01-01T00:00:00Z')))).status,
+    200,
+  )
   const { rm } = await import('node:fs/promises')
   await rm(path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2025-01-01'), { recursive: true })
   const late = await post(`${s.url}/http/editor-audit`, JSON.stringify(makeRecord('ret-2', '2025-01-01T00:30:00Z')))
   t.equal(late.status, 200)
-  t.same((await storedRecords(dataDir)).map((x) => [path.dirname(x.file), x.record.metadata.id]), [
-    ['Editor.Audit/dt=2025-01-01/hour=00', 'ret-2'],
-  ])
+  t.same(
+    (await storedRecords(dataDir)).map((x) => [path.dirname(x.file), x.record.metadata.id]),
+    [['Editor.Audit/dt=2025-01-01/hour=00', 'ret-2']],
+  )
 })
 
 t.test('a failed write answers 503 and stops the source until a restart', async (t) => {
@@ -118,6 +146,13 @@ t.test('a failed write answers 503 and stops the source until a restart', async 
   await (await import('node:fs/promises')).rm(path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2030-01-01'))
   const s2 = await startIngestServer({ dataDir, env })
   t.teardown(() => s2.close())
-  const retry = await post(`${s2.url}/http/editor-audit`, ndjson([makeRecord('f-1'), makeRecord('f-2', '2030-01-01T00:00:00Z'), makeRecord('f-3')]))
-  t.same({ a: retry.body.accepted, d: retry.body.duplicates }, { a: 2, d: 1 }, 'after a restart the retry stores what was refused')
+  const retry = await post(
+    `${s2.url}/http/editor-audit`,
+    ndjson([makeRecord('f-1'), makeRecord('f-2', '2030-01-01T00:00:00Z'), makeRecord('f-3')]),
+  )
+  t.same(
+    { a: retry.body.accepted, d: retry.body.duplicates },
+    { a: 2, d: 1 },
+    'after a restart the retry stores what was refused',
+  )
 })

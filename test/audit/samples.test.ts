@@ -13,7 +13,11 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
   const server = await startIngestServer({ dataDir, env })
   t.teardown(() => server.close())
   const body = await readFile(path.join(EXAMPLES, 'valid.ndjson'))
-  const sent = body.toString('utf8').trim().split('\n').map((l) => JSON.parse(l))
+  const sent = body
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   const res = await post(`${server.url}/http/editor-audit`, body)
   t.equal(res.status, 200)
   t.same(res.body, { accepted: 21, rejected: 0, duplicates: 0, unknownKind: 1, errors: [] })
@@ -24,7 +28,11 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
   for (const { file, record } of stored) {
     const when = new Date(record.metadata.timestamp).toISOString()
     const dir = path.dirname(file)
-    t.equal(dir, `Editor.Audit/dt=${when.slice(0, 10)}/hour=${when.slice(11, 13)}`, `partition of ${record.metadata.id}`)
+    t.equal(
+      dir,
+      `Editor.Audit/dt=${when.slice(0, 10)}/hour=${when.slice(11, 13)}`,
+      `partition of ${record.metadata.id}`,
+    )
     t.equal(record.p_event_time, when)
     t.equal(record.p_log_type, 'Editor.Audit')
     t.equal(record.p_source_id, 'editor-audit')
@@ -61,7 +69,11 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
   t.same(system.p_any_emails, ['hal@example.com'])
   t.same(byId.get('ae658f33-fe3b-890b-93f4-48b3a5aa3c81')!.record.p_any_emails, ['dana@example.com', 'gus@example.com'])
   const unknownKind = byId.get('7e62aa0a-1df9-fd78-9c65-39382b0537e6')!.record
-  t.same(unknownKind.cloud_agent_secret, { action: 'create', secret_name: 'NPM_TOKEN' }, 'an unknown kind is kept as it came')
+  t.same(
+    unknownKind.cloud_agent_secret,
+    { action: 'create', secret_name: 'NPM_TOKEN' },
+    'an unknown kind is kept as it came',
+  )
 
   const metrics = await server.metrics.metrics()
   t.match(metrics, /rulekeeper_ingest_records_total\{source="editor-audit",outcome="accepted"\} 21/)
@@ -89,7 +101,10 @@ t.test('every invalid sample is kept in _rejected with its reason', async (t) =>
     [4, /user_spend_limit\.new_limit_cents must be an integer/],
     [5, /not a JSON object/],
   ]
-  t.same(res.body.errors.map((e: any) => e.index), [0, 1, 2, 3, 4, 5])
+  t.same(
+    res.body.errors.map((e: any) => e.index),
+    [0, 1, 2, 3, 4, 5],
+  )
   for (const [i, re] of expected) {
     t.match(res.body.errors[i].message, re)
     t.equal(res.body.errors[i].line, i + 1)
@@ -119,7 +134,10 @@ t.test('valid and invalid mixed in one delivery are counted apart', async (t) =>
   const res = await post(`${server.url}/http/editor-audit`, mixed)
   t.equal(res.status, 200)
   t.same({ a: res.body.accepted, r: res.body.rejected }, { a: 3, r: 2 })
-  t.same(res.body.errors.map((e: any) => e.index), [1, 3])
+  t.same(
+    res.body.errors.map((e: any) => e.index),
+    [1, 3],
+  )
   t.match(res.body.errors[1].message, /line 4 is not JSON/)
   t.equal((await storedRecords(dataDir)).length, 3)
   const rejected = (await storedLines(dataDir, '_rejected')).map((l) => JSON.parse(l.text))

@@ -15,8 +15,18 @@ t.test('the rules API bench runs at a tiny scale and reports well-formed results
   const results = await bench({ progress: (m) => void progress.push(m), tmpDir, scale: 0.02 })
   t.ok(progress.length > 0, 'progress was reported')
   const names = results.map((r) => r.name)
-  for (const want of [/^start-up/, /^write latency, median at/, /^write latency, median .* vs /, /^write throughput/, /^get by id/, /^list/]) {
-    t.ok(names.some((n) => want.test(n)), `a result matches ${want}`)
+  for (const want of [
+    /^start-up/,
+    /^write latency, median at/,
+    /^write latency, median .* vs /,
+    /^write throughput/,
+    /^get by id/,
+    /^list/,
+  ]) {
+    t.ok(
+      names.some((n) => want.test(n)),
+      `a result matches ${want}`,
+    )
   }
   t.equal(new Set(names).size, names.length, 'names are unique')
   for (const r of results) {
@@ -26,7 +36,10 @@ t.test('the rules API bench runs at a tiny scale and reports well-formed results
     t.type(r.pass, 'boolean')
     if (r.ratio !== undefined) {
       t.ok(Number.isFinite(r.ratio) && r.ratio > 0, `${r.name}: ratio ${r.ratio} is finite`)
-      t.ok(r.baseline && Number.isFinite(r.baseline.value) && r.baseline.value > 0, `${r.name}: a ratio comes with its baseline`)
+      t.ok(
+        r.baseline && Number.isFinite(r.baseline.value) && r.baseline.value > 0,
+        `${r.name}: a ratio comes with its baseline`,
+      )
     }
   }
   const tp = results.find((r) => r.name.startsWith('write throughput'))!
@@ -38,9 +51,20 @@ t.test('the rules API bench runs at a tiny scale and reports well-formed results
     filter: [],
     modules: [
       { module: 'rules-api', date: new Date().toISOString(), scale: 0.02, seconds: 1, results },
-      { module: 'broken', date: new Date().toISOString(), scale: 0.02, seconds: 0, results: [], error: 'Error: boom\n    at somewhere' },
+      {
+        module: 'broken',
+        date: new Date().toISOString(),
+        scale: 0.02,
+        seconds: 0,
+        results: [],
+        error: 'Error: boom\n    at somewhere',
+      },
     ],
   })
-  t.equal(md.split('\n').filter((l) => l.startsWith('| rules-api |')).length, results.length, 'one table row per result')
+  t.equal(
+    md.split('\n').filter((l) => l.startsWith('| rules-api |')).length,
+    results.length,
+    'one table row per result',
+  )
   t.match(md, /\| broken \| \(module failed\) .*boom/, 'a failed module is a row with its error')
 })

@@ -12,7 +12,14 @@ import { runCli } from '../helpers/cli.js'
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
 
 t.test('every command has --help; unknown commands and options exit 2', async (t) => {
-  for (const args of [['--help'], ['serve', '--help'], ['init', '--help'], ['token', '--help'], ['test', '--help'], ['validate', '--help']]) {
+  for (const args of [
+    ['--help'],
+    ['serve', '--help'],
+    ['init', '--help'],
+    ['token', '--help'],
+    ['test', '--help'],
+    ['validate', '--help'],
+  ]) {
     const r = await runCli(args)
     t.equal(r.code, 0, args.join(' '))
     t.match(r.stdout, /Usage/, args.join(' '))
@@ -48,7 +55,10 @@ t.test('token create / list / revoke work beside a running server, honoured with
   t.equal((await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 401)
   t.equal((await runCli(['token', 'revoke', ci.id], env)).code, 1)
 
-  const expiring = await runCli(['token', 'create', '--name', 'short', '--permissions', 'ViewRules', '--expires-in', '1s'], env)
+  const expiring = await runCli(
+    ['token', 'create', '--name', 'short', '--permissions', 'ViewRules', '--expires-in', '1s'],
+    env,
+  )
   const short = expiring.stdout.trim().split('\n').pop()!
   await new Promise((r) => setTimeout(r, 1500))
   t.equal((await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': short })).status, 401, 'expired')
@@ -68,10 +78,18 @@ t.test('init creates a repository holding the template, checked out or bare', as
   const r = await runCli(['init', path.join(dir, 'rules')])
   t.equal(r.code, 0, r.stderr)
   t.ok(fs.existsSync(path.join(dir, 'rules/simple_rules/editor/Editor.Audit.LoginFailed.yml')))
-  t.match(execFileSync('git', ['-C', path.join(dir, 'rules'), 'log', '--format=%s'], { encoding: 'utf8' }), /Initialize rules repository/)
+  t.match(
+    execFileSync('git', ['-C', path.join(dir, 'rules'), 'log', '--format=%s'], { encoding: 'utf8' }),
+    /Initialize rules repository/,
+  )
   const bare = await runCli(['init', path.join(dir, 'rules.git')])
   t.equal(bare.code, 0, bare.stderr)
-  t.match(execFileSync('git', ['--git-dir', path.join(dir, 'rules.git'), 'ls-tree', '-r', '--name-only', 'HEAD'], { encoding: 'utf8' }), /correlation_rules\/editor/)
+  t.match(
+    execFileSync('git', ['--git-dir', path.join(dir, 'rules.git'), 'ls-tree', '-r', '--name-only', 'HEAD'], {
+      encoding: 'utf8',
+    }),
+    /correlation_rules\/editor/,
+  )
   t.equal((await runCli(['init', path.join(dir, 'rules')])).code, 1, 'refuses an existing repository')
 })
 
@@ -104,7 +122,10 @@ t.test('validate and test over the template repository', async (t) => {
 t.test('validate reports an invalid file with line and column and exits 1', async (t) => {
   const dir = tempDir('rk-validate-')
   fs.cpSync(TEMPLATE, dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, 'simple_rules/editor/broken.yml'), 'AnalysisType: rule\nRuleID: Broken.Rule\nEnabled: true\nSeverity: Loud\nLogTypes: [X]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: 1\nColour: red\n')
+  fs.writeFileSync(
+    path.join(dir, 'simple_rules/editor/broken.yml'),
+    'AnalysisType: rule\nRuleID: Broken.Rule\nEnabled: true\nSeverity: Loud\nLogTypes: [X]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: 1\nColour: red\n',
+  )
   const v = await runCli(['validate', dir, '--json'])
   t.equal(v.code, 1)
   const broken = JSON.parse(v.stdout).rules.find((r: { path: string }) => r.path.endsWith('broken.yml'))
@@ -112,7 +133,12 @@ t.test('validate reports an invalid file with line and column and exits 1', asyn
   const colour = broken.errors.find((e: { message: string }) => /Colour/.test(e.message))
   t.equal(colour.line, 10)
   t.equal(colour.column, 1)
-  t.ok(broken.errors.some((e: { message: string; line: number; column: number }) => /Severity/.test(e.message) && e.line === 4 && e.column === 1))
+  t.ok(
+    broken.errors.some(
+      (e: { message: string; line: number; column: number }) =>
+        /Severity/.test(e.message) && e.line === 4 && e.column === 1,
+    ),
+  )
 })
 
 t.test('test without python3 on PATH: the scheduled tests are reported not run and the exit code is 1', async (t) => {

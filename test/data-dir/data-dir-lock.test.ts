@@ -20,12 +20,20 @@ const lockOf = (dataDir: string) => path.join(dataDir, 'server.lock')
 
 t.test('a stale lock naming a live unrelated pid does not refuse the start', async (t) => {
   const sleep = sleeper(t)
-  for (const [what, pid] of [['pid 1', 1], ['a sleeping child', sleep.pid!], ['this test process', process.pid]] as const) {
+  for (const [what, pid] of [
+    ['pid 1', 1],
+    ['a sleeping child', sleep.pid!],
+    ['this test process', process.pid],
+  ] as const) {
     const dataDir = tempDir()
     // Written by a server whose pid was later reused: its start time is not the live process's.
     fs.writeFileSync(lockOf(dataDir), `${pid}\nstart 1 boot ${bootId() ?? 'unknown'}\n`)
     const s = await startTestServer({ dataDir })
-    t.equal(fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0], String(process.pid), `${what}: the lock was taken over`)
+    t.equal(
+      fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0],
+      String(process.pid),
+      `${what}: the lock was taken over`,
+    )
     await s.close()
     t.notOk(fs.existsSync(lockOf(dataDir)), `${what}: released at close`)
   }
@@ -33,7 +41,10 @@ t.test('a stale lock naming a live unrelated pid does not refuse the start', asy
 
 t.test('a lock written before a reboot does not refuse the start', async (t) => {
   const dataDir = tempDir()
-  fs.writeFileSync(lockOf(dataDir), `1\nstart ${processStartTime(1) ?? '1'} boot 00000000-0000-0000-0000-000000000000\n`)
+  fs.writeFileSync(
+    lockOf(dataDir),
+    `1\nstart ${processStartTime(1) ?? '1'} boot 00000000-0000-0000-0000-000000000000\n`,
+  )
   const s = await startTestServer({ dataDir })
   t.teardown(() => s.close())
   t.equal(fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0], String(process.pid))
@@ -56,7 +67,12 @@ t.test('a lock naming its live writer refuses the start and is left alone', asyn
   // What a live server on another process writes: its pid, start time and this boot.
   const text = `${sleep.pid}\nstart ${processStartTime(sleep.pid!)} boot ${bootId()}\n`
   fs.writeFileSync(lockOf(dataDir), text)
-  await t.rejects(startTestServer({ dataDir }), { code: 'DataDirLocked', message: new RegExp(`in use by another rulekeeper server \\(pid ${sleep.pid}\\); if no rulekeeper server runs on it, remove .*server\\.lock`) })
+  await t.rejects(startTestServer({ dataDir }), {
+    code: 'DataDirLocked',
+    message: new RegExp(
+      `in use by another rulekeeper server \\(pid ${sleep.pid}\\); if no rulekeeper server runs on it, remove .*server\\.lock`,
+    ),
+  })
   t.equal(fs.readFileSync(lockOf(dataDir), 'utf8'), text, 'the lock is untouched')
 })
 
@@ -64,12 +80,20 @@ t.test('a second live server is refused: in another process, or in this one', as
   const dataDir = tempDir()
   const child = await startChild({ dataDir })
   t.teardown(() => child.kill())
-  await t.rejects(startTestServer({ dataDir }), { code: 'DataDirLocked', message: new RegExp(`pid ${child.pid}\\)`) }, 'a server in another process')
+  await t.rejects(
+    startTestServer({ dataDir }),
+    { code: 'DataDirLocked', message: new RegExp(`pid ${child.pid}\\)`) },
+    'a server in another process',
+  )
   t.equal((await fetch(`${child.url}/healthz`)).status, 200, 'the first server keeps serving')
   await child.stop()
 
   const first = await startTestServer({ dataDir })
   t.teardown(() => first.close())
-  await t.rejects(startTestServer({ dataDir }), { code: 'DataDirLocked', message: /this process/ }, 'a second server in this process')
+  await t.rejects(
+    startTestServer({ dataDir }),
+    { code: 'DataDirLocked', message: /this process/ },
+    'a second server in this process',
+  )
   t.equal((await fetch(`${first.url}/healthz`)).status, 200)
 })

@@ -31,7 +31,11 @@ t.test('files written after the start stay private', async (t) => {
   wideUmask()
   const s = await startTestServer()
   t.equal((await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Private.Write'))).status, 200)
-  t.equal((await s.request('PUT', '/simple-rules/Private.Write', SAMPLE_BODIES.simple('Private.Write', { severity: 'LOW' }))).status, 200)
+  t.equal(
+    (await s.request('PUT', '/simple-rules/Private.Write', SAMPLE_BODIES.simple('Private.Write', { severity: 'LOW' })))
+      .status,
+    200,
+  )
   await s.makeToken('reader', ['View Rules'])
   await s.close() // writes the persisted index and the history cache
   t.ok(fs.existsSync(path.join(s.dataDir, 'cache')), 'the caches were written')
@@ -41,14 +45,18 @@ t.test('files written after the start stay private', async (t) => {
 t.test('rulekeeper token create keeps the data directory private, also when it creates it', async (t) => {
   wideUmask() // inherited by the CLI child
   const dataDir = path.join(tempDir(), 'fresh')
-  const r = await runCli(['token', 'create', '--name', 'ci', '--permissions', 'ViewRules'], { RULEKEEPER_DATA_DIR: dataDir })
+  const r = await runCli(['token', 'create', '--name', 'ci', '--permissions', 'ViewRules'], {
+    RULEKEEPER_DATA_DIR: dataDir,
+  })
   t.equal(r.code, 0, r.stderr)
   t.same(notPrivate(dataDir), [], 'the CLI created a private data directory')
   // The store is not empty, so no bootstrap token file: the helper takes this one instead.
   const s = await startTestServer({ dataDir, env: { RULEKEEPER_BOOTSTRAP_TOKEN: 'unused-bootstrap-secret' } })
   t.teardown(() => s.close())
   wideUmask()
-  const again = await runCli(['token', 'create', '--name', 'ci2', '--permissions', 'ManageRules'], { RULEKEEPER_DATA_DIR: dataDir })
+  const again = await runCli(['token', 'create', '--name', 'ci2', '--permissions', 'ManageRules'], {
+    RULEKEEPER_DATA_DIR: dataDir,
+  })
   t.equal(again.code, 0, again.stderr)
   t.same(notPrivate(dataDir), [], 'beside a running server')
 })
@@ -58,9 +66,18 @@ t.test('ingested audit records are stored privately', async (t) => {
   const s = await startTestServer()
   t.teardown(() => s.close())
   const token = fs.readFileSync(path.join(s.dataDir, 'log-sources/editor-audit.token'), 'utf8').trim()
-  const record = (id: string) => ({ ip_address: '198.51.100.7', team_id: '4821', user_email: 'dana@example.com', metadata: { id, timestamp: '2026-11-20T08:00:00.000Z', context: { auth_id: 'idp|dana', request_id: `req_${id}` } }, login: { login_type: 'LOGIN_TYPE_WEB', success: true } })
-  const body = [record('p-1'), record('p-2')].map((r) => JSON.stringify(r)).join('\n') + '\n'
-  const res = await httpRequest(s.url, 'POST', '/http/editor-audit', body, { 'Content-Type': 'application/x-ndjson', Authorization: `Bearer ${token}` })
+  const record = (id: string) => ({
+    ip_address: '198.51.100.7',
+    team_id: '4821',
+    user_email: 'dana@example.com',
+    metadata: { id, timestamp: '2026-11-20T08:00:00.000Z', context: { auth_id: 'idp|dana', request_id: `req_${id}` } },
+    login: { login_type: 'LOGIN_TYPE_WEB', success: true },
+  })
+  const body = `${[record('p-1'), record('p-2')].map((r) => JSON.stringify(r)).join('\n')}\n`
+  const res = await httpRequest(s.url, 'POST', '/http/editor-audit', body, {
+    'Content-Type': 'application/x-ndjson',
+    Authorization: `Bearer ${token}`,
+  })
   t.equal(res.status, 200, res.text)
   const logs = entryModes(s.dataDir).filter((e) => e.path.startsWith('logs/') && !e.dir)
   t.ok(logs.length > 0, 'records were written')
@@ -75,7 +92,11 @@ t.test('wider modes found at start are narrowed, with one log line', async (t) =
   fs.mkdirSync(path.dirname(hook), { recursive: true })
   fs.writeFileSync(hook, '#!/bin/sh\n')
   const entries = entryModes(s.dataDir)
-  for (const e of entries) fs.chmodSync(path.join(s.dataDir, e.path), e.dir ? 0o755 : e.mode & 0o100 || e.path === path.relative(s.dataDir, hook) ? 0o755 : 0o644)
+  for (const e of entries)
+    fs.chmodSync(
+      path.join(s.dataDir, e.path),
+      e.dir ? 0o755 : e.mode & 0o100 || e.path === path.relative(s.dataDir, hook) ? 0o755 : 0o644,
+    )
   fs.chmodSync(path.join(s.dataDir, 'tokens.json'), 0o666)
   t.ok(notPrivate(s.dataDir).length >= entries.length, 'everything is wide now')
 
@@ -98,7 +119,18 @@ t.test('a plain git push with a wide umask writes private objects', async (t) =>
   t.teardown(() => s.close())
   wideUmask() // git inherits it; core.sharedRepository=0600 overrides it in the served repository
   const work = path.join(tempDir(), 'clone')
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: work, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'Pat', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' } })
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: work,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'Pat',
+        GIT_AUTHOR_EMAIL: 'pat@example.com',
+        GIT_COMMITTER_NAME: 'Pat',
+        GIT_COMMITTER_EMAIL: 'pat@example.com',
+      },
+    })
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   fs.writeFileSync(path.join(work, 'README.extra'), 'pushed with plain git\n')
   git('add', '.')

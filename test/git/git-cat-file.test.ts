@@ -8,7 +8,13 @@ import t from 'tap'
 import { ObjectDb } from '../../src/git/object-db.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
-const env = { ...process.env, GIT_AUTHOR_NAME: 'Pat', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' }
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Pat',
+  GIT_AUTHOR_EMAIL: 'pat@example.com',
+  GIT_COMMITTER_NAME: 'Pat',
+  GIT_COMMITTER_EMAIL: 'pat@example.com',
+}
 
 /** A packed bare repository: 40 commits editing, moving and deleting files (so the pack has deltas). */
 function packedRepo(): string {
@@ -20,7 +26,10 @@ function packedRepo(): string {
   for (let i = 0; i < 40; i++) {
     const dir = path.join(work, `rules/g${i % 4}`)
     fs.mkdirSync(dir, { recursive: true })
-    const body = Array.from({ length: 60 }, (_, k) => `line ${k} of a long rule file, edited in commit ${k === i % 60 ? i : 0}`).join('\n')
+    const body = Array.from(
+      { length: 60 },
+      (_, k) => `line ${k} of a long rule file, edited in commit ${k === i % 60 ? i : 0}`,
+    ).join('\n')
     fs.writeFileSync(path.join(dir, `r${i % 7}.yml`), `RuleID: R${i % 7}\n${body}\n`)
     if (i % 9 === 8) fs.rmSync(path.join(work, `rules/g${(i + 1) % 4}`), { recursive: true, force: true })
     fs.writeFileSync(path.join(work, 'binary.bin'), Buffer.from(Array.from({ length: 300 }, (_, k) => (k * i) % 256)))
@@ -37,13 +46,22 @@ t.test('every object of a packed repository: git cat-file and isomorphic-git agr
   const gitdir = packedRepo()
   const loose = execFileSync('git', ['--git-dir', gitdir, 'count-objects', '-v'], { encoding: 'utf8' })
   t.match(loose, /^count: 0$/m, 'no loose object: every read goes to the packs')
-  const oids = execFileSync('git', ['--git-dir', gitdir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)'], { encoding: 'utf8' }).trim().split('\n')
+  const oids = execFileSync(
+    'git',
+    ['--git-dir', gitdir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)'],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n')
   t.ok(oids.length > 100, `${oids.length} objects`)
   const viaGit = new ObjectDb(gitdir, true)
   const viaIso = new ObjectDb(gitdir, false)
   t.teardown(() => viaGit.close())
   // All at once: the answers of the one git process are matched to their requests in order.
-  const [a, b] = await Promise.all([Promise.all(oids.map((o) => viaGit.readObject(o))), Promise.all(oids.map((o) => viaIso.readObject(o)))])
+  const [a, b] = await Promise.all([
+    Promise.all(oids.map((o) => viaGit.readObject(o))),
+    Promise.all(oids.map((o) => viaIso.readObject(o))),
+  ])
   let same = 0
   for (let i = 0; i < oids.length; i++) if (a[i]!.type === b[i]!.type && a[i]!.content.equals(b[i]!.content)) same++
   t.equal(same, oids.length, 'same type and bytes for every object')

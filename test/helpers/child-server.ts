@@ -104,7 +104,10 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   const deadline = started + (opts.timeoutMs ?? 30_000)
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw Object.assign(new Error(`rulekeeper serve exited (${child.exitCode ?? child.signalCode}) before /healthz answered:\n${out}`), { output: out })
+      throw Object.assign(
+        new Error(`rulekeeper serve exited (${child.exitCode ?? child.signalCode}) before /healthz answered:\n${out}`),
+        { output: out },
+      )
     }
     if (Date.now() > deadline) {
       await kill()

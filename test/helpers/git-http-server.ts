@@ -46,13 +46,20 @@ function repoFileName(name: string): string {
   return name.endsWith('.git') ? name : `${name}.git`
 }
 
-export async function createGitHttpServer(opts: { root: string; username?: string; password?: string }): Promise<GitHttpServer> {
+export async function createGitHttpServer(opts: {
+  root: string
+  username?: string
+  password?: string
+}): Promise<GitHttpServer> {
   const root = path.resolve(opts.root)
   const log: GitRequestRecord[] = []
   const children = new Set<ChildProcess>()
   let requests = 0
   let port = 0
-  const auth = opts.username !== undefined || opts.password !== undefined ? { user: opts.username ?? '', pass: opts.password ?? '' } : null
+  const auth =
+    opts.username !== undefined || opts.password !== undefined
+      ? { user: opts.username ?? '', pass: opts.password ?? '' }
+      : null
 
   const server = http.createServer((req, res) => {
     requests++
@@ -62,7 +69,11 @@ export async function createGitHttpServer(opts: { root: string; username?: strin
       const m = /^Basic\s+(.+)$/i.exec(req.headers.authorization ?? '')
       const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : null
       const colon = decoded ? decoded.indexOf(':') : -1
-      const ok = decoded !== null && colon >= 0 && decoded.slice(0, colon) === auth.user && decoded.slice(colon + 1) === auth.pass
+      const ok =
+        decoded !== null &&
+        colon >= 0 &&
+        decoded.slice(0, colon) === auth.user &&
+        decoded.slice(colon + 1) === auth.pass
       if (!ok) {
         log.push({ method: req.method ?? '', path: u.pathname, query: u.search, status: 401, user: null })
         req.resume()
@@ -235,14 +246,27 @@ export interface GitResult {
 }
 
 /** Runs the git binary (async, no shell); never throws on a non-zero exit. */
-export function runGit(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<GitResult> {
+export function runGit(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<GitResult> {
   return new Promise((resolve) => {
     execFile(
       'git',
       args,
-      { cwd: opts.cwd, env: { ...process.env, ...GIT_ENV_BASE, ...(opts.env ?? {}) }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, timeout: opts.timeoutMs ?? 60_000 },
+      {
+        cwd: opts.cwd,
+        env: { ...process.env, ...GIT_ENV_BASE, ...(opts.env ?? {}) },
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+        timeout: opts.timeoutMs ?? 60_000,
+      },
       (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0
         resolve({ code, stdout: String(stdout), stderr: String(stderr) })
       },
     )
@@ -256,7 +280,11 @@ export async function git(args: string[], opts: { cwd?: string; env?: Record<str
   return r.stdout
 }
 
-export const TEMPLATE_AUTHOR: Person = { name: 'Template Author', email: 'template@example.com', date: '2026-01-01T00:00:00Z' }
+export const TEMPLATE_AUTHOR: Person = {
+  name: 'Template Author',
+  email: 'template@example.com',
+  date: '2026-01-01T00:00:00Z',
+}
 
 export interface RemoteRepo {
   name: string
@@ -272,7 +300,12 @@ export interface RemoteRepo {
  * A bare repository `<root>/<name>.git` served by createGitHttpServer({ root }). With a template
  * directory, its files become the first commit on `main`, authored by `author`.
  */
-export async function createRemoteRepo(root: string, name: string, fromTemplateDir?: string, author: Person = TEMPLATE_AUTHOR): Promise<RemoteRepo> {
+export async function createRemoteRepo(
+  root: string,
+  name: string,
+  fromTemplateDir?: string,
+  author: Person = TEMPLATE_AUTHOR,
+): Promise<RemoteRepo> {
   const gitdir = path.join(root, repoFileName(name))
   await git(['init', '-q', '--bare', '-b', 'main', gitdir])
   await git(['--git-dir', gitdir, 'config', 'http.receivepack', 'true'])

@@ -42,11 +42,18 @@ export function parseJsonOrUndefined(text: string): any {
   }
 }
 
-export async function httpRequest(base: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
+export async function httpRequest(
+  base: string,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse> {
   const init: RequestInit = { method, headers: { ...headers } }
   if (body !== undefined) {
     init.body = typeof body === 'string' || body instanceof Uint8Array ? (body as string) : JSON.stringify(body)
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) (init.headers as Record<string, string>)['Content-Type'] = 'application/json'
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      (init.headers as Record<string, string>)['Content-Type'] = 'application/json'
   }
   const res = await fetch(`${base}${urlPath}`, init)
   const text = await res.text()
@@ -55,23 +62,40 @@ export async function httpRequest(base: string, method: string, urlPath: string,
 
 function hostEnv(): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && (k === 'PATH' || k === 'HOME' || k.startsWith('PYENV'))) out[k] = v
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && (k === 'PATH' || k === 'HOME' || k.startsWith('PYENV'))) out[k] = v
   return out
 }
 
-export async function startTestServer(opts: { dataDir?: string; config?: Record<string, unknown>; env?: Record<string, string>; engines?: StartOptions['engines']; logLines?: string[] } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: {
+    dataDir?: string
+    config?: Record<string, unknown>
+    env?: Record<string, string>
+    engines?: StartOptions['engines']
+    logLines?: string[]
+  } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir()
   const lines = opts.logLines
-  const logger = pino({ level: lines ? 'info' : 'silent' }, lines ? { write: (s: string) => void lines.push(s) } : undefined)
+  const logger = pino(
+    { level: lines ? 'info' : 'silent' },
+    lines ? { write: (s: string) => void lines.push(s) } : undefined,
+  )
   const server = await startServer({
     // The server finds python3 on PATH (pyenv needs HOME and PYENV_*); nothing else leaks in.
     env: { ...hostEnv(), RULEKEEPER_DATA_DIR: dataDir, ...(opts.env ?? {}) },
-    configOverrides: { server: { host: '127.0.0.1', port: 0 }, reconcile: { schedule: '0 0 1 1 *' }, ...(opts.config ?? {}) },
+    configOverrides: {
+      server: { host: '127.0.0.1', port: 0 },
+      reconcile: { schedule: '0 0 1 1 *' },
+      ...(opts.config ?? {}),
+    },
     logger,
     defaultMetrics: false,
     engines: opts.engines,
   })
-  const token = opts.env?.RULEKEEPER_BOOTSTRAP_TOKEN ?? fs.readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()
+  const token =
+    opts.env?.RULEKEEPER_BOOTSTRAP_TOKEN ?? fs.readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()
   const gitdir = path.join(dataDir, 'repo.git')
   const tokens = new TokenStore(dataDir)
   return {
@@ -91,7 +115,8 @@ export async function startTestServer(opts: { dataDir?: string; config?: Record<
         await new Promise((r) => setTimeout(r, 50))
       }
     },
-    request: (method, urlPath, body, headers = {}) => httpRequest(server.url, method, urlPath, body, { 'X-API-Key': token, ...headers }),
+    request: (method, urlPath, body, headers = {}) =>
+      httpRequest(server.url, method, urlPath, body, { 'X-API-Key': token, ...headers }),
     git: (...args) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }),
     close: () => server.close(),
   }
@@ -101,8 +126,11 @@ export async function startTestServer(opts: { dataDir?: string; config?: Record<
 export function routeTable(s: TestServer): Array<{ method: string; path: string }> {
   const out: Array<{ method: string; path: string }> = []
   // `router.routes()` returns a dispatch function that carries its router.
-  for (const mw of s.server.app.middleware as Array<{ router?: { stack: Array<{ methods: string[]; path: unknown }> } }>) {
-    for (const layer of mw.router?.stack ?? []) for (const method of layer.methods) out.push({ method, path: String(layer.path) })
+  for (const mw of s.server.app.middleware as Array<{
+    router?: { stack: Array<{ methods: string[]; path: unknown }> }
+  }>) {
+    for (const layer of mw.router?.stack ?? [])
+      for (const method of layer.methods) out.push({ method, path: String(layer.path) })
   }
   return out
 }

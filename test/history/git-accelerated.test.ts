@@ -18,7 +18,15 @@ function repoWithAwkwardHistory(): string {
   let n = 0
   const run = (...args: string[]) => {
     const who = n % 3 === 0 ? ['Ann', 'ann@example.com'] : ['Bo', 'bo@example.com']
-    const env = { ...process.env, GIT_AUTHOR_NAME: who[0], GIT_AUTHOR_EMAIL: who[1], GIT_COMMITTER_NAME: who[0], GIT_COMMITTER_EMAIL: who[1], GIT_AUTHOR_DATE: `${1_700_000_000 + n * 60} +0000`, GIT_COMMITTER_DATE: `${1_700_000_000 + n * 60} +0000` }
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: who[0],
+      GIT_AUTHOR_EMAIL: who[1],
+      GIT_COMMITTER_NAME: who[0],
+      GIT_COMMITTER_EMAIL: who[1],
+      GIT_AUTHOR_DATE: `${1_700_000_000 + n * 60} +0000`,
+      GIT_COMMITTER_DATE: `${1_700_000_000 + n * 60} +0000`,
+    }
     return execFileSync('git', args, { cwd: work, env, encoding: 'utf8' })
   }
   const write = (p: string, text: string) => {
@@ -30,8 +38,10 @@ function repoWithAwkwardHistory(): string {
     run('add', '-A')
     run('commit', '-q', '--allow-empty', '-m', message)
   }
-  const rule = (id: string, extra = '') => `AnalysisType: rule\nRuleID: ${id}\nDetection:\n  - KeyPath: a\n    Condition: Exists\n${extra}`
-  const sched = (id: string, py: string) => `AnalysisType: scheduled_rule\nRuleID: ${id}\nFilename: ${py}\nScheduledQueries: [Q]\n`
+  const rule = (id: string, extra = '') =>
+    `AnalysisType: rule\nRuleID: ${id}\nDetection:\n  - KeyPath: a\n    Condition: Exists\n${extra}`
+  const sched = (id: string, py: string) =>
+    `AnalysisType: scheduled_rule\nRuleID: ${id}\nFilename: ${py}\nScheduledQueries: [Q]\n`
 
   run('init', '-q', '-b', 'main')
   write('rules/a.yml', rule('A'))
@@ -83,7 +93,8 @@ function repoWithAwkwardHistory(): string {
   execFileSync('git', ['clone', '-q', '--bare', work, gitdir])
   execFileSync('git', ['--git-dir', gitdir, 'gc', '-q'])
   // A replace ref (which isomorphic-git, and so the in-process walk, ignores): git must ignore it too.
-  const blob = (p: string) => execFileSync('git', ['--git-dir', gitdir, 'rev-parse', `main:${p}`], { encoding: 'utf8' }).trim()
+  const blob = (p: string) =>
+    execFileSync('git', ['--git-dir', gitdir, 'rev-parse', `main:${p}`], { encoding: 'utf8' }).trim()
   execFileSync('git', ['--git-dir', gitdir, 'replace', blob('rules/main-only.yml'), blob('rules/side.yml')])
   return gitdir
 }
@@ -94,14 +105,20 @@ t.test('git log --raw and the in-process tree walk give the same history metadat
   t.teardown(() => repo.close())
   const head = (await repo.head())!
   const lines: string[] = []
-  const logger = { info: (_o: object, m: string) => lines.push(m), warn: (_o: object, m: string) => lines.push(`WARN ${m}`) } as never
+  const logger = {
+    info: (_o: object, m: string) => lines.push(m),
+    warn: (_o: object, m: string) => lines.push(`WARN ${m}`),
+  } as never
 
   const walked = new HistoryTracker(null)
   await catchUpHistory(repo, walked, head, undefined, undefined, { gitBinary: false })
   const logged = new HistoryTracker(null)
   await catchUpHistory(repo, logged, head, logger, undefined, { gitBinary: true })
   t.ok(lines.includes('building history metadata (git log)'), 'the accelerated path ran')
-  t.notOk(lines.some((l) => l.startsWith('WARN')), 'without falling back')
+  t.notOk(
+    lines.some((l) => l.startsWith('WARN')),
+    'without falling back',
+  )
 
   const state = (h: HistoryTracker) => (h as unknown as { state: unknown }).state
   t.same(state(logged), state(walked), 'identical metadata, path map and .py ownership')
@@ -111,9 +128,16 @@ t.test('git log --raw and the in-process tree walk give the same history metadat
   t.equal(walked.get('Cached'), undefined, '__pycache__ is not rules')
   t.ok(walked.get('Accent'), 'a non-ASCII path is followed')
   t.ok(walked.get('MainOnly'), 'the replace ref changes nothing')
-  t.equal(walked.get('Accent')?.modified.commit, walked.get('Accent')?.created.commit, 'a mode-only change modifies nothing')
+  t.equal(
+    walked.get('Accent')?.modified.commit,
+    walked.get('Accent')?.created.commit,
+    'a mode-only change modifies nothing',
+  )
   const s = walked.get('S')!
-  const log = (...args: string[]) => execFileSync('git', ['--git-dir', gitdir, 'log', '--first-parent', '--format=%H', ...args], { encoding: 'utf8' }).trim().split('\n')
+  const log = (...args: string[]) =>
+    execFileSync('git', ['--git-dir', gitdir, 'log', '--first-parent', '--format=%H', ...args], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
   t.equal(s.modified.commit, log('-1', '--grep=python only')[0], 'the .py still belongs to the renamed rule')
   t.equal(walked.get('Side')?.created.commit, log('-1', '--grep=merge side')[0], 'a merge is one first-parent change')
   t.equal(walked.get('A')?.created.commit, log('-1', '--grep=A again')[0], 'deleted and re-created: a new life')

@@ -49,7 +49,10 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
   // 1. API: alice creates, bob updates with a reason.
   t.equal((await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Hist.A'), as(alice))).status, 200)
   const created = await s.request('GET', '/simple-rules/Hist.A')
-  const upd = await s.request('PUT', '/simple-rules/Hist.A', SAMPLE_BODIES.simple('Hist.A', { severity: 'LOW' }), { ...as(bob), 'X-Change-Reason': 'too noisy, see SEC-42' })
+  const upd = await s.request('PUT', '/simple-rules/Hist.A', SAMPLE_BODIES.simple('Hist.A', { severity: 'LOW' }), {
+    ...as(bob),
+    'X-Change-Reason': 'too noisy, see SEC-42',
+  })
   t.equal(upd.status, 200)
 
   // 2. plain git: Carol adds a hand-written rule, Dave moves Hist.A's file and edits nothing else.
@@ -58,7 +61,11 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
   fs.mkdirSync(path.join(work, 'simple_rules/hand'), { recursive: true })
   fs.writeFileSync(path.join(work, 'simple_rules/hand/hand_written.yml'), HAND_WRITTEN)
   gitIn(work, ['add', '-A'])
-  gitIn(work, ['commit', '-q', '-m', 'Add a hand-written rule'], person('Carol', 'carol@example.com', '2026-01-02T03:04:05Z'))
+  gitIn(
+    work,
+    ['commit', '-q', '-m', 'Add a hand-written rule'],
+    person('Carol', 'carol@example.com', '2026-01-02T03:04:05Z'),
+  )
   fs.mkdirSync(path.join(work, 'simple_rules/moved'), { recursive: true })
   gitIn(work, ['mv', 'simple_rules/hist/Hist.A.yml', 'simple_rules/moved/Hist.A.yml'])
   gitIn(work, ['commit', '-q', '-m', 'Move Hist.A'], person('Dave', 'dave@example.com', '2026-01-03T00:00:00Z'))
@@ -83,8 +90,14 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
   const log = s.git('log', '--format=%an <%ae>|%cn <%ce>|%s').trim().split('\n')
   const aliceId = (await s.request('GET', '/status', undefined, as(alice))).status === 200 ? 'alice' : ''
   t.equal(aliceId, 'alice')
-  t.match(log[0], /^bob <tok_\w+@api-token\.rulekeeper>\|rulekeeper <rulekeeper@localhost>\|Create simple rule Hist\.A$/)
-  t.match(log[1], /^alice <tok_\w+@api-token\.rulekeeper>\|rulekeeper <rulekeeper@localhost>\|Delete simple rule Hist\.A$/)
+  t.match(
+    log[0],
+    /^bob <tok_\w+@api-token\.rulekeeper>\|rulekeeper <rulekeeper@localhost>\|Create simple rule Hist\.A$/,
+  )
+  t.match(
+    log[1],
+    /^alice <tok_\w+@api-token\.rulekeeper>\|rulekeeper <rulekeeper@localhost>\|Delete simple rule Hist\.A$/,
+  )
   t.match(log[2], /^alice <.*>\|rulekeeper <rulekeeper@localhost>\|Update simple rule Hand\.Written\.Rule$/)
   t.equal(log[3], 'Dave <dave@example.com>|Dave <dave@example.com>|Move Hist.A')
   t.equal(log[4], 'Carol <carol@example.com>|Carol <carol@example.com>|Add a hand-written rule')
@@ -92,9 +105,18 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
   t.match(log[6], /^alice <.*>\|.*\|Create simple rule Hist\.A$/)
   t.match(log[7], /^rulekeeper <rulekeeper@localhost>\|.*\|Initialize rules repository from template$/)
   const bodyOfUpdate = s.git('log', '--format=%B', '-1', '--grep', 'Update simple rule Hist.A')
-  t.match(bodyOfUpdate, /^Update simple rule Hist\.A\n\ntoo noisy, see SEC-42\n\nRule-Id: Hist\.A\nRule-Kind: simple\nActor-Id: tok_\w+\nActor-Type: api-token\nRequest-Id: \S+\n/)
-  t.equal(s.git('log', '--format=%s', '--grep', 'Rule-Id: Hand.Written.Rule').trim(), 'Update simple rule Hand.Written.Rule')
-  t.same(s.git('log', '--format=%s', '--', 'simple_rules/moved/Hist.A.yml').trim().split('\n'), ['Delete simple rule Hist.A', 'Move Hist.A'])
+  t.match(
+    bodyOfUpdate,
+    /^Update simple rule Hist\.A\n\ntoo noisy, see SEC-42\n\nRule-Id: Hist\.A\nRule-Kind: simple\nActor-Id: tok_\w+\nActor-Type: api-token\nRequest-Id: \S+\n/,
+  )
+  t.equal(
+    s.git('log', '--format=%s', '--grep', 'Rule-Id: Hand.Written.Rule').trim(),
+    'Update simple rule Hand.Written.Rule',
+  )
+  t.same(s.git('log', '--format=%s', '--', 'simple_rules/moved/Hist.A.yml').trim().split('\n'), [
+    'Delete simple rule Hist.A',
+    'Move Hist.A',
+  ])
   // The re-created rule starts a new life at the default path.
   t.same(s.git('log', '--format=%s', '-1', '--', 'simple_rules/hist/Hist.A.yml').trim(), 'Create simple rule Hist.A')
 
@@ -110,11 +132,20 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
 
   // Comments, key order and untouched fields of the hand-written file survived the API edit.
   const text = s.git('show', 'HEAD:simple_rules/hand/hand_written.yml')
-  t.match(text, /^# Written by hand: this comment must survive API edits\.\nAnalysisType: rule\nRuleID: Hand\.Written\.Rule\n/)
+  t.match(
+    text,
+    /^# Written by hand: this comment must survive API edits\.\nAnalysisType: rule\nRuleID: Hand\.Written\.Rule\n/,
+  )
   t.match(text, /Severity: High +# low for now\n/)
-  t.match(text, /  # the event we care about\n/)
+  t.match(text, / {2}# the event we care about\n/)
   t.match(text, /Description: kept as written\n/)
-  t.equal(execFileSync('git', ['--git-dir', s.gitdir, 'fsck', '--strict'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), '')
+  t.equal(
+    execFileSync('git', ['--git-dir', s.gitdir, 'fsck', '--strict'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    '',
+  )
 })
 
 t.test('a move keeps the creation; metadata is served from the persisted cache after a restart', async (t) => {
@@ -127,5 +158,8 @@ t.test('a move keeps the creation; metadata is served from the persisted cache a
   s = await startTestServer({ dataDir: dir })
   t.teardown(() => s.close())
   const after = (await s.request('GET', '/simple-rules/Move.Me')).body
-  t.same([after.createdAt, after.createdBy, after.lastModified], [before.createdAt, before.createdBy, before.lastModified])
+  t.same(
+    [after.createdAt, after.createdBy, after.lastModified],
+    [before.createdAt, before.createdBy, before.lastModified],
+  )
 })

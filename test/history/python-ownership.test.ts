@@ -4,8 +4,14 @@
 import t from 'tap'
 import { HistoryTracker, type CommitFileChange } from '../../src/service/history.js'
 
-const person = (n: number) => ({ name: 'Pat', email: 'pat@example.com', timestamp: 1_700_000_000 + n * 60, tzOffsetMinutes: 0 })
-const yml = (id: string, filename: string) => `AnalysisType: scheduled_rule\nRuleID: ${id}\nFilename: ${filename}\nScheduledQueries: [Q]\n`
+const person = (n: number) => ({
+  name: 'Pat',
+  email: 'pat@example.com',
+  timestamp: 1_700_000_000 + n * 60,
+  tzOffsetMinutes: 0,
+})
+const yml = (id: string, filename: string) =>
+  `AnalysisType: scheduled_rule\nRuleID: ${id}\nFilename: ${filename}\nScheduledQueries: [Q]\n`
 
 t.test('a rule is modified by changes to the .py it names, wherever the pair moves', async (t) => {
   const h = new HistoryTracker(null)

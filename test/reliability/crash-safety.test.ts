@@ -71,7 +71,9 @@ t.test(`every acknowledged write survives ${KILLS} SIGKILLs at random moments`, 
     check(refused.length === 0, 'no refused write is in history', refused)
     // The served state of each id is what the newest commit touching it wrote (acked or not: a write
     // cut off by the kill may have landed), and an acknowledged write is never undone by anything else.
-    const served = await Promise.all(IDS.map((id) => httpRequest(child!.url, 'GET', `/simple-rules/${encodeURIComponent(id)}`, undefined, headers)))
+    const served = await Promise.all(
+      IDS.map((id) => httpRequest(child!.url, 'GET', `/simple-rules/${encodeURIComponent(id)}`, undefined, headers)),
+    )
     for (const [i, id] of IDS.entries()) {
       const last = log.find((c) => c.trailers.get('Rule-Id') === id)
       const got = served[i]!
@@ -80,17 +82,31 @@ t.test(`every acknowledged write survives ${KILLS} SIGKILLs at random moments`, 
         continue
       }
       const w = writes.get(last.trailers.get('Request-Id') ?? '')
-      check(w !== undefined, `${id}: the last commit touching it (${last.oid}) is one of the test's writes`, last.subject)
+      check(
+        w !== undefined,
+        `${id}: the last commit touching it (${last.oid}) is one of the test's writes`,
+        last.subject,
+      )
       if (!w) continue
-      if (last.subject.startsWith('Delete')) check(got.status === 404, `${id}: last commit ${w.requestId} deletes it → 404`, got.status)
+      if (last.subject.startsWith('Delete'))
+        check(got.status === 404, `${id}: last commit ${w.requestId} deletes it → 404`, got.status)
       else {
         check(got.status === 200, `${id}: last commit ${w.requestId} wrote it → 200`, got.text.slice(0, 300))
-        check(got.body?.description === w.marker, `${id}: GET returns the marker of ${w.requestId}`, got.body?.description)
+        check(
+          got.body?.description === w.marker,
+          `${id}: GET returns the marker of ${w.requestId}`,
+          got.body?.description,
+        )
       }
     }
     const status = await httpRequest(child!.url, 'GET', '/status', undefined, headers)
-    check(status.status === 200 && Array.isArray(status.body?.invalidFiles) && status.body.invalidFiles.length === 0, 'no rule file is invalid (no half-written file)', status.body?.invalidFiles)
-    if (problems === before) t.pass(`${label}: fsck clean, ${acked.length} acknowledged writes in history, state matches history`)
+    check(
+      status.status === 200 && Array.isArray(status.body?.invalidFiles) && status.body.invalidFiles.length === 0,
+      'no rule file is invalid (no half-written file)',
+      status.body?.invalidFiles,
+    )
+    if (problems === before)
+      t.pass(`${label}: fsck clean, ${acked.length} acknowledged writes in history, state matches history`)
   }
 
   /** One write recorded in `writes`; false when the server died under it. */
@@ -106,7 +122,9 @@ t.test(`every acknowledged write survives ${KILLS} SIGKILLs at random moments`, 
           : await httpRequest(
               child!.url,
               method,
-              method === 'POST' ? '/simple-rules?run-tests-first=false' : `/simple-rules/${encodeURIComponent(id)}?run-tests-first=false`,
+              method === 'POST'
+                ? '/simple-rules?run-tests-first=false'
+                : `/simple-rules/${encodeURIComponent(id)}?run-tests-first=false`,
               SAMPLE_BODIES.simple(id, { description: rec.marker }),
               h,
             )
@@ -157,7 +175,15 @@ t.test(`every acknowledged write survives ${KILLS} SIGKILLs at random moments`, 
   const all = [...writes.values()]
   const acked = all.filter(is2xx)
   t.ok(acked.length >= KILLS, `a meaningful load was acknowledged (${acked.length} of ${all.length} writes)`)
-  t.ok(acked.some((w) => w.method === 'DELETE') && acked.some((w) => w.method === 'PUT'), 'acknowledged writes include replaces and deletes')
-  t.ok(all.some((w) => w.status === undefined), 'some writes were cut off by a kill')
-  t.comment(`${KILLS} kills in ${Math.round((Date.now() - began) / 1000)} s; ${acked.length} acked, ${all.filter((w) => w.status === undefined).length} cut off; start ms max ${Math.max(...startTimes)}, median ${startTimes.sort((a, b) => a - b)[startTimes.length >> 1]}`)
+  t.ok(
+    acked.some((w) => w.method === 'DELETE') && acked.some((w) => w.method === 'PUT'),
+    'acknowledged writes include replaces and deletes',
+  )
+  t.ok(
+    all.some((w) => w.status === undefined),
+    'some writes were cut off by a kill',
+  )
+  t.comment(
+    `${KILLS} kills in ${Math.round((Date.now() - began) / 1000)} s; ${acked.length} acked, ${all.filter((w) => w.status === undefined).length} cut off; start ms max ${Math.max(...startTimes)}, median ${startTimes.sort((a, b) => a - b)[startTimes.length >> 1]}`,
+  )
 })

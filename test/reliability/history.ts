@@ -11,7 +11,11 @@ export interface LoggedCommit {
 }
 
 export function git(gitdir: string, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] })
+  return execFileSync('git', ['--git-dir', gitdir, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
 }
 
 /** Every commit reachable from HEAD, newest first, with its trailers parsed. */
@@ -35,7 +39,10 @@ export function readLog(gitdir: string): LoggedCommit[] {
 /** `git fsck --strict` output (stdout + stderr), and whether it exited 0. */
 export function fsck(gitdir: string): { ok: boolean; output: string } {
   try {
-    const out = execFileSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-progress', '--no-dangling'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    const out = execFileSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-progress', '--no-dangling'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     return { ok: true, output: out.trim() }
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string }

@@ -8,7 +8,13 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
-import { createGitHttpServer, createRemoteRepo, PersonClone, runGit, TEMPLATE_AUTHOR } from '../helpers/git-http-server.js'
+import {
+  createGitHttpServer,
+  createRemoteRepo,
+  PersonClone,
+  runGit,
+  TEMPLATE_AUTHOR,
+} from '../helpers/git-http-server.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
@@ -26,7 +32,13 @@ function connects(port: number): Promise<boolean> {
   })
 }
 
-function rawRequest(port: number, method: string, p: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function rawRequest(
+  port: number,
+  method: string,
+  p: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: p, headers }, (res) => {
       const chunks: Buffer[] = []
@@ -77,8 +89,14 @@ t.test('clone, commit, push and fetch through the server with the real git CLI',
   await a.git('fetch', '-q', 'origin')
   t.equal((await a.git('rev-parse', 'origin/main')).trim(), tip)
   t.ok(srv.requests >= 8, `requests are counted (${srv.requests})`)
-  t.ok(srv.log.some((r) => r.path.endsWith('/git-receive-pack') && r.status === 200), 'receive-pack was served')
-  t.ok(srv.log.every((r) => r.status === 200 || r.status === 401), `only 200/401: ${JSON.stringify(srv.log.filter((r) => r.status !== 200 && r.status !== 401))}`)
+  t.ok(
+    srv.log.some((r) => r.path.endsWith('/git-receive-pack') && r.status === 200),
+    'receive-pack was served',
+  )
+  t.ok(
+    srv.log.every((r) => r.status === 200 || r.status === 401),
+    `only 200/401: ${JSON.stringify(srv.log.filter((r) => r.status !== 200 && r.status !== 401))}`,
+  )
 })
 
 t.test('a wrong or missing password is answered 401 with a Basic challenge, and git fails', async (t) => {
@@ -90,9 +108,13 @@ t.test('a wrong or missing password is answered 401 with a Basic challenge, and 
   const noAuth = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {})
   t.equal(noAuth.status, 401)
   t.match(noAuth.headers['www-authenticate'], /^Basic/)
-  const wrong = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', { Authorization: `Basic ${Buffer.from('tester:wrong').toString('base64')}` })
+  const wrong = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
+    Authorization: `Basic ${Buffer.from('tester:wrong').toString('base64')}`,
+  })
   t.equal(wrong.status, 401)
-  const right = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', { Authorization: `Basic ${Buffer.from('tester:right').toString('base64')}` })
+  const right = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
+    Authorization: `Basic ${Buffer.from('tester:right').toString('base64')}`,
+  })
   t.equal(right.status, 200)
   t.equal(right.headers['content-type'], 'application/x-git-upload-pack-advertisement')
 
@@ -136,8 +158,14 @@ t.test('gzip-encoded request bodies reach git http-backend intact', async (t) =>
   const tip = await remote.head()
   // A protocol-v0 upload-pack request: want the tip, done.
   const pkt = (s: string) => (s.length + 4).toString(16).padStart(4, '0') + s
-  const body = Buffer.from(pkt(`want ${tip} ofs-delta\n`) + '0000' + pkt('done\n'))
-  const res = await rawRequest(srv.port, 'POST', '/rules.git/git-upload-pack', { 'Content-Type': 'application/x-git-upload-pack-request', 'Content-Encoding': 'gzip' }, gzipSync(body))
+  const body = Buffer.from(`${pkt(`want ${tip} ofs-delta\n`)}0000${pkt('done\n')}`)
+  const res = await rawRequest(
+    srv.port,
+    'POST',
+    '/rules.git/git-upload-pack',
+    { 'Content-Type': 'application/x-git-upload-pack-request', 'Content-Encoding': 'gzip' },
+    gzipSync(body),
+  )
   t.equal(res.status, 200)
   t.equal(res.headers['content-type'], 'application/x-git-upload-pack-result')
   t.ok(res.body.includes(Buffer.from('PACK')), 'a pack comes back')

@@ -10,7 +10,9 @@ const NO_TESTS = '?run-tests-first=false'
 const TIMEOUT_MS = 600
 
 /** A TCP proxy to the git server that can be switched to swallow new connections silently. */
-async function switchableProxy(target: URL): Promise<{ url(path: string): string; hang: boolean; close(): Promise<void> }> {
+async function switchableProxy(
+  target: URL,
+): Promise<{ url(path: string): string; hang: boolean; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>()
   const state = { hang: false }
   const server = net.createServer((client) => {
@@ -53,8 +55,15 @@ t.test('a remote that never answers: the write fails with 503 after the timeout,
   const gitUrl = new URL(w.env.RULEKEEPER_GIT_URL!)
   const proxy = await switchableProxy(gitUrl)
   t.teardown(() => proxy.close())
-  const s = await w.startServer({ env: { RULEKEEPER_GIT_URL: proxy.url(gitUrl.pathname) }, config: { git: { remote: { timeoutMs: TIMEOUT_MS } } } })
-  t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Hung.Before'))).status, 200, 'writes work through the proxy')
+  const s = await w.startServer({
+    env: { RULEKEEPER_GIT_URL: proxy.url(gitUrl.pathname) },
+    config: { git: { remote: { timeoutMs: TIMEOUT_MS } } },
+  })
+  t.equal(
+    (await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Hung.Before'))).status,
+    200,
+    'writes work through the proxy',
+  )
   const headBefore = s.git('rev-parse', 'main').trim()
 
   proxy.hang = true

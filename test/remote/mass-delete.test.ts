@@ -21,7 +21,8 @@ t.test('a revision deleting 80% of the rules stalls until confirmed with allow-m
   await waitApplied(s, seeded)
   const count = async () => {
     let n = 0
-    for (const kind of ['simple-rules', 'scheduled-rules', 'correlation-rules']) n += (await s.request('GET', `/${kind}?limit=1000`)).body.results.length
+    for (const kind of ['simple-rules', 'scheduled-rules', 'correlation-rules'])
+      n += (await s.request('GET', `/${kind}?limit=1000`)).body.results.length
     return n
   }
   const total = await count()

@@ -43,8 +43,14 @@ t.test('a merged pull request is served after the signed webhook, authored by th
   const st = await waitApplied(s, merged)
   watching = false
   await watcher
-  const placeholders = seen.filter((v) => (v.createdBy as { id?: string })?.id !== erin.email || v.createdAt !== '2026-03-04T05:06:07.000Z')
-  t.same(placeholders.slice(0, 3), [], `every served version carries the commit's author and time (${placeholders.length} of ${seen.length} did not)`)
+  const placeholders = seen.filter(
+    (v) => (v.createdBy as { id?: string })?.id !== erin.email || v.createdAt !== '2026-03-04T05:06:07.000Z',
+  )
+  t.same(
+    placeholders.slice(0, 3),
+    [],
+    `every served version carries the commit's author and time (${placeholders.length} of ${seen.length} did not)`,
+  )
   t.equal(st.lastAttemptedRevision, merged)
   t.equal(condition(st, 'Stalled')?.status, 'False')
   t.equal(condition(st, 'Ready')?.status, 'True')
@@ -72,4 +78,3 @@ t.test('a merged pull request is served after the signed webhook, authored by th
   )
   t.equal(await w.remote.head(), merged)
 })
-

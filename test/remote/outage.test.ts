@@ -37,21 +37,37 @@ t.test('remote down: writes 503 without a trace, reads served, status unreachabl
       t.ok(Date.now() - started < 30_000, `${cycle}: ${method} fails fast enough (${Date.now() - started} ms)`)
     }
     const afterWrites = await s.request('GET', '/status')
-    t.equal(afterWrites.body.remote?.reachable, false, `${cycle}: a failed write is enough for status to say unreachable`)
+    t.equal(
+      afterWrites.body.remote?.reachable,
+      false,
+      `${cycle}: a failed write is enough for status to say unreachable`,
+    )
     const localNow = s.git('rev-parse', 'refs/heads/main').trim()
-    t.equal((await s.request('GET', '/simple-rules/Outage.During')).status, 404, `${cycle}: the refused create is not served`)
+    t.equal(
+      (await s.request('GET', '/simple-rules/Outage.During')).status,
+      404,
+      `${cycle}: the refused create is not served`,
+    )
     const before = await s.request('GET', '/simple-rules/Outage.Before')
     t.equal(before.status, 200, `${cycle}: reads keep working`)
     t.equal(before.body.severity, severity, `${cycle}: the refused update is not served`)
     t.equal((await s.request('GET', '/simple-rules?limit=1000')).status, 200)
-    t.equal((await s.request('POST', '/reconcile')).status, 200, `${cycle}: a reconcile with the remote down still answers`)
+    t.equal(
+      (await s.request('POST', '/reconcile')).status,
+      200,
+      `${cycle}: a reconcile with the remote down still answers`,
+    )
     const st = await s.request('GET', '/status')
     t.equal(st.status, 200)
     t.equal(st.body.remote?.reachable, false, `${cycle}: status says unreachable`)
     t.equal(st.body.remote?.url, w.git.url('rules'))
     t.equal(st.body.remote?.branch, 'main')
     t.equal(s.git('rev-parse', 'refs/heads/main').trim(), localNow, `${cycle}: the local branch is where it was`)
-    t.equal(s.git('log', '--format=%s', '--grep', 'Rule-Id: Outage.During', 'refs/heads/main').trim(), '', `${cycle}: no commit of a refused write`)
+    t.equal(
+      s.git('log', '--format=%s', '--grep', 'Rule-Id: Outage.During', 'refs/heads/main').trim(),
+      '',
+      `${cycle}: no commit of a refused write`,
+    )
 
     // Meanwhile a person commits on the remote directly.
     const id = `Direct.${cycle === 'recovered by a write' ? 'One' : 'Two'}`
@@ -62,10 +78,18 @@ t.test('remote down: writes 503 without a trace, reads served, status unreachabl
 
     await w.git.start()
     if (cycle === 'recovered by a write') {
-      const res = await s.request('PUT', `/simple-rules/Outage.Before${NO_TESTS}`, SAMPLE_BODIES.simple('Outage.Before', { severity: 'MEDIUM' }))
+      const res = await s.request(
+        'PUT',
+        `/simple-rules/Outage.Before${NO_TESTS}`,
+        SAMPLE_BODIES.simple('Outage.Before', { severity: 'MEDIUM' }),
+      )
       t.equal(res.status, 200, `the first write after the remote is back succeeds (${res.text})`)
       const tip = await w.remote.head()
-      t.equal((await w.remote.git('rev-parse', `${tip}^`)).trim(), directCommit, 'on top of what was committed meanwhile')
+      t.equal(
+        (await w.remote.git('rev-parse', `${tip}^`)).trim(),
+        directCommit,
+        'on top of what was committed meanwhile',
+      )
       severity = 'MEDIUM'
     } else {
       const rec = await s.request('POST', '/reconcile')
@@ -78,7 +102,11 @@ t.test('remote down: writes 503 without a trace, reads served, status unreachabl
     t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 200, `${cycle}: the direct commit is served`)
   }
   t.equal((await w.remote.git('rev-list', '--merges', '--count', 'main')).trim(), '0')
-  t.equal((await w.remote.git('log', '--format=%s', '--grep', 'Rule-Id: Outage.During', 'main')).trim(), '', 'no refused write reached the remote')
+  t.equal(
+    (await w.remote.git('log', '--format=%s', '--grep', 'Rule-Id: Outage.During', 'main')).trim(),
+    '',
+    'no refused write reached the remote',
+  )
   t.equal((await s.request('GET', '/simple-rules/Outage.Before')).body.severity, 'MEDIUM')
 })
 
@@ -92,21 +120,33 @@ t.test('wrong credentials: Stalled with a clear reason, writes refused, reads se
   const remoteTip = await w.remote.head()
 
   // Same data directory, a revoked token, the reconciler scheduled every second.
-  const s = await w.startServer({ dataDir, env: { RULEKEEPER_GIT_TOKEN: 'revoked-token-0000' }, config: { reconcile: { schedule: '* * * * * *' } } })
+  const s = await w.startServer({
+    dataDir,
+    env: { RULEKEEPER_GIT_TOKEN: 'revoked-token-0000' },
+    config: { reconcile: { schedule: '* * * * * *' } },
+  })
   t.equal((await s.request('GET', '/simple-rules/Creds.Kept')).status, 200, 'reads are served from the local copy')
   const rec = await s.request('POST', '/reconcile')
   t.equal(rec.status, 200, rec.text)
   const st = (await s.request('GET', '/status')).body
   const stalled = condition(st, 'Stalled')
   t.equal(stalled?.status, 'True', `Stalled: ${JSON.stringify(stalled)}`)
-  t.match(`${stalled?.reason} ${stalled?.message}`, /credential|authenticat|unauthori[sz]ed|401|403|token/i, 'the reason names the credentials')
+  t.match(
+    `${stalled?.reason} ${stalled?.message}`,
+    /credential|authenticat|unauthori[sz]ed|401|403|token/i,
+    'the reason names the credentials',
+  )
   t.equal(st.lastAppliedRevision, remoteTip)
 
   const n0 = w.git.requests
   const write = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Creds.Refused'))
   t.equal(write.status, 503, `a write cannot be pushed: ${write.text}`)
   t.ok(w.git.requests - n0 <= 6, `one write makes a handful of requests, not a retry loop (${w.git.requests - n0})`)
-  t.equal(s.git('log', '--format=%s', '--grep', 'Rule-Id: Creds.Refused', 'refs/heads/main').trim(), '', 'no commit left behind')
+  t.equal(
+    s.git('log', '--format=%s', '--grep', 'Rule-Id: Creds.Refused', 'refs/heads/main').trim(),
+    '',
+    'no commit left behind',
+  )
   t.equal(await w.remote.head(), remoteTip)
 
   const n1 = w.git.requests

@@ -49,7 +49,11 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   t.setTimeout(240_000)
   const w = await remoteWorld(t)
   const s = await w.startServer()
-  for (const id of RACE_IDS) t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id, { description: 'seed' }))).status, 200)
+  for (const id of RACE_IDS)
+    t.equal(
+      (await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id, { description: 'seed' }))).status,
+      200,
+    )
 
   const writes: ApiWrite[] = []
   const pushes: Push[] = []
@@ -62,7 +66,15 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
     const p = method === 'POST' ? `/simple-rules${NO_TESTS}` : `/simple-rules/${id}${NO_TESTS}`
     const t0 = Date.now()
     const res = await s.request(method, p, SAMPLE_BODIES.simple(id, { description: marker }))
-    writes.push({ method, id, marker, status: res.status, requestId: res.headers.get('x-request-id'), text: res.text.slice(0, 300), ms: Date.now() - t0 })
+    writes.push({
+      method,
+      id,
+      marker,
+      status: res.status,
+      requestId: res.headers.get('x-request-id'),
+      text: res.text.slice(0, 300),
+      ms: Date.now() - t0,
+    })
     return res
   }
 
@@ -96,7 +108,8 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
         hookStatuses.push(hook.status)
         return { who: clone.person.email, commit, attempts: attempt, edited, created, lost }
       }
-      if (!/rejected|fetch first|non-fast-forward|failed to (update|lock)|cannot lock/i.test(r.stderr)) throw new Error(`push failed for another reason: ${r.stderr}`)
+      if (!/rejected|fetch first|non-fast-forward|failed to (update|lock)|cannot lock/i.test(r.stderr))
+        throw new Error(`push failed for another reason: ${r.stderr}`)
       await sleep(Math.random() * 50)
     }
     throw new Error(`a push was rejected ${PUSH_ATTEMPTS} times in a row`)
@@ -128,11 +141,16 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   stopWriters = true
   const contestsDone = Date.now() - started
   await Promise.all(writers)
-  t.comment(`${writes.length} API writes, ${pushes.length} pushes (${pushes.reduce((a, p) => a + p.attempts, 0)} attempts) in ${Date.now() - started} ms (pushes done after ${contestsDone} ms)`)
+  t.comment(
+    `${writes.length} API writes, ${pushes.length} pushes (${pushes.reduce((a, p) => a + p.attempts, 0)} attempts) in ${Date.now() - started} ms (pushes done after ${contestsDone} ms)`,
+  )
 
   t.ok(writes.length >= MIN_API_WRITES, `at least ${MIN_API_WRITES} API writes (${writes.length})`)
   t.ok(pushes.length >= MIN_PUSHES, `at least ${MIN_PUSHES} plain pushes (${pushes.length})`)
-  t.ok(hookStatuses.every((h) => h === 202), 'every webhook was accepted')
+  t.ok(
+    hookStatuses.every((h) => h === 202),
+    'every webhook was accepted',
+  )
 
   // Every answer is one the contract allows: PUT on an existing id 200, POST 200 or 409.
   const bad = writes.filter((x) => !(x.method === 'PUT' ? [200] : [200, 409]).includes(x.status))
@@ -145,11 +163,17 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   for (const { id, api, push } of contests) {
     const apiWon = api.status === 200
     const pushWon = push.created === id
-    t.ok(apiWon !== pushWon, `${id}: exactly one creator (API ${api.status}, push ${pushWon ? 'created' : 'found it existing'})`)
+    t.ok(
+      apiWon !== pushWon,
+      `${id}: exactly one creator (API ${api.status}, push ${pushWon ? 'created' : 'found it existing'})`,
+    )
     if (!apiWon) t.equal(api.status, 409, `${id}: the API's losing POST is a 409`)
     if (!pushWon) t.equal(push.lost, id)
   }
-  t.ok(contests.some((c) => c.api.status === 409), 'at least one contested create was answered 409')
+  t.ok(
+    contests.some((c) => c.api.status === 409),
+    'at least one contested create was answered 409',
+  )
 
   // Settle: one reconcile so the index is at the remote tip.
   const rec = await s.request('POST', '/reconcile')
@@ -168,8 +192,16 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
       const [oid, ...parents] = ids.trim().split(' ')
       return { oid: oid!, parents, body }
     })
-  t.same(log.filter((c) => c.parents.length > 1).map((c) => c.oid), [], 'no merge commits')
-  t.equal((await w.remote.git('rev-list', '--count', '--first-parent', 'main')).trim(), String(log.length), 'the first-parent chain is the whole history')
+  t.same(
+    log.filter((c) => c.parents.length > 1).map((c) => c.oid),
+    [],
+    'no merge commits',
+  )
+  t.equal(
+    (await w.remote.git('rev-list', '--count', '--first-parent', 'main')).trim(),
+    String(log.length),
+    'the first-parent chain is the whole history',
+  )
 
   // Nothing lost: each acknowledged write is exactly one commit; each refused one is none.
   const byRequest = new Map<string, number>()
@@ -179,13 +211,25 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   }
   const acked = writes.filter((x) => x.status === 200)
   const missing = acked.filter((x) => byRequest.get(x.requestId ?? '') !== 1)
-  t.same(missing.map((x) => `${x.method} ${x.id} ${x.requestId} → ${byRequest.get(x.requestId ?? '') ?? 0} commits`), [], 'every acknowledged write is exactly one commit on the remote')
+  t.same(
+    missing.map((x) => `${x.method} ${x.id} ${x.requestId} → ${byRequest.get(x.requestId ?? '') ?? 0} commits`),
+    [],
+    'every acknowledged write is exactly one commit on the remote',
+  )
   const refusedInHistory = writes.filter((x) => x.status !== 200 && byRequest.has(x.requestId ?? ''))
-  t.same(refusedInHistory.map((x) => `${x.method} ${x.id} ${x.status}`), [], 'no refused write is in history')
+  t.same(
+    refusedInHistory.map((x) => `${x.method} ${x.id} ${x.status}`),
+    [],
+    'no refused write is in history',
+  )
 
   // Every accepted push is in history, as pushed (same commit id).
   const inHistory = new Set(log.map((c) => c.oid))
-  t.same(pushes.filter((p) => !inHistory.has(p.commit)).map((p) => p.commit), [], 'every accepted push is an ancestor of the tip')
+  t.same(
+    pushes.filter((p) => !inHistory.has(p.commit)).map((p) => p.commit),
+    [],
+    'every accepted push is an ancestor of the tip',
+  )
 
   // The served rules are the files at the tip; the last commit touching each file wins.
   for (const id of [...RACE_IDS, ...contests.map((c) => c.id)]) {
@@ -196,7 +240,8 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
   }
   for (const { id, push } of contests) {
     const got = await s.request('GET', `/simple-rules/${id}`)
-    if (push.created === id) t.same(got.body?.createdBy, { id: push.who, type: 'user' }, `${id}: created by the person who won`)
+    if (push.created === id)
+      t.same(got.body?.createdBy, { id: push.who, type: 'user' }, `${id}: created by the person who won`)
     else t.equal(got.body?.createdBy?.type, 'api-token', `${id}: created by the API`)
   }
   const fsck = await w.remote.git('fsck', '--strict', '--no-progress', '--no-dangling').then(

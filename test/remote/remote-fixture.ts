@@ -4,7 +4,14 @@
 import { createHmac } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createGitHttpServer, createRemoteRepo, PersonClone, type GitHttpServer, type Person, type RemoteRepo } from '../helpers/git-http-server.js'
+import {
+  createGitHttpServer,
+  createRemoteRepo,
+  PersonClone,
+  type GitHttpServer,
+  type Person,
+  type RemoteRepo,
+} from '../helpers/git-http-server.js'
 import { httpRequest, startTestServer, tempDir, type ApiResponse, type TestServer } from '../helpers/rulekeeper.js'
 
 export const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
@@ -23,7 +30,12 @@ export interface RemoteWorld {
   /** The env given to the rulekeeper server. */
   env: Record<string, string>
   /** Starts (another) rulekeeper server on `dataDir` (a fresh one when absent), closed at teardown. */
-  startServer(opts?: { dataDir?: string; env?: Record<string, string>; config?: Record<string, unknown>; logLines?: string[] }): Promise<TestServer>
+  startServer(opts?: {
+    dataDir?: string
+    env?: Record<string, string>
+    config?: Record<string, unknown>
+    logLines?: string[]
+  }): Promise<TestServer>
   /** A clone of the remote (through the HTTP server, with the right credentials) as `person`. */
   clone(person: Person): Promise<PersonClone>
 }
@@ -47,7 +59,12 @@ export async function remoteWorld(t: Tap): Promise<RemoteWorld> {
     remote,
     env,
     startServer: async (o = {}) => {
-      const s = await startTestServer({ dataDir: o.dataDir, env: { ...env, ...(o.env ?? {}) }, config: o.config, logLines: o.logLines })
+      const s = await startTestServer({
+        dataDir: o.dataDir,
+        env: { ...env, ...(o.env ?? {}) },
+        config: o.config,
+        logLines: o.logLines,
+      })
       // Idempotent close: a test may close early (to restart on the same data dir); teardown closes too.
       const close = s.close
       let closing: Promise<void> | null = null
@@ -64,10 +81,23 @@ export function hubSignature(secret: string, body: string): string {
 }
 
 /** A GitHub-style push event for `after`, signed with `secret` (the right one by default). */
-export function pushHook(s: TestServer, after: string, opts: { secret?: string; signature?: string | null } = {}): Promise<ApiResponse> {
-  const body = JSON.stringify({ ref: 'refs/heads/main', after, repository: { full_name: 'example/rules' }, pusher: { name: 'erin' } })
+export function pushHook(
+  s: TestServer,
+  after: string,
+  opts: { secret?: string; signature?: string | null } = {},
+): Promise<ApiResponse> {
+  const body = JSON.stringify({
+    ref: 'refs/heads/main',
+    after,
+    repository: { full_name: 'example/rules' },
+    pusher: { name: 'erin' },
+  })
   const sig = opts.signature === undefined ? hubSignature(opts.secret ?? WEBHOOK_SECRET, body) : opts.signature
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-GitHub-Event': 'push', 'X-GitHub-Delivery': `d-${after.slice(0, 8)}` }
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'X-GitHub-Event': 'push',
+    'X-GitHub-Delivery': `d-${after.slice(0, 8)}`,
+  }
   if (sig !== null) headers['X-Hub-Signature-256'] = sig
   return httpRequest(s.url, 'POST', '/hooks/git', body, headers)
 }
@@ -75,7 +105,12 @@ export function pushHook(s: TestServer, after: string, opts: { secret?: string; 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Polls `fn` until it returns a value other than undefined/false; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
@@ -86,20 +121,28 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     } catch (err) {
       last = err
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`)
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`)
     await sleep(everyMs)
   }
 }
 
 /** Waits until /status reports `rev` as the last applied revision; returns the status. */
 export async function waitApplied(s: TestServer, rev: string, timeoutMs = 20_000): Promise<any> {
-  return waitFor(`lastAppliedRevision ${rev}`, async () => {
-    const st = await s.request('GET', '/status')
-    return st.status === 200 && st.body?.lastAppliedRevision === rev ? st.body : undefined
-  }, timeoutMs)
+  return waitFor(
+    `lastAppliedRevision ${rev}`,
+    async () => {
+      const st = await s.request('GET', '/status')
+      return st.status === 200 && st.body?.lastAppliedRevision === rev ? st.body : undefined
+    },
+    timeoutMs,
+  )
 }
 
-export function condition(status: any, type: string): { type: string; status: string; reason: string; message: string } | undefined {
+export function condition(
+  status: any,
+  type: string,
+): { type: string; status: string; reason: string; message: string } | undefined {
   return (status?.conditions ?? []).find((c: { type: string }) => c.type === type)
 }
 

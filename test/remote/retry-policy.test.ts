@@ -33,7 +33,13 @@ interface PushSpy {
  * a commit of their own straight into the remote's storage, so the service's push finds the remote
  * moved. `edit(n)` is the person's n-th change.
  */
-function interfere(_w: RemoteWorld, s: TestServer, person: PersonClone, when: (commits: number) => boolean | Promise<boolean>, edit: (n: number) => void): PushSpy {
+function interfere(
+  _w: RemoteWorld,
+  s: TestServer,
+  person: PersonClone,
+  when: (commits: number) => boolean | Promise<boolean>,
+  edit: (n: number) => void,
+): PushSpy {
   const remote = s.server.store.remote!
   const push = remote.push.bind(remote)
   const spy: PushSpy = { sizes: [] }
@@ -59,7 +65,11 @@ const GATE_ID = 'Gate.Rule'
  * Queues the requests of `send()` so that they form one batch: the writer is held (busy with a no-op
  * PUT of GATE_ID, which must exist) while they queue up behind it.
  */
-async function oneBatch(s: TestServer, expected: number, send: () => Array<Promise<ApiResponse>>): Promise<ApiResponse[]> {
+async function oneBatch(
+  s: TestServer,
+  expected: number,
+  send: () => Array<Promise<ApiResponse>>,
+): Promise<ApiResponse[]> {
   const store = s.server.store
   const writer = store.writer as unknown as { queue: unknown[]; running: boolean }
   let release!: () => void
@@ -84,13 +94,23 @@ t.test('a rebuild re-checks preconditions: a create whose id a person pushed mea
   const w = await remoteWorld(t)
   const s = await w.startServer()
   const person = await PersonClone.clone(w.remote.gitdir, kim)
-  const spy = interfere(w, s, person, () => spy.sizes.length === 1, () => person.write(simplePath('Retry.Contested'), simpleRuleYaml('Retry.Contested', 'the person was first')))
+  const spy = interfere(
+    w,
+    s,
+    person,
+    () => spy.sizes.length === 1,
+    () => person.write(simplePath('Retry.Contested'), simpleRuleYaml('Retry.Contested', 'the person was first')),
+  )
   const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Retry.Contested'))
   t.equal(res.status, 409, res.text)
   t.match(res.body?.message, /Retry\.Contested/, 'the 409 names the id')
   t.same(spy.sizes, [1], 'one push, rejected; the rebuild had nothing left to push')
   const tip = await w.remote.head()
-  t.equal((await w.remote.git('log', '-1', '--format=%an', tip)).trim(), kim.name, 'the remote tip is the person’s commit')
+  t.equal(
+    (await w.remote.git('log', '-1', '--format=%an', tip)).trim(),
+    kim.name,
+    'the remote tip is the person’s commit',
+  )
   t.equal(s.git('rev-parse', 'refs/heads/main').trim(), tip, 'the local copy is at the remote tip')
   t.equal((await s.request('GET', '/simple-rules/Retry.Contested')).body?.description, 'the person was first')
 })
@@ -99,19 +119,27 @@ t.test('a rebuild re-checks preconditions: a create whose id a person pushed mea
  * A server following a remote on which a person pushes an edit of Retry.Busy right before each
  * service push that `when` picks; the retry policy is the default with `policy` over it.
  */
-async function busyRemote(t: Pick<typeof import('tap').default, 'equal' | 'teardown'>, policy: Partial<RetryPolicy>, when: (commits: number) => boolean | Promise<boolean>): Promise<{ w: RemoteWorld; s: TestServer; spy: PushSpy }> {
+async function busyRemote(
+  t: Pick<typeof import('tap').default, 'equal' | 'teardown'>,
+  policy: Partial<RetryPolicy>,
+  when: (commits: number) => boolean | Promise<boolean>,
+): Promise<{ w: RemoteWorld; s: TestServer; spy: PushSpy }> {
   const w = await remoteWorld(t)
   const s = await w.startServer()
   setPolicy(s.server.store, policy)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))).status, 200)
   const person = await PersonClone.clone(w.remote.gitdir, kim)
-  const spy = interfere(w, s, person, when, (n) => person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)))
+  const spy = interfere(w, s, person, when, (n) =>
+    person.write(simplePath('Retry.Busy'), simpleRuleYaml('Retry.Busy', `person edit ${n}`)),
+  )
   return { w, s, spy }
 }
 
 /** POSTs a simple rule for each id, all in one write batch. */
 function postBatch(s: TestServer, ids: string[]): Promise<ApiResponse[]> {
-  return oneBatch(s, ids.length, () => ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))))
+  return oneBatch(s, ids.length, () =>
+    ids.map((id) => s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))),
+  )
 }
 
 t.test('a remote that keeps moving: after the budget, 503 in our words, and nothing left behind', async (t) => {
@@ -124,13 +152,19 @@ t.test('a remote that keeps moving: after the budget, 503 in our words, and noth
   const ms = Date.now() - started
   for (const [i, a] of answers.entries()) {
     t.equal(a.status, 503, `${ids[i]}: 503 (${a.text})`)
-    t.match(a.body?.message, /^the remote http:\/\/127\.0\.0\.1:\d+\/rules\.git kept moving: retried \d+ times? in \d+\.\d s; the write was not made, try again$/)
+    t.match(
+      a.body?.message,
+      /^the remote http:\/\/127\.0\.0\.1:\d+\/rules\.git kept moving: retried \d+ times? in \d+\.\d s; the write was not made, try again$/,
+    )
     t.notMatch(a.body?.message, LIBRARY_WORDING, 'no library wording')
   }
   t.ok(ms < 15_000, `answered soon after the budget (${ms} ms)`)
   t.ok(spy.sizes.length >= 3, `several attempts (${spy.sizes.length})`)
   t.same(spy.sizes.slice(0, 3), [4, 2, 1], 'each rejection halves the writes per attempt, down to one')
-  t.ok(spy.sizes.slice(2).every((n) => n === 1), 'and stays at one while nothing goes through')
+  t.ok(
+    spy.sizes.slice(2).every((n) => n === 1),
+    'and stays at one while nothing goes through',
+  )
 
   const tip = await w.remote.head()
   const local = s.git('rev-parse', 'refs/heads/main').trim()
@@ -142,7 +176,11 @@ t.test('a remote that keeps moving: after the budget, 503 in our words, and noth
   const ours = answers.map((a) => a.headers.get('x-request-id')!)
   const remoteIds = requestIdsInHistory(await w.remote.git('log', '--format=%B', 'main'))
   const localIds = requestIdsInHistory(s.git('log', '--format=%B', 'refs/heads/main'))
-  t.same(ours.filter((id) => remoteIds.has(id) || localIds.has(id)), [], 'no refused write is in either history')
+  t.same(
+    ours.filter((id) => remoteIds.has(id) || localIds.has(id)),
+    [],
+    'no refused write is in either history',
+  )
   for (const id of ids) t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 404, `${id} is not served`)
 
   // The remote calms down: the next write goes through at once.
@@ -175,7 +213,12 @@ t.test('splitting makes progress while only single writes get through', async (t
   const log = await w.remote.git('log', '--format=%H %P%x1f%B%x1e', 'main')
   t.equal((await w.remote.git('rev-list', '--merges', '--count', 'main')).trim(), '0', 'no merge commits')
   const remoteIds = [...log.matchAll(/^Request-Id: (.+)$/gm)].map((m) => m[1]!)
-  for (const a of answers) t.equal(remoteIds.filter((id) => id === a.headers.get('x-request-id')).length, 1, 'each acknowledged write is exactly one commit')
+  for (const a of answers)
+    t.equal(
+      remoteIds.filter((id) => id === a.headers.get('x-request-id')).length,
+      1,
+      'each acknowledged write is exactly one commit',
+    )
   for (const id of ids) t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 200, `${id} is served`)
   t.equal(s.git('rev-parse', 'refs/heads/main').trim(), await w.remote.head())
 })
@@ -190,11 +233,23 @@ t.test('the cap bounds a batch that makes progress too slowly: the writes made a
   })
   const ids = ['Cap.A', 'Cap.B', 'Cap.C', 'Cap.D']
   const answers = await postBatch(s, ids)
-  t.same(answers.map((a) => a.status), [200, 503, 503, 503], 'the first write was made before the cap, the others not')
+  t.same(
+    answers.map((a) => a.status),
+    [200, 503, 503, 503],
+    'the first write was made before the cap, the others not',
+  )
   t.same(spy.sizes, [4, 2, 1, 2], 'refused, refused, made (slowly), refused: then the cap')
-  t.match(answers[1]!.body?.message, /kept moving: retried 1 time in \d+\.\d s/, 'the retries since the last write made')
+  t.match(
+    answers[1]!.body?.message,
+    /kept moving: retried 1 time in \d+\.\d s/,
+    'the retries since the last write made',
+  )
   const remoteIds = requestIdsInHistory(await w.remote.git('log', '--format=%B', 'main'))
-  t.same(answers.map((a) => remoteIds.has(a.headers.get('x-request-id')!)), [true, false, false, false], 'exactly the acknowledged write is in history')
+  t.same(
+    answers.map((a) => remoteIds.has(a.headers.get('x-request-id')!)),
+    [true, false, false, false],
+    'exactly the acknowledged write is in history',
+  )
 })
 
 t.test('a push the remote declines for good (a pre-receive hook) is a 503 at once, in our words', async (t) => {
@@ -204,7 +259,9 @@ t.test('a push the remote declines for good (a pre-receive hook) is a 503 at onc
   const before = await w.remote.head()
   const hook = path.join(w.remote.gitdir, 'hooks', 'pre-receive')
   fs.mkdirSync(path.dirname(hook), { recursive: true })
-  fs.writeFileSync(hook, '#!/bin/sh\necho "GH006: Protected branch update failed for refs/heads/main." >&2\nexit 1\n', { mode: 0o755 })
+  fs.writeFileSync(hook, '#!/bin/sh\necho "GH006: Protected branch update failed for refs/heads/main." >&2\nexit 1\n', {
+    mode: 0o755,
+  })
   const remote = s.server.store.remote!
   const push = remote.push.bind(remote)
   let pushes = 0
@@ -215,7 +272,10 @@ t.test('a push the remote declines for good (a pre-receive hook) is a 503 at onc
   const started = Date.now()
   const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Declined.Rule'))
   t.equal(res.status, 503, res.text)
-  t.match(res.body?.message, /^the remote declined the update of branch main \(a server-side hook or branch protection\)/)
+  t.match(
+    res.body?.message,
+    /^the remote declined the update of branch main \(a server-side hook or branch protection\)/,
+  )
   t.notMatch(res.body?.message, LIBRARY_WORDING, 'no library or server wording')
   t.equal(pushes, 1, 'not retried')
   t.ok(Date.now() - started < 10_000, `at once (${Date.now() - started} ms)`)
@@ -240,7 +300,10 @@ t.test('embedded: a local branch that keeps moving gets the same budget and a 50
   }
   const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Embedded.Busy'))
   t.equal(res.status, 503, res.text)
-  t.match(res.body?.message, /^the branch kept moving \(commits pushed into the repository\): retried \d+ times? in \d+\.\d s; the write was not made, try again$/)
+  t.match(
+    res.body?.message,
+    /^the branch kept moving \(commits pushed into the repository\): retried \d+ times? in \d+\.\d s; the write was not made, try again$/,
+  )
   t.ok(moves >= 2, `retried (${moves} attempts)`)
   delete (repo as unknown as { moveBranch?: unknown }).moveBranch
   t.equal(s.git('rev-parse', 'refs/heads/main').trim(), before, 'the branch did not move')

@@ -22,8 +22,18 @@ t.test('credentials never appear in a log line or a response', async (t) => {
   const exercise = async (s: TestServer, label: string) => {
     await record(`${label} status`, s.request('GET', '/status'))
     await record(`${label} reconcile`, s.request('POST', '/reconcile'))
-    await record(`${label} create`, s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(`Secret.${label}`)))
-    await record(`${label} update`, s.request('PUT', `/simple-rules/Secret.${label}${NO_TESTS}`, SAMPLE_BODIES.simple(`Secret.${label}`, { severity: 'LOW' })))
+    await record(
+      `${label} create`,
+      s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(`Secret.${label}`)),
+    )
+    await record(
+      `${label} update`,
+      s.request(
+        'PUT',
+        `/simple-rules/Secret.${label}${NO_TESTS}`,
+        SAMPLE_BODIES.simple(`Secret.${label}`, { severity: 'LOW' }),
+      ),
+    )
     await record(`${label} read`, s.request('GET', `/simple-rules/Secret.${label}`))
     await record(`${label} list`, s.request('GET', '/simple-rules'))
     await record(`${label} status again`, s.request('GET', '/status'))
@@ -36,7 +46,13 @@ t.test('credentials never appear in a log line or a response', async (t) => {
   await exercise(a, 'A')
   await record('A webhook', pushHook(a, await w.remote.head()))
   const body = JSON.stringify({ after: 'x' })
-  await record('A bad webhook', httpRequest(a.url, 'POST', '/hooks/git', body, { 'Content-Type': 'application/json', 'X-Hub-Signature-256': hubSignature('wrong', body) }))
+  await record(
+    'A bad webhook',
+    httpRequest(a.url, 'POST', '/hooks/git', body, {
+      'Content-Type': 'application/json',
+      'X-Hub-Signature-256': hubSignature('wrong', body),
+    }),
+  )
   await w.git.stop()
   await exercise(a, 'Down')
   await w.git.start()
@@ -48,7 +64,11 @@ t.test('credentials never appear in a log line or a response', async (t) => {
   apiTokens.push(b.token)
   await exercise(b, 'Wrong')
   const wrongStatus = responses.find((r) => r.what === 'Wrong status again')!.res
-  t.equal(wrongStatus.body?.conditions?.find((c: { type: string }) => c.type === 'Stalled')?.status, 'True', 'the wrong token stalls the reconciler')
+  t.equal(
+    wrongStatus.body?.conditions?.find((c: { type: string }) => c.type === 'Stalled')?.status,
+    'True',
+    'the wrong token stalls the reconciler',
+  )
   await b.close()
 
   // 3. Credentials as userinfo in the URL (no credential variables).
@@ -70,7 +90,10 @@ t.test('credentials never appear in a log line or a response', async (t) => {
   t.equal(responses.find((r) => r.what === 'Up create')!.res.status, 200)
   t.equal(responses.find((r) => r.what === 'A bad webhook')!.res.status, 401)
   t.ok(logLines.length > 10, `log lines were captured (${logLines.length})`)
-  t.ok(logLines.some((l) => l.includes(`127.0.0.1:${w.git.port}`)), 'some log line names the remote')
+  t.ok(
+    logLines.some((l) => l.includes(`127.0.0.1:${w.git.port}`)),
+    'some log line names the remote',
+  )
 
   const basic = Buffer.from(`${GIT_USER}:${GIT_TOKEN}`).toString('base64')
   const wrongBasic = Buffer.from(`${GIT_USER}:${WRONG_TOKEN}`).toString('base64')
@@ -87,7 +110,9 @@ t.test('credentials never appear in a log line or a response', async (t) => {
   for (const [name, secret] of secrets) {
     const inLogs = logLines.filter((l) => l.includes(secret))
     t.same(inLogs, [], `${name} is in no log line`)
-    const inResponses = responses.filter(({ res }) => res.text.includes(secret) || [...res.headers.entries()].some(([, v]) => v.includes(secret))).map((r) => r.what)
+    const inResponses = responses
+      .filter(({ res }) => res.text.includes(secret) || [...res.headers.entries()].some(([, v]) => v.includes(secret)))
+      .map((r) => r.what)
     t.same(inResponses, [], `${name} is in no response`)
   }
 })

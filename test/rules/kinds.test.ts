@@ -19,7 +19,10 @@ t.test('names, API paths, folders and schema titles are unique; lookups agree wi
   t.ok(unique(KINDS.map((k) => k.apiPath)), 'API paths')
   t.ok(unique(KINDS.map((k) => k.folder)), 'folders')
   t.ok(unique(KINDS.map((k) => k.title)), 'titles')
-  t.same([...RULE_KINDS], KINDS.map((k) => k.name))
+  t.same(
+    [...RULE_KINDS],
+    KINDS.map((k) => k.name),
+  )
   for (const k of KINDS) {
     t.equal(kindDef(k.name), k)
     t.ok(isRuleKind(k.name))
@@ -34,11 +37,21 @@ for (const def of KINDS) {
     t.ok(unique(apis), 'field API names are unique')
     t.ok(unique(def.fields.map((f) => f.file)), 'file keys are unique')
     t.ok(unique([...apis, ...def.extraFields.map((f) => f.api)]), 'API-only fields do not shadow fields')
-    for (const key of def.requiredFileKeys) t.ok(def.fields.some((f) => f.file === key), `required key ${key} is a field`)
+    for (const key of def.requiredFileKeys)
+      t.ok(
+        def.fields.some((f) => f.file === key),
+        `required key ${key} is a field`,
+      )
     for (const f of def.listFilters) t.ok(apis.includes(f.field), `filter ${f.param} reads the field ${f.field}`)
     if (def.companion) {
-      t.notOk(def.fields.some((f) => f.file === def.companion!.fileKey), 'the companion key is no field')
-      t.ok(def.extraFields.some((f) => f.api === def.companion!.apiField && !f.readOnly), 'the companion text is a writable API field')
+      t.notOk(
+        def.fields.some((f) => f.file === def.companion!.fileKey),
+        'the companion key is no field',
+      )
+      t.ok(
+        def.extraFields.some((f) => f.api === def.companion!.apiField && !f.readOnly),
+        'the companion text is a writable API field',
+      )
       t.ok(fileKeysOf(def.name).has(def.companion.fileKey), 'the companion key is accepted in files')
     }
     for (const k of HOUSEKEEPING_KEYS) t.ok(fileKeysOf(def.name).has(k), `${k} is accepted`)
@@ -49,7 +62,11 @@ for (const def of KINDS) {
       t.ok(f.api in response.properties, `${f.api} is in the response`)
     }
     t.ok(def.missingEngine.length > 0)
-    t.same(def.fields.find((f) => f.api === 'tests')?.schema, { type: 'array', items: def.tests.itemSchema }, 'the tests field follows the kind\'s test style')
+    t.same(
+      def.fields.find((f) => f.api === 'tests')?.schema,
+      { type: 'array', items: def.tests.itemSchema },
+      "the tests field follows the kind's test style",
+    )
     t.equal(engines[def.name]?.kind, def.name, 'an engine is registered under the kind name')
   })
 
@@ -61,8 +78,14 @@ for (const def of KINDS) {
     const complete = Object.fromEntries(def.requiredFileKeys.map((k) => [k, []]))
     t.equal(kindOf({ ...complete, ...data }), def.name)
     // …and only it: kinds sharing an AnalysisType tell their files apart with isKind.
-    const claims = KINDS.filter((k) => k.analysisType === data.AnalysisType && (k.isKind?.({ ...complete, ...data }) ?? true))
-    t.same(claims.map((k) => k.name), [def.name], 'no other kind claims the file')
+    const claims = KINDS.filter(
+      (k) => k.analysisType === data.AnalysisType && (k.isKind?.({ ...complete, ...data }) ?? true),
+    )
+    t.same(
+      claims.map((k) => k.name),
+      [def.name],
+      'no other kind claims the file',
+    )
     if (def.companion) t.equal(data[def.companion.fileKey], def.companion.placeholder)
     const view = fileDataToView(def.name, data, def.companion ? 'source' : undefined)
     t.equal(view.id, body.id)
@@ -77,8 +100,20 @@ t.test('loaders read the kinds of a higher load rank last, keeping the order oth
   const paths = KINDS.flatMap((k) => [`${k.folder}/a.yml`, `${k.folder}/b.yml`]).concat(['global_helpers/x.yml'])
   const ordered = inLoadOrder(paths)
   const rank = (p: string) => KINDS.find((k) => p.startsWith(`${k.folder}/`))?.loadRank ?? 0
-  for (let i = 1; i < ordered.length; i++) t.ok(rank(ordered[i - 1]!) <= rank(ordered[i]!), `${ordered[i - 1]} before ${ordered[i]}`)
-  t.same(ordered.filter((p) => rank(p) === 0), paths.filter((p) => rank(p) === 0), 'stable')
-  t.ok(ordered.indexOf(`${kindDef('correlation').folder}/a.yml`) > ordered.indexOf(`${kindDef('simple').folder}/a.yml`), 'correlation rules after the rules they join')
-  t.same(ordered.slice(-2), [`${kindDef('correlation').folder}/a.yml`, `${kindDef('correlation').folder}/b.yml`], 'correlation rules last, in their own order')
+  for (let i = 1; i < ordered.length; i++)
+    t.ok(rank(ordered[i - 1]!) <= rank(ordered[i]!), `${ordered[i - 1]} before ${ordered[i]}`)
+  t.same(
+    ordered.filter((p) => rank(p) === 0),
+    paths.filter((p) => rank(p) === 0),
+    'stable',
+  )
+  t.ok(
+    ordered.indexOf(`${kindDef('correlation').folder}/a.yml`) > ordered.indexOf(`${kindDef('simple').folder}/a.yml`),
+    'correlation rules after the rules they join',
+  )
+  t.same(
+    ordered.slice(-2),
+    [`${kindDef('correlation').folder}/a.yml`, `${kindDef('correlation').folder}/b.yml`],
+    'correlation rules last, in their own order',
+  )
 })

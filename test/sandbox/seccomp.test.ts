@@ -17,16 +17,20 @@ function resolver(): boolean {
   }
 }
 
-t.test('every number is the kernel ABI libseccomp knows', { skip: !resolver() && 'scmp_sys_resolver is not installed (.ci/run installs it)' }, async (t) => {
-  const names = [...Object.keys(DENIED), ...Object.keys(RESTRICTED)]
-  for (const arch of ['x86_64', 'aarch64'] as SandboxArch[]) {
-    names.forEach((name) => {
-      const resolved = Number(execFileSync('scmp_sys_resolver', ['-a', arch, name], { encoding: 'utf8' }).trim())
-      const ours = name in DENIED ? DENIED[name]![arch] : RESTRICTED[name as keyof typeof RESTRICTED][arch]
-      t.equal(ours, resolved < 0 ? null : resolved, `${name} on ${arch}`)
-    })
-  }
-})
+t.test(
+  'every number is the kernel ABI libseccomp knows',
+  { skip: !resolver() && 'scmp_sys_resolver is not installed (.ci/run installs it)' },
+  async (t) => {
+    const names = [...Object.keys(DENIED), ...Object.keys(RESTRICTED)]
+    for (const arch of ['x86_64', 'aarch64'] as SandboxArch[]) {
+      names.forEach((name) => {
+        const resolved = Number(execFileSync('scmp_sys_resolver', ['-a', arch, name], { encoding: 'utf8' }).trim())
+        const ours = name in DENIED ? DENIED[name]![arch] : RESTRICTED[name as keyof typeof RESTRICTED][arch]
+        t.equal(ours, resolved < 0 ? null : resolved, `${name} on ${arch}`)
+      })
+    }
+  },
+)
 
 /** Runs a classic-BPF seccomp program over one seccomp_data. */
 function run(arch: SandboxArch, nr: number, args: number[] = [], archValue = AUDIT_ARCH[arch]): number {

@@ -9,15 +9,24 @@ import t from 'tap'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 
 const NO_TESTS = '?run-tests-first=false'
-const who = { GIT_AUTHOR_NAME: 'Mallory', GIT_AUTHOR_EMAIL: 'mallory@example.com', GIT_COMMITTER_NAME: 'Mallory', GIT_COMMITTER_EMAIL: 'mallory@example.com' }
+const who = {
+  GIT_AUTHOR_NAME: 'Mallory',
+  GIT_AUTHOR_EMAIL: 'mallory@example.com',
+  GIT_COMMITTER_NAME: 'Mallory',
+  GIT_COMMITTER_EMAIL: 'mallory@example.com',
+}
 
 function clone(gitdir: string): { dir: string; run(...args: string[]): string } {
   const dir = path.join(tempDir('rk-ids-'), 'w')
   execFileSync('git', ['clone', '-q', gitdir, dir])
-  return { dir, run: (...args) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, ...who } }) }
+  return {
+    dir,
+    run: (...args) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, ...who } }),
+  }
 }
 
-const ruleFile = (id: string) => `AnalysisType: rule\nRuleID: ${JSON.stringify(id)}\nSeverity: Low\nLogTypes: [AWS.CloudTrail]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: b\n`
+const ruleFile = (id: string) =>
+  `AnalysisType: rule\nRuleID: ${JSON.stringify(id)}\nSeverity: Low\nLogTypes: [AWS.CloudTrail]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: b\n`
 
 /** Pushes files (path → text) from a clone with a verbatim commit message. */
 function pushFiles(s: TestServer, files: Record<string, string>, message: string): void {
@@ -35,12 +44,18 @@ function pushFiles(s: TestServer, files: Record<string, string>, message: string
 
 const errorText = (body: any): string => JSON.stringify(body)
 /** A test label with every non-ASCII character escaped (raw bidi or separator characters garble the output). */
-const labelOf = (id: string): string => JSON.stringify(id).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+const labelOf = (id: string): string =>
+  JSON.stringify(id).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
 t.test('an id with U+2028/U+2029/U+0085 is refused, so it cannot forge an Actor-Id trailer', async (t) => {
   const s = await startTestServer()
   t.teardown(() => s.close())
-  for (const [sep, name] of [['\u2028', 'U+2028'], ['\u2029', 'U+2029'], ['\u0085', 'U+0085'], ['\r', 'U+000D']]) {
+  for (const [sep, name] of [
+    ['\u2028', 'U+2028'],
+    ['\u2029', 'U+2029'],
+    ['\u0085', 'U+0085'],
+    ['\r', 'U+000D'],
+  ]) {
     const id = `Forged.Rule${sep}Actor-Id: tok_forged`
     const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
     t.equal(res.status, 400, `${name}: 400`)
@@ -59,9 +74,15 @@ t.test('a plain-git commit with forged-looking trailers cannot spoof createdBy',
   t.teardown(() => s.close())
   const cases: Array<[string, string]> = [
     ['Plain.Forged.LS', 'Add a rule\n\nRule-Id: Plain.Forged.LS\u2028Actor-Id: tok_forged\nActor-Type: api-token\n'],
-    ['Plain.Forged.PS', 'Add a rule\n\nRule-Id: Plain.Forged.PS\u2029Actor-Id: tok_forged\u2029Actor-Type: api-token\n'],
+    [
+      'Plain.Forged.PS',
+      'Add a rule\n\nRule-Id: Plain.Forged.PS\u2029Actor-Id: tok_forged\u2029Actor-Type: api-token\n',
+    ],
     ['Plain.Forged.CR', 'Add a rule\n\nRule-Id: Plain.Forged.CR\rActor-Id: tok_forged\rActor-Type: api-token\n'],
-    ['Plain.Forged.Body', 'Add a rule\n\nActor-Id: tok_forged\nActor-Type: api-token\n\nSigned-off-by: Mallory <mallory@example.com>\n'],
+    [
+      'Plain.Forged.Body',
+      'Add a rule\n\nActor-Id: tok_forged\nActor-Type: api-token\n\nSigned-off-by: Mallory <mallory@example.com>\n',
+    ],
     ['Plain.Forged.Subject', 'Actor-Id: tok_forged\nActor-Type: api-token\n'],
   ]
   for (const [id, message] of cases) pushFiles(s, { [`simple_rules/plain/${id}.yml`]: ruleFile(id) }, message)
@@ -79,7 +100,12 @@ t.test('a plain-git commit with forged-looking trailers cannot spoof createdBy',
   fs.rmSync(path.join(s.dataDir, 'cache'), { recursive: true, force: true })
   const again = await startTestServer({ dataDir: s.dataDir })
   t.teardown(() => again.close())
-  for (const [id] of cases) t.same((await again.request('GET', `/simple-rules/${id}`)).body.createdBy, { id: 'mallory@example.com', type: 'user' }, `${id} after a cold build`)
+  for (const [id] of cases)
+    t.same(
+      (await again.request('GET', `/simple-rules/${id}`)).body.createdBy,
+      { id: 'mallory@example.com', type: 'user' },
+      `${id} after a cold build`,
+    )
 })
 
 t.test('ids named like Object.prototype members survive a restart; every list filter answers 200', async (t) => {
@@ -101,10 +127,24 @@ t.test('ids named like Object.prototype members survive a restart; every list fi
       t.same(res.body.createdBy, actor, `${when}: ${id} createdBy`)
       t.same(res.body.lastModifiedBy, actor, `${when}: ${id} lastModifiedBy`)
     }
-    for (const q of [`created-by=${actor.id}`, `last-modified-by=${actor.id}`, 'created-by=nobody', 'last-modified-by=__proto__', 'created-by=constructor']) {
+    for (const q of [
+      `created-by=${actor.id}`,
+      `last-modified-by=${actor.id}`,
+      'created-by=nobody',
+      'last-modified-by=__proto__',
+      'created-by=constructor',
+    ]) {
       const res = await s.request('GET', `/simple-rules?limit=1000&${q}`)
       t.equal(res.status, 200, `${when}: list ${q}`)
-      if (q.includes(actor.id)) t.same(res.body.results.map((r: { id: string }) => r.id).filter((i: string) => ids.includes(i)).sort(), [...ids].sort(), `${when}: ${q} lists them all`)
+      if (q.includes(actor.id))
+        t.same(
+          res.body.results
+            .map((r: { id: string }) => r.id)
+            .filter((i: string) => ids.includes(i))
+            .sort(),
+          [...ids].sort(),
+          `${when}: ${q} lists them all`,
+        )
     }
     const status = await s.request('GET', '/status')
     t.equal(status.status, 200)
@@ -114,7 +154,11 @@ t.test('ids named like Object.prototype members survive a restart; every list fi
   await s.close()
   s = await startTestServer({ dataDir })
   await check('after a restart')
-  const upd = await s.request('PUT', `/simple-rules/__proto__${NO_TESTS}`, SAMPLE_BODIES.simple('__proto__', { severity: 'LOW' }))
+  const upd = await s.request(
+    'PUT',
+    `/simple-rules/__proto__${NO_TESTS}`,
+    SAMPLE_BODIES.simple('__proto__', { severity: 'LOW' }),
+  )
   t.equal(upd.status, 200, '__proto__ can be changed')
   t.equal((await s.request('DELETE', '/simple-rules/constructor')).status, 204, 'constructor can be deleted')
   t.equal((await s.request('GET', '/simple-rules/constructor')).status, 404)
@@ -139,10 +183,20 @@ t.test('an id that cannot round-trip through UTF-8 (a lone surrogate) is a 400, 
   }
   // In a path the lone surrogate can only arrive as invalid UTF-8: never a 5xx, never a write.
   for (const method of ['PUT', 'GET', 'DELETE']) {
-    const res = await s.request(method, `/simple-rules/Lone.%ED%A0%80${method === 'PUT' ? NO_TESTS : ''}`, method === 'PUT' ? SAMPLE_BODIES.simple('Lone.x') : undefined)
+    const res = await s.request(
+      method,
+      `/simple-rules/Lone.%ED%A0%80${method === 'PUT' ? NO_TESTS : ''}`,
+      method === 'PUT' ? SAMPLE_BODIES.simple('Lone.x') : undefined,
+    )
     t.ok(res.status === 400 || res.status === 404, `${method} answers ${res.status}`)
   }
-  t.same((await s.request('GET', '/simple-rules?limit=1000')).body.results.filter((r: { id: string }) => r.id.startsWith('Lone.')), [], 'nothing was created')
+  t.same(
+    (await s.request('GET', '/simple-rules?limit=1000')).body.results.filter((r: { id: string }) =>
+      r.id.startsWith('Lone.'),
+    ),
+    [],
+    'nothing was created',
+  )
 })
 
 t.test('ids differing only by case are one id: 409 naming the existing one', async (t) => {
@@ -162,12 +216,33 @@ t.test('ids differing only by case are one id: 409 naming the existing one', asy
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Straße.Ärger'))).status, 200)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('STRASSE.ärger'))).status, 409)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Long.\u017f'))).status, 200)
-  t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('long.S'))).status, 409, 'the long s folds to s')
-  t.match((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Kelvin.\u212a'))).body.errors, [{ message: /NFC/ }], 'the Kelvin sign is not NFC (it is K)')
+  t.equal(
+    (await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('long.S'))).status,
+    409,
+    'the long s folds to s',
+  )
+  t.match(
+    (await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Kelvin.\u212a'))).body.errors,
+    [{ message: /NFC/ }],
+    'the Kelvin sign is not NFC (it is K)',
+  )
   // The exact id is still updated and deleted as usual.
-  t.equal((await s.request('PUT', `/simple-rules/Case.Rule${NO_TESTS}`, SAMPLE_BODIES.simple('Case.Rule', { severity: 'LOW' }))).status, 200)
+  t.equal(
+    (
+      await s.request(
+        'PUT',
+        `/simple-rules/Case.Rule${NO_TESTS}`,
+        SAMPLE_BODIES.simple('Case.Rule', { severity: 'LOW' }),
+      )
+    ).status,
+    200,
+  )
   t.equal((await s.request('DELETE', '/simple-rules/Case.Rule')).status, 204)
-  t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('case.rule'))).status, 200, 'free again once the other is gone')
+  t.equal(
+    (await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('case.rule'))).status,
+    200,
+    'free again once the other is gone',
+  )
   // Distinct ids whose sanitized file names differ only by case never get colliding paths.
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Path.A_b'))).status, 200)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('path.a b'))).status, 200)
@@ -190,41 +265,67 @@ t.test('the repository side: paths or ids differing only by case are reported, n
     'files that collide on case-insensitive disks\n',
   )
   const st = (await s.request('POST', '/reconcile')).body
-  const invalid = new Map<string, string>(st.invalidFiles.map((f: { path: string; errors: Array<{ message: string }> }) => [f.path, f.errors.map((e) => e.message).join('; ')]))
-  t.match(invalid.get('simple_rules/mixed/Twin.yml'), 'simple_rules/mixed/twin.yml', 'each colliding path names the other')
+  const invalid = new Map<string, string>(
+    st.invalidFiles.map((f: { path: string; errors: Array<{ message: string }> }) => [
+      f.path,
+      f.errors.map((e) => e.message).join('; '),
+    ]),
+  )
+  t.match(
+    invalid.get('simple_rules/mixed/Twin.yml'),
+    'simple_rules/mixed/twin.yml',
+    'each colliding path names the other',
+  )
   t.match(invalid.get('simple_rules/mixed/twin.yml'), 'simple_rules/mixed/Twin.yml')
   t.match(invalid.get('simple_rules/mixed/a.yml'), 'repo.case', 'each id names the other')
   t.match(invalid.get('simple_rules/mixed/b.yml'), 'Repo.Case')
-  for (const id of ['Twin.Upper', 'Twin.Lower', 'Repo.Case', 'repo.case']) t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 200, `${id} is still read`)
+  for (const id of ['Twin.Upper', 'Twin.Lower', 'Repo.Case', 'repo.case'])
+    t.equal((await s.request('GET', `/simple-rules/${id}`)).status, 200, `${id} is still read`)
   const conflict = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('REPO.CASE'))
   t.equal(conflict.status, 409)
 })
 
-t.test('Windows reserved names never become path segments; such files already in the repository are still read', async (t) => {
-  const s = await startTestServer()
-  t.teardown(() => s.close())
-  const RESERVED = /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(?:\..*)?$/i
-  for (const id of ['CON', 'nul.yml', 'Aux', 'com1.Rule', 'LPT9', 'prn.x.y', 'Trailing.']) {
-    const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
-    t.equal(res.status, 200, `${id} is created`)
-    t.equal((await s.request('GET', `/simple-rules/${encodeURIComponent(id)}`)).body.id, id, `${id} reads back`)
-  }
-  t.equal((await s.request('POST', `/scheduled-rules${NO_TESTS}`, SAMPLE_BODIES.scheduled('Con'))).status, 409, 'Con is CON ignoring case')
-  t.equal((await s.request('POST', `/scheduled-rules${NO_TESTS}`, SAMPLE_BODIES.scheduled('aux.Sched'))).status, 200)
-  const files = s.git('ls-tree', '-r', '--name-only', 'main').trim().split('\n')
-  for (const f of files) {
-    for (const seg of f.split('/')) {
-      t.notOk(RESERVED.test(seg), `${f}: segment ${seg} is not a reserved name`)
-      t.notOk(/[. ]$/.test(seg), `${f}: segment ${seg} does not end in a dot or space`)
+t.test(
+  'Windows reserved names never become path segments; such files already in the repository are still read',
+  async (t) => {
+    const s = await startTestServer()
+    t.teardown(() => s.close())
+    const RESERVED = /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(?:\..*)?$/i
+    for (const id of ['CON', 'nul.yml', 'Aux', 'com1.Rule', 'LPT9', 'prn.x.y', 'Trailing.']) {
+      const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
+      t.equal(res.status, 200, `${id} is created`)
+      t.equal((await s.request('GET', `/simple-rules/${encodeURIComponent(id)}`)).body.id, id, `${id} reads back`)
     }
-  }
-  // A file already in the repository under such a name is read and edited in place, not dropped.
-  pushFiles(s, { 'simple_rules/con/nul.yml': ruleFile('Legacy.In.Con') }, 'a rule written on Linux\n')
-  t.equal((await s.request('POST', '/reconcile')).status, 200)
-  t.equal((await s.request('GET', '/simple-rules/Legacy.In.Con')).status, 200)
-  t.equal((await s.request('PUT', `/simple-rules/Legacy.In.Con${NO_TESTS}`, SAMPLE_BODIES.simple('Legacy.In.Con', { severity: 'LOW' }))).status, 200)
-  t.match(s.git('show', 'main:simple_rules/con/nul.yml'), /Severity: Low/, 'updated in place')
-})
+    t.equal(
+      (await s.request('POST', `/scheduled-rules${NO_TESTS}`, SAMPLE_BODIES.scheduled('Con'))).status,
+      409,
+      'Con is CON ignoring case',
+    )
+    t.equal((await s.request('POST', `/scheduled-rules${NO_TESTS}`, SAMPLE_BODIES.scheduled('aux.Sched'))).status, 200)
+    const files = s.git('ls-tree', '-r', '--name-only', 'main').trim().split('\n')
+    for (const f of files) {
+      for (const seg of f.split('/')) {
+        t.notOk(RESERVED.test(seg), `${f}: segment ${seg} is not a reserved name`)
+        t.notOk(/[. ]$/.test(seg), `${f}: segment ${seg} does not end in a dot or space`)
+      }
+    }
+    // A file already in the repository under such a name is read and edited in place, not dropped.
+    pushFiles(s, { 'simple_rules/con/nul.yml': ruleFile('Legacy.In.Con') }, 'a rule written on Linux\n')
+    t.equal((await s.request('POST', '/reconcile')).status, 200)
+    t.equal((await s.request('GET', '/simple-rules/Legacy.In.Con')).status, 200)
+    t.equal(
+      (
+        await s.request(
+          'PUT',
+          `/simple-rules/Legacy.In.Con${NO_TESTS}`,
+          SAMPLE_BODIES.simple('Legacy.In.Con', { severity: 'LOW' }),
+        )
+      ).status,
+      200,
+    )
+    t.match(s.git('show', 'main:simple_rules/con/nul.yml'), /Severity: Low/, 'updated in place')
+  },
+)
 
 t.test('bidi controls, zero-width characters, BOMs and other deceptive ids are a 400 naming the problem', async (t) => {
   const s = await startTestServer()
@@ -259,7 +360,16 @@ t.test('bidi controls, zero-width characters, BOMs and other deceptive ids are a
     t.match(errorText(put.body), why)
   }
   // Ids that were accepted before and deceive nobody still are.
-  for (const id of ['AWS.Root.Login', 'Ünïcode.Rüle', 'Café.Login', 'with space.inside', 'a/b', '😀.Rule', 'x:y@z+1', '日本.ルール']) {
+  for (const id of [
+    'AWS.Root.Login',
+    'Ünïcode.Rüle',
+    'Café.Login',
+    'with space.inside',
+    'a/b',
+    '😀.Rule',
+    'x:y@z+1',
+    '日本.ルール',
+  ]) {
     const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
     t.equal(res.status, 200, `${labelOf(id)} is still accepted`)
     t.equal((await s.request('GET', `/simple-rules/${encodeURIComponent(id)}`)).status, 200)

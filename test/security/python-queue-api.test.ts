@@ -13,7 +13,9 @@ const rule = (id: string, seconds: number, tests = 1) => ({
 })
 
 t.test('a full queue: 503 with Retry-After and a message', async (t) => {
-  const s = await startTestServer({ config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, queueLimit: 1, queuePerCaller: 1 } } })
+  const s = await startTestServer({
+    config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, queueLimit: 1, queuePerCaller: 1 } },
+  })
   t.teardown(() => s.close())
   const first = s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.One', 1))
   await new Promise((r) => setTimeout(r, 300))
@@ -28,7 +30,9 @@ t.test('a full queue: 503 with Retry-After and a message', async (t) => {
 })
 
 t.test("the request's test time budget stops its tests, each saying why", async (t) => {
-  const s = await startTestServer({ config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, requestBudgetMs: 3000 } } })
+  const s = await startTestServer({
+    config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, requestBudgetMs: 3000 } },
+  })
   t.teardown(() => s.close())
   const started = Date.now()
   // 2 s per test against a 3 s budget: the first ends with a second to spare even on a busy machine.

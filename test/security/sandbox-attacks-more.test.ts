@@ -27,7 +27,7 @@ X86 = os.uname().machine == "x86_64"
 function attackTests(t: Test, target: () => Target): void {
   const { held, unharmed } = attackHarness(t, target, PRELUDE)
 
-  t.test("no descriptor the server inherited reaches the run (its data directory open as fd 9)", (t) =>
+  t.test('no descriptor the server inherited reaches the run (its data directory open as fd 9)', (t) =>
     held(
       t,
       `
@@ -255,10 +255,13 @@ def rule(event):
     await unharmed(t)
   })
 
-  t.test('32-bit system calls (int 0x80) kill the run instead of reaching the i386 table', { skip: process.arch !== 'x64' && 'x86-64 only' }, async (t) => {
-    const res = await target().attack(
-      PRELUDE +
-        `
+  t.test(
+    '32-bit system calls (int 0x80) kill the run instead of reaching the i386 table',
+    { skip: process.arch !== 'x64' && 'x86-64 only' },
+    async (t) => {
+      const res = await target().attack(
+        PRELUDE +
+          `
 import mmap
 def rule(event):
     # mov eax, 20 (getpid in the i386 table); int 0x80; ret
@@ -269,15 +272,19 @@ def rule(event):
     ctypes.CFUNCTYPE(ctypes.c_int)(addr)()
     return True
 `,
-    )
-    t.equal(res.status, 400, 'the run was killed, so its test failed')
-    t.match(JSON.stringify(res.body), /SIGSYS|system call the sandbox forbids/, 'by the filter (SIGSYS)')
-    await unharmed(t)
-  })
+      )
+      t.equal(res.status, 400, 'the run was killed, so its test failed')
+      t.match(JSON.stringify(res.body), /SIGSYS|system call the sandbox forbids/, 'by the filter (SIGSYS)')
+      await unharmed(t)
+    },
+  )
 }
 
 const modes: Array<{ name: string; mode: 'root' | 'user'; skip?: string }> = isRoot()
-  ? [{ name: 'as root, Python under /root', mode: 'root' }, { name: 'as an ordinary user', mode: 'user', skip: ordinaryUserUnavailable() }]
+  ? [
+      { name: 'as root, Python under /root', mode: 'root' },
+      { name: 'as an ordinary user', mode: 'user', skip: ordinaryUserUnavailable() },
+    ]
   : [{ name: 'as the user running the suite', mode: 'root' }]
 for (const m of modes) {
   t.test(m.name, { skip: m.skip ?? false }, async (t) => {

@@ -21,7 +21,9 @@ function runnerProcesses(serverPid: number): Array<{ pid: number; uid: number }>
       const status = readFileSync(`/proc/${e}/status`, 'utf8')
       const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)![1])
       const uid = Number(/^Uid:\s+(\d+)/m.exec(status)![1])
-      const runner = readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('rulekeeper_runner.py') && !readFileSync(`/proc/${e}/cmdline`, 'utf8').startsWith('bwrap')
+      const runner =
+        readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('rulekeeper_runner.py') &&
+        !readFileSync(`/proc/${e}/cmdline`, 'utf8').startsWith('bwrap')
       info.set(Number(e), { ppid, uid, runner })
     } catch {
       // gone meanwhile
@@ -31,7 +33,9 @@ function runnerProcesses(serverPid: number): Array<{ pid: number; uid: number }>
     for (let p = info.get(pid)?.ppid, n = 0; p && n < 20; p = info.get(p)?.ppid, n++) if (p === serverPid) return true
     return false
   }
-  return [...info].filter(([pid, i]) => i.runner && !/bwrap/.test(readCmd(pid)) && below(pid)).map(([pid, i]) => ({ pid, uid: i.uid }))
+  return [...info]
+    .filter(([pid, i]) => i.runner && !/bwrap/.test(readCmd(pid)) && below(pid))
+    .map(([pid, i]) => ({ pid, uid: i.uid }))
 }
 
 function readCmd(pid: number): string {
@@ -78,7 +82,11 @@ function attackTests(t: Test, target: () => Target): void {
   const { held, unharmed } = attackHarness(t, target, PRELUDE)
 
   t.test('the data directory is not there to read (tokens, audit records, repository)', (t) =>
-    held(t, `\ndef rule(event):\n    return any(opened(p) for p in ${secretPaths(target())})\n`, 'nothing of the data directory was readable'),
+    held(
+      t,
+      `\ndef rule(event):\n    return any(opened(p) for p in ${secretPaths(target())})\n`,
+      'nothing of the data directory was readable',
+    ),
   )
 
   t.test('the one-line hook disable of the old sandbox lifts nothing', (t) =>
@@ -90,12 +98,24 @@ function attackTests(t: Test, target: () => Target): void {
   )
 
   t.test('ctypes open(2) reaches no more than Python', (t) =>
-    held(t, `\ndef rule(event):\n    return any(libc.open(p.encode(), 0) >= 0 for p in ${secretPaths(target())})\n`, 'libc open found nothing'),
+    held(
+      t,
+      `\ndef rule(event):\n    return any(libc.open(p.encode(), 0) >= 0 for p in ${secretPaths(target())})\n`,
+      'libc open found nothing',
+    ),
   )
 
   t.test('nothing outside the scratch directory is writable', (t) => {
     const d = target().dataDir
-    const targets = [join(d, 'tokens.json'), join(d, 'planted'), join(d, 'repo.git', 'refs', 'heads', 'main.lock'), '/rulekeeper/planted.py', '/usr/lib/planted', '/planted', `/proc/1/environ`]
+    const targets = [
+      join(d, 'tokens.json'),
+      join(d, 'planted'),
+      join(d, 'repo.git', 'refs', 'heads', 'main.lock'),
+      '/rulekeeper/planted.py',
+      '/usr/lib/planted',
+      '/planted',
+      `/proc/1/environ`,
+    ]
     return held(
       t,
       `\ndef rule(event):\n    wrote = [p for p in ${JSON.stringify(targets)} if opened(p, "ab")]\n    made = [p for p in ${JSON.stringify(targets)} if libc.open(p.encode(), os.O_WRONLY | os.O_CREAT, 0o644) >= 0]\n    return bool(wrote or made)\n`,
@@ -167,28 +187,44 @@ function attackTests(t: Test, target: () => Target): void {
     ),
   )
 
-  t.test('seen from the host, runs are never root: a uid of their own each as root, the server uid otherwise', async (t) => {
-    const sleeper = `import time\ndef rule(event):\n    time.sleep(1.2)\n    return False\n`
-    const runs = [target().attack(sleeper), target().attack(sleeper)]
-    await new Promise((r) => setTimeout(r, 700))
-    const seen = runnerProcesses(target().server.pid)
-    for (const res of await Promise.all(runs)) t.equal(res.status, 204)
-    t.ok(seen.length >= 2, `two runs seen from the host (${JSON.stringify(seen)})`)
-    t.ok(seen.every((p) => p.uid !== 0), 'no run is uid 0 outside')
-    if (target().uid === 0) {
-      t.ok(seen.every((p) => p.uid >= 1_900_000_000), 'every run has a uid from the sandbox range')
-      t.equal(new Set(seen.map((p) => p.uid)).size, seen.length, 'and no two processes share one')
-    } else {
-      t.ok(seen.every((p) => p.uid === target().uid), "the server's own uid (one user namespace per run)")
-    }
-    await unharmed(t)
-  })
+  t.test(
+    'seen from the host, runs are never root: a uid of their own each as root, the server uid otherwise',
+    async (t) => {
+      const sleeper = `import time\ndef rule(event):\n    time.sleep(1.2)\n    return False\n`
+      const runs = [target().attack(sleeper), target().attack(sleeper)]
+      await new Promise((r) => setTimeout(r, 700))
+      const seen = runnerProcesses(target().server.pid)
+      for (const res of await Promise.all(runs)) t.equal(res.status, 204)
+      t.ok(seen.length >= 2, `two runs seen from the host (${JSON.stringify(seen)})`)
+      t.ok(
+        seen.every((p) => p.uid !== 0),
+        'no run is uid 0 outside',
+      )
+      if (target().uid === 0) {
+        t.ok(
+          seen.every((p) => p.uid >= 1_900_000_000),
+          'every run has a uid from the sandbox range',
+        )
+        t.equal(new Set(seen.map((p) => p.uid)).size, seen.length, 'and no two processes share one')
+      } else {
+        t.ok(
+          seen.every((p) => p.uid === target().uid),
+          "the server's own uid (one user namespace per run)",
+        )
+      }
+      await unharmed(t)
+    },
+  )
 
   t.test("one rule cannot kill another's run: a victim running beside a killer still passes", async (t) => {
-    const victim = target().attack(`import time\ndef rule(event):\n    time.sleep(1.5)\n    return True\n`, { expected: true, name: 'survives' })
+    const victim = target().attack(`import time\ndef rule(event):\n    time.sleep(1.5)\n    return True\n`, {
+      expected: true,
+      name: 'survives',
+    })
     await new Promise((r) => setTimeout(r, 300))
     const killer = target().attack(
-      PRELUDE + `\ndef rule(event):\n    hit = 0\n    for pid in range(1, 4096):\n        if pid != 2 and libc.kill(pid, 9) == 0:\n            hit += 1\n    if libc.kill(-1, 9) == 0:\n        hit += 1\n    return hit > 0\n`,
+      PRELUDE +
+        `\ndef rule(event):\n    hit = 0\n    for pid in range(1, 4096):\n        if pid != 2 and libc.kill(pid, 9) == 0:\n            hit += 1\n    if libc.kill(-1, 9) == 0:\n        hit += 1\n    return hit > 0\n`,
     )
     const [v, k] = await Promise.all([victim, killer])
     t.equal(k.status, 204, `the killer reached nothing: ${JSON.stringify(k.body)}`)
@@ -197,7 +233,9 @@ function attackTests(t: Test, target: () => Target): void {
   })
 
   t.test('a forged verdict stops only the forger; a rule beside it gets its true verdict', async (t) => {
-    const honest = target().attack(`import time\ndef rule(event):\n    time.sleep(0.5)\n    return True\n`, { name: 'expects false, returns true' })
+    const honest = target().attack(`import time\ndef rule(event):\n    time.sleep(0.5)\n    return True\n`, {
+      name: 'expects false, returns true',
+    })
     const forger = target().attack(
       `import os, json\ndef rule(event):\n    os.write(3, b'{"t":"fn","fn":"detection","output":false,"error":null}\\n{"t":"end","i":0}\\n{"t":"done"}\\n')\n    os.write(3, b"garbage that is not json\\n" * 1000)\n    return True\n`,
       { name: 'forges a pass' },
@@ -216,7 +254,10 @@ function attackTests(t: Test, target: () => Target): void {
 // the user running the suite (the sandbox's user-namespace path), and a comment on what is not run.
 const userSkip = ordinaryUserUnavailable()
 const modes: Array<{ name: string; mode: 'root' | 'user'; skip?: string }> = isRoot()
-  ? [{ name: 'as root, Python under /root', mode: 'root' }, { name: 'as an ordinary user', mode: 'user', skip: userSkip }]
+  ? [
+      { name: 'as root, Python under /root', mode: 'root' },
+      { name: 'as an ordinary user', mode: 'user', skip: userSkip },
+    ]
   : [{ name: 'as the user running the suite', mode: 'root' }]
 for (const m of modes) {
   t.test(m.name, { skip: m.skip ?? false }, async (t) => {
@@ -231,16 +272,45 @@ for (const m of modes) {
   })
 }
 
-t.test('where user namespaces are forbidden, Python tests answer 503 and the start says why', { skip: userSkip ?? false }, async (t) => {
-  // The server runs as the ordinary user inside a bubblewrap that forbids further user namespaces:
-  // the kernel refuses the sandbox's, exactly as on a host with user namespaces switched off.
-  const wrap = ['bwrap', '--unshare-user', '--disable-userns', '--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--die-with-parent', '--']
-  const target = await startTarget('user', { wrap })
-  t.teardown(() => target.server.stop())
-  const res = await target.attack(`def rule(event):\n    return False\n`)
-  t.equal(res.status, 503)
-  t.match(res.body, { message: /Python tests cannot run: the kernel sandbox could not start/ })
-  const again = await httpRequest(target.server.url, 'POST', '/scheduled-rules?run-tests-only=true', { id: 'X.Y', severity: 'LOW', body: 'def rule(e):\n    return True\n', tests: [{ name: 'a', expectedResult: true, log: {} }] }, { 'X-API-Key': target.token })
-  t.equal(again.status, 503, 'never run weakly')
-  t.match(target.server.output(), /python sandbox unavailable/, 'a warning at start')
-})
+t.test(
+  'where user namespaces are forbidden, Python tests answer 503 and the start says why',
+  { skip: userSkip ?? false },
+  async (t) => {
+    // The server runs as the ordinary user inside a bubblewrap that forbids further user namespaces:
+    // the kernel refuses the sandbox's, exactly as on a host with user namespaces switched off.
+    const wrap = [
+      'bwrap',
+      '--unshare-user',
+      '--disable-userns',
+      '--bind',
+      '/',
+      '/',
+      '--dev-bind',
+      '/dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--die-with-parent',
+      '--',
+    ]
+    const target = await startTarget('user', { wrap })
+    t.teardown(() => target.server.stop())
+    const res = await target.attack(`def rule(event):\n    return False\n`)
+    t.equal(res.status, 503)
+    t.match(res.body, { message: /Python tests cannot run: the kernel sandbox could not start/ })
+    const again = await httpRequest(
+      target.server.url,
+      'POST',
+      '/scheduled-rules?run-tests-only=true',
+      {
+        id: 'X.Y',
+        severity: 'LOW',
+        body: 'def rule(e):\n    return True\n',
+        tests: [{ name: 'a', expectedResult: true, log: {} }],
+      },
+      { 'X-API-Key': target.token },
+    )
+    t.equal(again.status, 503, 'never run weakly')
+    t.match(target.server.output(), /python sandbox unavailable/, 'a warning at start')
+  },
+)

@@ -41,7 +41,8 @@ export function ordinaryUserUnavailable(): string | undefined {
   if (!isRoot()) return 'creating the test user needs root'
   if (!existsSync('/usr/bin/python3')) return '/usr/bin/python3 is not installed (.ci/run installs it)'
   for (let dir = dirname(import.meta.dirname); dir !== '/'; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return `${dir} is not reachable by other users (no o+x), so a server running as one cannot load this checkout`
+    if ((statSync(dir).mode & 0o001) === 0)
+      return `${dir} is not reachable by other users (no o+x), so a server running as one cannot load this checkout`
   }
   return undefined
 }
@@ -70,7 +71,8 @@ async function waitForFile(path: string, ms = 10_000): Promise<string> {
   return readFileSync(path, 'utf8').trim()
 }
 
-const PROTECTED = /^(tokens\.json|bootstrap-token|log-sources\/.*|audit\/.*|repo\.git\/(HEAD|config|refs\/.*|packed-refs))$/
+const PROTECTED =
+  /^(tokens\.json|bootstrap-token|log-sources\/.*|audit\/.*|repo\.git\/(HEAD|config|refs\/.*|packed-refs))$/
 
 function walk(dir: string, base = ''): string[] {
   const out: string[] = []
@@ -82,7 +84,10 @@ function walk(dir: string, base = ''): string[] {
   return out
 }
 
-export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]; wrapFor?: (dataDir: string) => string[]; poolSize?: number } = {}): Promise<Target> {
+export async function startTarget(
+  mode: 'root' | 'user',
+  opts: { wrap?: string[]; wrapFor?: (dataDir: string) => string[]; poolSize?: number } = {},
+): Promise<Target> {
   // 'root' is the suite's own user (root when run as root); 'user' the ordinary user made for the test.
   const uid = mode === 'root' ? (process.getuid?.() ?? 0) : ordinaryUser()
   const dataDir = tempDir(`rk-attack-${mode}-`)
@@ -125,12 +130,20 @@ export async function startTarget(mode: 'root' | 'user', opts: { wrap?: string[]
       const prints = new Map<string, string>()
       for (const rel of walk(dataDir)) {
         if (!PROTECTED.test(rel)) continue
-        prints.set(rel, createHash('sha256').update(readFileSync(join(dataDir, rel))).digest('hex'))
+        prints.set(
+          rel,
+          createHash('sha256')
+            .update(readFileSync(join(dataDir, rel)))
+            .digest('hex'),
+        )
       }
       return prints
     },
   }
-  const record = readFileSync(join(import.meta.dirname, '..', 'audit', 'fixtures', 'editor-audit', 'valid.ndjson'), 'utf8').split('\n')[0]!
+  const record = readFileSync(
+    join(import.meta.dirname, '..', 'audit', 'fixtures', 'editor-audit', 'valid.ndjson'),
+    'utf8',
+  ).split('\n')[0]!
   const status = await ingestRecord(target, record)
   if (status !== 200) throw new Error(`ingesting the audit record answered ${status}`)
   return target
@@ -141,7 +154,7 @@ export async function ingestRecord(target: Target, line: string): Promise<number
   const res = await fetch(`${target.server.url}/http/editor-audit`, {
     method: 'POST',
     headers: { authorization: `Bearer ${target.sourceToken}`, 'content-type': 'application/x-ndjson' },
-    body: line + '\n',
+    body: `${line}\n`,
   })
   await res.arrayBuffer()
   return res.status

@@ -7,7 +7,12 @@ import { correlationReferenceIds, DANGLING_REFERENCE, resolveCorrelationLogTypes
 import { runCorrelationTest } from './run-tests.js'
 import { compileDetection } from './validate.js'
 
-export { correlationReferenceIds, resolveCorrelationLogTypes, DANGLING_REFERENCE, REFERENCE_CYCLE } from './references.js'
+export {
+  correlationReferenceIds,
+  resolveCorrelationLogTypes,
+  DANGLING_REFERENCE,
+  REFERENCE_CYCLE,
+} from './references.js'
 export { compileDetection, type CompileResult } from './validate.js'
 export { evaluateRun, runCorrelationTest } from './run-tests.js'
 export { collectSignals } from './signals.js'
@@ -26,14 +31,17 @@ function checkCorrelationRule(rule: RuleFile, ctx: EngineContext): CheckResult {
 }
 
 function runCorrelationTests(rule: RuleFile): TestOutcome[] {
-  const tests = rule.data['Tests']
+  const tests = rule.data.Tests
   if (!Array.isArray(tests)) return []
   const { detection, errors } = compileDetection(rule.data)
   if (detection === null) {
     const first = errors[0]?.message ?? 'unknown problem'
     const reason = `the rule's Detection is invalid: ${first}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`
     return tests.map((test: unknown, i) => {
-      const name = typeof (test as { Name?: unknown } | null)?.Name === 'string' ? (test as { Name: string }).Name : `test ${i + 1}`
+      const name =
+        typeof (test as { Name?: unknown } | null)?.Name === 'string'
+          ? (test as { Name: string }).Name
+          : `test ${i + 1}`
       const expected = (test as { ExpectedResult?: unknown } | null)?.ExpectedResult === true
       return { name, expected, actual: null, passed: false, error: reason }
     })

@@ -20,7 +20,7 @@ interface ReferenceEntry {
 function referenceEntries(data: Readonly<Record<string, unknown>>): ReferenceEntry[] {
   const entries: ReferenceEntry[] = []
   const seen = new Set<string>()
-  const detection = data['Detection']
+  const detection = data.Detection
   if (!Array.isArray(detection)) return entries
   detection.forEach((block: unknown, b) => {
     if (!isPlainObject(block)) return
@@ -29,7 +29,7 @@ function referenceEntries(data: Readonly<Record<string, unknown>>): ReferenceEnt
       if (!Array.isArray(steps)) continue
       steps.forEach((step: unknown, s) => {
         if (!isPlainObject(step)) return
-        const id = step['RuleID']
+        const id = step.RuleID
         if (typeof id !== 'string' || id === '' || seen.has(id)) return
         seen.add(id)
         entries.push({ id, path: ['Detection', b, shape, s, 'RuleID'] })
@@ -45,7 +45,7 @@ export function correlationReferenceIds(data: Readonly<Record<string, unknown>>)
 }
 
 function declaredLogTypes(data: Readonly<Record<string, unknown>>): string[] {
-  const logTypes = data['LogTypes']
+  const logTypes = data.LogTypes
   return Array.isArray(logTypes) ? logTypes.filter((t): t is string => typeof t === 'string') : []
 }
 

@@ -24,7 +24,8 @@ export function evaluateRun(detection: CompiledDetection, signals: RunSignals): 
   for (const value of candidates) {
     const steps: StepTimes[] = detection.steps.map((step, i) => {
       const kept = signals.steps[i]!
-      const times = step.joinFields.size === 0 ? kept.all : value === null ? NO_TIMES : (kept.byValue.get(value) ?? NO_TIMES)
+      const times =
+        step.joinFields.size === 0 ? kept.all : value === null ? NO_TIMES : (kept.byValue.get(value) ?? NO_TIMES)
       return { times, minMatchCount: step.minMatchCount, maxMatchCount: step.maxMatchCount, absent: step.absent }
     })
     const matched =
@@ -37,15 +38,19 @@ export function evaluateRun(detection: CompiledDetection, signals: RunSignals): 
 /** Runs one test item `{Name, ExpectedResult, RuleOutputs}`. */
 export function runCorrelationTest(detection: CompiledDetection, test: unknown, index: number): TestOutcome {
   if (!isPlainObject(test)) {
-    return failed(`test ${index + 1}`, false, `a test must be a map with Name, ExpectedResult and RuleOutputs, got ${describe(test)}`)
+    return failed(
+      `test ${index + 1}`,
+      false,
+      `a test must be a map with Name, ExpectedResult and RuleOutputs, got ${describe(test)}`,
+    )
   }
-  const name = typeof test['Name'] === 'string' ? test['Name'] : `test ${index + 1}`
-  const expectedRaw = test['ExpectedResult']
+  const name = typeof test.Name === 'string' ? test.Name : `test ${index + 1}`
+  const expectedRaw = test.ExpectedResult
   const expected = expectedRaw === true
   if (typeof expectedRaw !== 'boolean') {
     return failed(name, expected, `ExpectedResult must be true or false, got ${describe(expectedRaw)}`)
   }
-  const { signals, errors, warnings } = collectSignals(detection, test['RuleOutputs'])
+  const { signals, errors, warnings } = collectSignals(detection, test.RuleOutputs)
   if (signals === null) return failed(name, expected, errors.join('; '), warnings)
   const actual = evaluateRun(detection, signals)
   const outcome: TestOutcome = { name, expected, actual, passed: actual === expected, error: null }

@@ -54,7 +54,7 @@ export function collectSignals(detection: CompiledDetection, ruleOutputs: unknow
       errors.push(`${where} must be a map with ID and Matches, got ${describe(output)}`)
       return
     }
-    const id = output['ID']
+    const id = output.ID
     const step = typeof id === 'string' ? stepById.get(id) : undefined
     if (step === undefined) {
       errors.push(
@@ -64,10 +64,12 @@ export function collectSignals(detection: CompiledDetection, ruleOutputs: unknow
       )
       return
     }
-    const matches = output['Matches']
+    const matches = output.Matches
     if (matches === undefined || matches === null) return
     if (!isPlainObject(matches)) {
-      errors.push(`${where} (${noun} "${step.id}"): Matches must be a map field → value → [time, …], got ${describe(matches)}`)
+      errors.push(
+        `${where} (${noun} "${step.id}"): Matches must be a map field → value → [time, …], got ${describe(matches)}`,
+      )
       return
     }
     for (const [field, byValue] of Object.entries(matches)) {

@@ -15,7 +15,8 @@ export type ParsedTime = { kind: TimeKind; value: number } | { error: string }
 export function parseTimestamp(raw: unknown): ParsedTime {
   if (typeof raw === 'number') {
     if (!Number.isInteger(raw)) return { error: `${raw} is not an integer number of minutes` }
-    if (Math.abs(raw) > MAX_ABS_MINUTES) return { error: `${raw} minutes is out of range (at most ±${MAX_ABS_MINUTES})` }
+    if (Math.abs(raw) > MAX_ABS_MINUTES)
+      return { error: `${raw} minutes is out of range (at most ±${MAX_ABS_MINUTES})` }
     return { kind: 'minutes', value: raw }
   }
   if (typeof raw === 'string') {
@@ -24,7 +25,9 @@ export function parseTimestamp(raw: unknown): ParsedTime {
       ? { error: `${JSON.stringify(raw)} is neither an integer number of minutes nor an RFC 3339 timestamp` }
       : { kind: 'rfc3339', value: ms }
   }
-  return { error: `${JSON.stringify(raw) ?? String(raw)} is not a timestamp (an integer number of minutes or an RFC 3339 string)` }
+  return {
+    error: `${JSON.stringify(raw) ?? String(raw)} is not a timestamp (an integer number of minutes or an RFC 3339 string)`,
+  }
 }
 
 /** Milliseconds since the epoch; digits past the millisecond are dropped. undefined = invalid. */
@@ -41,10 +44,17 @@ export function parseRfc3339(text: string): number | undefined {
   const second = digits(text, 17, 2)
   const sep = text.charCodeAt(10)
   if (
-    year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 ||
-    text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH ||
+    year < 0 ||
+    month < 0 ||
+    day < 0 ||
+    hour < 0 ||
+    minute < 0 ||
+    second < 0 ||
+    text.charCodeAt(4) !== DASH ||
+    text.charCodeAt(7) !== DASH ||
     (sep !== 0x54 && sep !== 0x74 && sep !== 0x20) ||
-    text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON
+    text.charCodeAt(13) !== COLON ||
+    text.charCodeAt(16) !== COLON
   ) {
     return undefined
   }

@@ -17,20 +17,29 @@ export function validateMatchCriteria(
   const joinFields = new Map<number, Set<string>>()
   if (criteria === undefined) return joinFields
   if (!isPlainObject(criteria)) {
-    out.error(path, `MatchCriteria must be a map from a criterion name to a list of {GroupID, Match}, got ${describe(criteria)}`)
+    out.error(
+      path,
+      `MatchCriteria must be a map from a criterion name to a list of {GroupID, Match}, got ${describe(criteria)}`,
+    )
     return joinFields
   }
   for (const [name, items] of Object.entries(criteria)) {
     const criterionPath = [...path, name]
     if (!Array.isArray(items) || items.length === 0) {
-      out.error(criterionPath, `MatchCriteria "${name}" must be a non-empty list of {GroupID, Match}, got ${describe(items)}`)
+      out.error(
+        criterionPath,
+        `MatchCriteria "${name}" must be a non-empty list of {GroupID, Match}, got ${describe(items)}`,
+      )
       continue
     }
     const seen = new Set<string>()
     items.forEach((item, i) => {
       const itemPath = [...criterionPath, i]
       if (!isPlainObject(item)) {
-        out.error(itemPath, `an item of MatchCriteria "${name}" must be a map with GroupID and Match, got ${describe(item)}`)
+        out.error(
+          itemPath,
+          `an item of MatchCriteria "${name}" must be a map with GroupID and Match, got ${describe(item)}`,
+        )
         return
       }
       const where = `MatchCriteria "${name}" item ${i + 1}`
@@ -40,7 +49,10 @@ export function validateMatchCriteria(
       if (groupId === undefined) return
       const index = indexOfStep(drafts, groupId)
       if (index < 0) {
-        out.error([...itemPath, 'GroupID'], `GroupID "${groupId}" names no member of the Group (members: ${stepNames(drafts)})`)
+        out.error(
+          [...itemPath, 'GroupID'],
+          `GroupID "${groupId}" names no member of the Group (members: ${stepNames(drafts)})`,
+        )
         return
       }
       if (seen.has(groupId)) {

@@ -46,7 +46,8 @@ export function validateTransitions(
     const id = nonEmptyString(transition, 'ID', tPath, where, out)
     if (id !== undefined) {
       const first = transitionIds.get(id)
-      if (first !== undefined) out.error([...tPath, 'ID'], `transition ID "${id}" is used more than once (first by transition ${first + 1})`)
+      if (first !== undefined)
+        out.error([...tPath, 'ID'], `transition ID "${id}" is used more than once (first by transition ${first + 1})`)
       else transitionIds.set(id, t)
     }
     const from = nonEmptyString(transition, 'From', tPath, where, out)
@@ -66,7 +67,7 @@ export function validateTransitions(
     if (to !== undefined && toIndex < 0) {
       out.error([...tPath, 'To'], `To "${to}" names no step of the Sequence (steps: ${stepNames(drafts)})`)
     }
-    const match = validateTransitionMatch(transition['Match'], [...tPath, 'Match'], where, out)
+    const match = validateTransitionMatch(transition.Match, [...tPath, 'Match'], where, out)
     if (fromIndex < 0 || toIndex < 0) return
     if (toIndex !== fromIndex + 1) {
       // Steps are ordered by the list; a transition elsewhere would give a second, conflicting order.
@@ -111,25 +112,37 @@ function validateTransitionMatch(
   out: ProblemList,
 ): { fromField: string; toField: string } | undefined {
   if (match === undefined) {
-    out.error(path, `Match is required in ${where}: a list with exactly one item, {On: field} or {From: field, To: field}`)
+    out.error(
+      path,
+      `Match is required in ${where}: a list with exactly one item, {On: field} or {From: field, To: field}`,
+    )
     return undefined
   }
   if (!Array.isArray(match) || match.length !== 1) {
     const got = Array.isArray(match) ? `${match.length} items` : describe(match)
-    out.error(path, `Match in ${where} must be a list with exactly one item, {On: field} or {From: field, To: field}; got ${got}`)
+    out.error(
+      path,
+      `Match in ${where} must be a list with exactly one item, {On: field} or {From: field, To: field}; got ${got}`,
+    )
     return undefined
   }
   const item: unknown = match[0]
   const itemPath = [...path, 0]
   if (!isPlainObject(item)) {
-    out.error(itemPath, `the Match item of ${where} must be {On: field} or {From: field, To: field}, got ${describe(item)}`)
+    out.error(
+      itemPath,
+      `the Match item of ${where} must be {On: field} or {From: field, To: field}, got ${describe(item)}`,
+    )
     return undefined
   }
   checkKeys(item, MATCH_KEYS, itemPath, 'a transition Match item', out)
-  const hasOn = item['On'] !== undefined
-  const hasFromTo = item['From'] !== undefined || item['To'] !== undefined
+  const hasOn = item.On !== undefined
+  const hasFromTo = item.From !== undefined || item.To !== undefined
   if (hasOn && hasFromTo) {
-    out.error(itemPath, `the Match item of ${where} has both On and From/To; use On for the same field on both sides, or From and To`)
+    out.error(
+      itemPath,
+      `the Match item of ${where} has both On and From/To; use On for the same field on both sides, or From and To`,
+    )
     return undefined
   }
   if (hasOn) {

@@ -45,9 +45,13 @@ export function validateSteps(list: unknown, path: DataPath, shape: BlockShape, 
     const min = positiveInteger(entry, 'MinMatchCount', entryPath, where, out)
     const max = positiveInteger(entry, 'MaxMatchCount', entryPath, where, out)
     let absent = false
-    if (entry['Absence'] !== undefined) {
-      if (typeof entry['Absence'] === 'boolean') absent = entry['Absence']
-      else out.error([...entryPath, 'Absence'], `Absence in ${where} must be true or false, got ${describe(entry['Absence'])}`)
+    if (entry.Absence !== undefined) {
+      if (typeof entry.Absence === 'boolean') absent = entry.Absence
+      else
+        out.error(
+          [...entryPath, 'Absence'],
+          `Absence in ${where} must be true or false, got ${describe(entry.Absence)}`,
+        )
     }
     if (min !== undefined && max !== undefined && max < min) {
       out.error(
@@ -66,7 +70,10 @@ export function validateSteps(list: unknown, path: DataPath, shape: BlockShape, 
     if (id !== undefined) {
       const first = firstIndexOfId.get(id)
       if (first !== undefined) {
-        out.error([...entryPath, 'ID'], `${noun} ID "${id}" is used more than once (first by ${noun} ${first + 1}); IDs must be unique`)
+        out.error(
+          [...entryPath, 'ID'],
+          `${noun} ID "${id}" is used more than once (first by ${noun} ${first + 1}); IDs must be unique`,
+        )
       } else {
         firstIndexOfId.set(id, index)
       }
@@ -74,7 +81,10 @@ export function validateSteps(list: unknown, path: DataPath, shape: BlockShape, 
     drafts.push({ id, ruleId, index, minMatchCount: min ?? 1, maxMatchCount: max ?? null, absent })
   })
   if (drafts.length === list.length && list.length > 0 && drafts.every((d) => d.absent)) {
-    out.error(path, `every ${noun} of the ${shape} is an Absence ${noun}; at least one must be present for the rule to match`)
+    out.error(
+      path,
+      `every ${noun} of the ${shape} is an Absence ${noun}; at least one must be present for the rule to match`,
+    )
   }
   return drafts
 }

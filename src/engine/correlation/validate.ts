@@ -27,7 +27,7 @@ export interface CompileResult {
 /** Validates `data.Detection` (the rule's file form) and compiles it. */
 export function compileDetection(data: Readonly<Record<string, unknown>>): CompileResult {
   const out = new ProblemList()
-  const detection = compileInto(data['Detection'], out)
+  const detection = compileInto(data.Detection, out)
   return { detection: out.errors.length === 0 ? detection : null, errors: out.errors, warnings: out.warnings }
 }
 
@@ -49,8 +49,8 @@ function compileInto(detection: unknown, out: ProblemList): CompiledDetection | 
     out.error(blockPath, `a Detection block must be a map with Group or Sequence, got ${describe(block)}`)
     return null
   }
-  const hasGroup = block['Group'] !== undefined
-  const hasSequence = block['Sequence'] !== undefined
+  const hasGroup = block.Group !== undefined
+  const hasSequence = block.Sequence !== undefined
   if (hasGroup === hasSequence) {
     out.error(
       blockPath,
@@ -65,8 +65,8 @@ function compileInto(detection: unknown, out: ProblemList): CompiledDetection | 
 
   const lookback =
     positiveInteger(block, 'LookbackWindowMinutes', blockPath, `the ${shape} block`, out) ?? DEFAULT_LOOKBACK_MINUTES
-  validateSchedule(block['Schedule'], [...blockPath, 'Schedule'], out)
-  const order = block['EventEvaluationOrder']
+  validateSchedule(block.Schedule, [...blockPath, 'Schedule'], out)
+  const order = block.EventEvaluationOrder
   if (order !== undefined && !(EVALUATION_ORDERS as readonly unknown[]).includes(order)) {
     out.error(
       [...blockPath, 'EventEvaluationOrder'],
@@ -79,11 +79,11 @@ function compileInto(detection: unknown, out: ProblemList): CompiledDetection | 
   let gapMinutes: number[] = []
   let groupMin = 0
   if (shape === 'Group') {
-    joinFields = validateMatchCriteria(block['MatchCriteria'], [...blockPath, 'MatchCriteria'], drafts, out)
+    joinFields = validateMatchCriteria(block.MatchCriteria, [...blockPath, 'MatchCriteria'], drafts, out)
     const min = positiveInteger(block, 'MinMatchCount', blockPath, 'the Group block', out)
     groupMin = validateGroupMinMatchCount(min, [...blockPath, 'MinMatchCount'], drafts, out)
   } else {
-    const links = validateTransitions(block['Transitions'], [...blockPath, 'Transitions'], drafts, lookback, out)
+    const links = validateTransitions(block.Transitions, [...blockPath, 'Transitions'], drafts, lookback, out)
     joinFields = links.joinFields
     gapMinutes = links.gapMinutes
   }
@@ -106,13 +106,16 @@ function validateSchedule(schedule: unknown, path: DataPath, out: ProblemList): 
     return
   }
   if (!isPlainObject(schedule)) {
-    out.error(path, `Schedule must be a map with RateMinutes or CronExpression, and TimeoutMinutes; got ${describe(schedule)}`)
+    out.error(
+      path,
+      `Schedule must be a map with RateMinutes or CronExpression, and TimeoutMinutes; got ${describe(schedule)}`,
+    )
     return
   }
   checkKeys(schedule, SCHEDULE_KEYS, path, 'Schedule', out)
   const timeout = positiveInteger(schedule, 'TimeoutMinutes', path, 'Schedule', out, true)
-  const hasRate = schedule['RateMinutes'] !== undefined
-  const hasCron = schedule['CronExpression'] !== undefined
+  const hasRate = schedule.RateMinutes !== undefined
+  const hasCron = schedule.CronExpression !== undefined
   if (hasRate === hasCron) {
     out.error(
       path,
@@ -131,7 +134,7 @@ function validateSchedule(schedule: unknown, path: DataPath, out: ProblemList): 
     }
   }
   if (hasCron) {
-    const cron = schedule['CronExpression']
+    const cron = schedule.CronExpression
     // Five fields, as in crontab; node-cron would also take a leading seconds field.
     if (typeof cron !== 'string' || cron.trim().split(/\s+/).length !== 5 || !isValidCron(cron.trim())) {
       out.error(

@@ -69,7 +69,11 @@ function probeEnv(serverEnv: ServerEnv): Record<string, string> {
 export async function probeInterpreter(command: string, serverEnv: ServerEnv): Promise<Interpreter> {
   const resolved = resolveCommand(command, serverEnv.PATH ?? '')
   return await new Promise((resolvePromise, reject) => {
-    const child = spawn(resolved, ['-I', '-c', PROBE], { shell: false, env: probeEnv(serverEnv), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(resolved, ['-I', '-c', PROBE], {
+      shell: false,
+      env: probeEnv(serverEnv),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     let err = ''
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS)
@@ -89,7 +93,11 @@ export async function probeInterpreter(command: string, serverEnv: ServerEnv): P
       }
       if (code !== 0 || !parsed || !Array.isArray(parsed[1])) {
         const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
-        reject(unavailable(`Python tests cannot run: '${resolved}' ${why} when asked for its version: ${err.trim() || out.trim()}`))
+        reject(
+          unavailable(
+            `Python tests cannot run: '${resolved}' ${why} when asked for its version: ${err.trim() || out.trim()}`,
+          ),
+        )
         return
       }
       const [major = 0, minor = 0, micro = 0] = parsed[1]

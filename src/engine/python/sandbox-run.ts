@@ -22,9 +22,29 @@ export interface SandboxSpawn {
 }
 
 /** Signals by number (Linux), for messages. */
-const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ', 31: 'SIGSYS' }
+const SIGNALS: Record<number, string> = {
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  6: 'SIGABRT',
+  7: 'SIGBUS',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+  24: 'SIGXCPU',
+  25: 'SIGXFSZ',
+  31: 'SIGSYS',
+}
 
-export function describeExit(code: number | null, signal: NodeJS.Signals | null, limits: Pick<RunLimits, 'cpuSeconds'>): string {
+export function describeExit(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  limits: Pick<RunLimits, 'cpuSeconds'>,
+): string {
   const signo = signal ? null : code !== null && code > 128 && code < 160 ? code - 128 : null
   const name = signal ?? (signo !== null ? (SIGNALS[signo] ?? `signal ${signo}`) : null)
   if (name === 'SIGXCPU') return `exceeded the CPU time limit of ${limits.cpuSeconds} s`
@@ -58,7 +78,13 @@ export class SandboxRun {
     // An idle spare must not keep the server (or a CLI run) alive; a running job's timer does.
     this.process.unref()
     for (const s of this.process.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.()
-    const [stdin, stdout, stderr, proto, seccomp] = this.process.stdio as [Writable, Readable, Readable, Readable, Writable]
+    const [stdin, stdout, stderr, proto, seccomp] = this.process.stdio as [
+      Writable,
+      Readable,
+      Readable,
+      Readable,
+      Writable,
+    ]
     stdin.on('error', () => {})
     seccomp.on('error', () => {})
     seccomp.end(spec.seccomp)
@@ -93,7 +119,11 @@ export class SandboxRun {
       clearTimeout(startTimer)
       if (!this.hello) {
         const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
-        helloReject(new SandboxStartError(`the Python sandbox ${why} before it was ready: ${this.stderrEarly.trim().slice(-2000) || 'no message'}`))
+        helloReject(
+          new SandboxStartError(
+            `the Python sandbox ${why} before it was ready: ${this.stderrEarly.trim().slice(-2000) || 'no message'}`,
+          ),
+        )
       }
     })
     proto.setEncoding('utf8').on('data', (chunk: string) => {
@@ -153,28 +183,45 @@ export class SandboxRun {
       if (!failure && !done) failure = { status, message }
       finish()
     }
-    let timer = setTimeout(() => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`), limits.timeoutMs)
+    let timer = setTimeout(
+      () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
+      limits.timeoutMs,
+    )
     const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
     this.onOutput = (key, chunk) => {
       outputLeft -= Buffer.byteLength(chunk)
-      if (current && current[key].length < STREAM_KEEP) current[key] += chunk.slice(0, STREAM_KEEP - current[key].length)
-      if (outputLeft < 0) stop('output-limit', `printed more than ${limits.outputBytes} bytes to stdout/stderr (the output limit)`)
+      if (current && current[key].length < STREAM_KEEP)
+        current[key] += chunk.slice(0, STREAM_KEEP - current[key].length)
+      if (outputLeft < 0)
+        stop('output-limit', `printed more than ${limits.outputBytes} bytes to stdout/stderr (the output limit)`)
     }
     this.onOverflow = () => stop('crashed', `reported more than ${RESULT_LIMIT} bytes of results`)
     this.onLine = (line) => {
       if (done || failure) return
       const event = parseLine(line)
-      if (!event || typeof event.t !== 'string') return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
+      if (!event || typeof event.t !== 'string')
+        return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
       if (event.t === 'test') {
         if (typeof event.i !== 'number' || event.i !== records.length || event.i >= markers) {
           return stop('crashed', 'sent an out-of-order test marker (the run was stopped)')
         }
-        current = { i: event.i, status: 'ok', message: null, events: [], stdout: '', stderr: '', started: performance.now() }
+        current = {
+          i: event.i,
+          status: 'ok',
+          message: null,
+          events: [],
+          stdout: '',
+          stderr: '',
+          started: performance.now(),
+        }
         records.push(current)
         clearTimeout(timer)
-        timer = setTimeout(() => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`), limits.timeoutMs)
+        timer = setTimeout(
+          () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
+          limits.timeoutMs,
+        )
       } else if (event.t === 'done') {
         done = true
         finish()
@@ -190,7 +237,7 @@ export class SandboxRun {
       } else return stop('crashed', 'sent a message before its first test (the run was stopped)')
     }
     void this.exit.then(() => finish())
-    stdin.end(JSON.stringify(job) + '\n')
+    stdin.end(`${JSON.stringify(job)}\n`)
     await finished
     clearTimeout(timer)
     signal?.removeEventListener('abort', onAbort)
@@ -258,8 +305,12 @@ function wellFormed(e: Record<string, unknown>): boolean {
       return Array.isArray(e.functions) && e.functions.every(str)
     case 'end':
       // A `check` job's end carries none of these.
-      return (e.stdout === undefined || str(e.stdout)) && (e.stderr === undefined || str(e.stderr)) &&
-        (e.outputChars === undefined || typeof e.outputChars === 'number') && (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean')
+      return (
+        (e.stdout === undefined || str(e.stdout)) &&
+        (e.stderr === undefined || str(e.stderr)) &&
+        (e.outputChars === undefined || typeof e.outputChars === 'number') &&
+        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean')
+      )
     default:
       return false
   }

@@ -10,7 +10,6 @@ import { importProblem, testOutcome, type PythonTestOutcome } from './verdict.js
 import { abortReason } from './sandbox-run.js'
 import { RunCancelled, type WorkerPool } from './worker-pool.js'
 
-
 /** A Python module outside any scheduled rule file, e.g. the Python generated from a simple rule. */
 export interface ModuleUnderTest {
   source: string
@@ -34,7 +33,13 @@ function moduleProblems(rule: RuleFile): RuleProblem[] {
   }
   if (!filename.endsWith('.py')) return [{ path: ['Filename'], message: `Filename '${filename}' must name a .py file` }]
   if (typeof rule.pythonSource !== 'string') {
-    return [{ path: ['Filename'], message: `the rule module '${filename}' was not found beside the rule`, code: 'MissingPythonModule' }]
+    return [
+      {
+        path: ['Filename'],
+        message: `the rule module '${filename}' was not found beside the rule`,
+        code: 'MissingPythonModule',
+      },
+    ]
   }
   return []
 }
@@ -73,21 +78,28 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
 }
 
 export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
-
   function check(rule: RuleFile, ctx: EngineContext): CheckResult {
     const errors = moduleProblems(rule)
     const warnings: RuleProblem[] = []
     const queries = Array.isArray(rule.data.ScheduledQueries) ? (rule.data.ScheduledQueries as unknown[]) : []
     queries.forEach((q, i) => {
       if (typeof q === 'string' && !ctx.findSupport(q)) {
-        warnings.push({ path: ['ScheduledQueries', i], message: `no scheduled query named '${q}' in this repository`, code: 'UnknownScheduledQuery' })
+        warnings.push({
+          path: ['ScheduledQueries', i],
+          message: `no scheduled query named '${q}' in this repository`,
+          code: 'UnknownScheduledQuery',
+        })
       }
     })
     testSpecs(rule).forEach((t, i) => {
-      if (typeof t.expected !== 'boolean') errors.push({ path: ['Tests', i, 'ExpectedResult'], message: 'ExpectedResult must be true or false' })
+      if (typeof t.expected !== 'boolean')
+        errors.push({ path: ['Tests', i, 'ExpectedResult'], message: 'ExpectedResult must be true or false' })
       t.job.mocks.forEach((m, j) => {
         if (!m || typeof m !== 'object' || typeof m.objectName !== 'string' || m.objectName === '') {
-          errors.push({ path: ['Tests', i, 'Mocks', j, 'objectName'], message: 'objectName must be a non-empty string' })
+          errors.push({
+            path: ['Tests', i, 'Mocks', j, 'objectName'],
+            message: 'objectName must be a non-empty string',
+          })
         }
       })
     })
@@ -99,12 +111,24 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     if (specs.length === 0) return []
     const missing = moduleProblems(rule)
     if (missing.length > 0) {
-      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: missing[0]!.message, errored: true, functions: {} }))
+      return specs.map((s) => ({
+        name: s.name,
+        expected: s.expected === true,
+        actual: null,
+        passed: false,
+        error: missing[0]!.message,
+        errored: true,
+        functions: {},
+      }))
     }
     return runModule(jobRule(rule), specs, ctx)
   }
 
-  async function runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]> {
+  async function runModuleTests(
+    module: ModuleUnderTest,
+    tests: unknown[],
+    ctx: EngineContext,
+  ): Promise<PythonTestOutcome[]> {
     const specs = testSpecs({ data: { Tests: tests } })
     if (specs.length === 0) return []
     const filename = module.filename ?? 'generated.py'
@@ -121,22 +145,52 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     let records: TestRecord[]
     try {
       records = await pool.run(
-        { op: 'test', rule: job, globals: collectGlobals(job.source, ctx), tests: specs.map((s) => s.job), limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length } },
+        {
+          op: 'test',
+          rule: job,
+          globals: collectGlobals(job.source, ctx),
+          tests: specs.map((s) => s.job),
+          limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length },
+        },
         ctx.run,
       )
     } catch (err) {
       if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
       // Cancelled before it started (the client went away, or the request's budget ran out).
-      return specs.map((s) => ({ name: s.name, expected: s.expected === true, actual: null, passed: false, error: `not run: ${err.message}`, errored: true, functions: {} }))
+      return specs.map((s) => ({
+        name: s.name,
+        expected: s.expected === true,
+        actual: null,
+        passed: false,
+        error: `not run: ${err.message}`,
+        errored: true,
+        functions: {},
+      }))
     }
     const byIndex = new Map(records.map((r) => [r.i, r]))
     return specs.map((s, i) => {
       if (typeof s.expected !== 'boolean') {
-        return { name: s.name, expected: false, actual: null, passed: null, error: 'ExpectedResult must be true or false', errored: false, functions: {} }
+        return {
+          name: s.name,
+          expected: false,
+          actual: null,
+          passed: null,
+          error: 'ExpectedResult must be true or false',
+          errored: false,
+          functions: {},
+        }
       }
       const record = byIndex.get(i)
       if (!record && ctx.run?.signal?.aborted) {
-        return { name: s.name, expected: s.expected, actual: null, passed: false, error: `not run: ${abortReason(ctx.run.signal)}`, errored: true, functions: {} }
+        return {
+          name: s.name,
+          expected: s.expected,
+          actual: null,
+          passed: false,
+          error: `not run: ${abortReason(ctx.run.signal)}`,
+          errored: true,
+          functions: {},
+        }
       }
       return testOutcome(s.name, s.expected, record)
     })
@@ -148,10 +202,15 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     const job = jobRule(rule)
     let records: TestRecord[]
     try {
-      records = await pool.run({ op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits }, ctx.run)
+      records = await pool.run(
+        { op: 'check', rule: job, globals: collectGlobals(job.source, ctx), tests: [], limits },
+        ctx.run,
+      )
     } catch (err) {
       if (isRulekeeperError(err) || !(err instanceof RunCancelled)) throw err
-      return [{ path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' }]
+      return [
+        { path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' },
+      ]
     }
     const problem = importProblem(records[0], job.filename)
     return problem ? [{ path: ['Filename'], ...problem }] : []

@@ -14,12 +14,20 @@ const OUTPUT_IN_ERROR = 2000
 
 function lastLines(text: string): string {
   const t = text.trim()
-  return t.length > OUTPUT_IN_ERROR ? '…' + t.slice(-OUTPUT_IN_ERROR) : t
+  return t.length > OUTPUT_IN_ERROR ? `…${t.slice(-OUTPUT_IN_ERROR)}` : t
 }
 
 export function testOutcome(name: string, expected: boolean, record: TestRecord | undefined): PythonTestOutcome {
   if (!record) {
-    return { name, expected, actual: null, passed: false, error: 'the Python worker reported nothing for this test', errored: true, functions: {} }
+    return {
+      name,
+      expected,
+      actual: null,
+      passed: false,
+      error: 'the Python worker reported nothing for this test',
+      errored: true,
+      functions: {},
+    }
   }
   const functions: Record<string, FunctionOutcome> = {}
   let running: string | undefined
@@ -39,7 +47,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   if (record.status !== 'ok') {
     stopped = record.message ?? `the run stopped (${record.status})`
     if (running) functions[running] = { output: null, error: stopped }
-    else if (!importError && !mockError && Object.keys(functions).length === 0) stopped = `while loading the rule module: ${stopped}`
+    else if (!importError && !mockError && Object.keys(functions).length === 0)
+      stopped = `while loading the rule module: ${stopped}`
   }
   const stdout = (end?.stdout ?? '') + record.stdout
   const stderr = (end?.stderr ?? '') + record.stderr
@@ -50,7 +59,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
       : undefined
 
   const detection = functions.detection
-  const actual = detection && detection.error === null && typeof detection.output === 'boolean' ? detection.output : null
+  const actual =
+    detection && detection.error === null && typeof detection.output === 'boolean' ? detection.output : null
   const errors = Object.entries(functions).filter(([, f]) => f.error !== null)
   const errored = errors.length > 0 || !!importError || !!mockError || !!stopped || !!outputError
   let passed: boolean
@@ -61,7 +71,11 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   let error: string | null = null
   if (!passed) {
     const first = errors.find(([fn]) => fn === 'detection') ?? errors[0]
-    error = importError ?? mockError ?? (stopped && !running ? stopped : undefined) ?? outputError ??
+    error =
+      importError ??
+      mockError ??
+      (stopped && !running ? stopped : undefined) ??
+      outputError ??
       (first ? `${first[0]}: ${first[1].error}` : null)
     if (error && stderr.trim()) error += `\nstderr: ${lastLines(stderr)}`
   }
@@ -71,16 +85,25 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
 }
 
 /** The import problems of a `check` job, as messages with the Python line when it is the rule's. */
-export function importProblem(record: TestRecord | undefined, ruleFilename: string):
-  { message: string; line?: number; code: string } | undefined {
+export function importProblem(
+  record: TestRecord | undefined,
+  ruleFilename: string,
+): { message: string; line?: number; code: string } | undefined {
   if (!record) return { message: 'the Python worker reported nothing about the module', code: 'PythonImportError' }
   if (record.status !== 'ok') {
-    return { message: `importing the rule module failed: ${record.message ?? record.status}`, code: 'PythonImportError' }
+    return {
+      message: `importing the rule module failed: ${record.message ?? record.status}`,
+      code: 'PythonImportError',
+    }
   }
   for (const event of record.events) {
     if (event.t === 'import_error') {
       const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
-      return { message: `the rule module failed to import: ${event.message}`, code: 'PythonImportError', ...(line ? { line } : {}) }
+      return {
+        message: `the rule module failed to import: ${event.message}`,
+        code: 'PythonImportError',
+        ...(line ? { line } : {}),
+      }
     }
     if (event.t === 'module' && !event.functions.includes('detection')) {
       return { message: `${ruleFilename} defines no rule(event) function`, code: 'PythonMissingRule' }

@@ -125,8 +125,18 @@ export class WorkerPool {
     // no owner) queues everything it has at once.
     if (opts.owner !== undefined && (this.queued >= limit || mine.length >= perCaller)) {
       const retryAfter = Math.max(1, Math.ceil((this.avgJobMs * (this.queued + 1)) / this.opts.poolSize / 1000))
-      const who = mine.length >= perCaller ? `this caller already has ${mine.length} rules waiting` : `${this.queued} rules are waiting`
-      return Promise.reject(new RulekeeperError('Unavailable', `Python tests are busy: ${who}; retry in ${retryAfter} s`, {}, { 'Retry-After': String(retryAfter) }))
+      const who =
+        mine.length >= perCaller
+          ? `this caller already has ${mine.length} rules waiting`
+          : `${this.queued} rules are waiting`
+      return Promise.reject(
+        new RulekeeperError(
+          'Unavailable',
+          `Python tests are busy: ${who}; retry in ${retryAfter} s`,
+          {},
+          { 'Retry-After': String(retryAfter) },
+        ),
+      )
     }
     return new Promise((resolve, reject) => {
       const q: Queued = { job, owner, signal: opts.signal, resolve, reject }
@@ -159,7 +169,8 @@ export class WorkerPool {
   /** Kills every sandbox. The pool cannot be used afterwards. */
   async close(): Promise<void> {
     this.closed = true
-    for (const list of this.queues.values()) for (const q of list) q.reject(unavailable('Python tests cannot run: the worker pool is closed'))
+    for (const list of this.queues.values())
+      for (const q of list) q.reject(unavailable('Python tests cannot run: the worker pool is closed'))
     this.queues.clear()
     this.queued = 0
     const all = [...this.spares.splice(0), ...this.running]
@@ -176,7 +187,10 @@ export class WorkerPool {
     if (!this.interpreter) {
       this.interpreter = probeInterpreter(this.opts.command, this.opts.serverEnv).then(
         (found) => {
-          this.opts.logger?.info({ python: found.executable, version: found.version, command: found.command }, 'python interpreter for rule tests')
+          this.opts.logger?.info(
+            { python: found.executable, version: found.version, command: found.command },
+            'python interpreter for rule tests',
+          )
           return found
         },
         (err: unknown) => {
@@ -193,14 +207,20 @@ export class WorkerPool {
       this.spec = (async () => {
         const interpreter = await this.probe()
         const arch = currentArch()
-        if (!arch) throw unavailable(`Python tests cannot run: the rule sandbox has no seccomp table for ${process.arch}`)
+        if (!arch)
+          throw unavailable(`Python tests cannot run: the rule sandbox has no seccomp table for ${process.arch}`)
         let bwrap: string
         try {
           bwrap = resolveCommand('bwrap', this.opts.serverEnv.PATH ?? '')
         } catch {
-          throw unavailable("Python tests cannot run: bubblewrap ('bwrap') was not found on the server's PATH; install it (Debian: apt-get install bubblewrap)")
+          throw unavailable(
+            "Python tests cannot run: bubblewrap ('bwrap') was not found on the server's PATH; install it (Debian: apt-get install bubblewrap)",
+          )
         }
-        if (isRoot() && !hasSetpriv()) throw unavailable('Python tests cannot run: /usr/bin/setpriv (util-linux) is needed to give each run its own uid')
+        if (isRoot() && !hasSetpriv())
+          throw unavailable(
+            'Python tests cannot run: /usr/bin/setpriv (util-linux) is needed to give each run its own uid',
+          )
         const layout: SandboxLayout = {
           executable: interpreter.executable,
           interpreterPaths: interpreter.paths,
@@ -210,7 +230,14 @@ export class WorkerPool {
         // -S: no `site`, so no .pth file runs at every start (they cost ~30 ms and execute whatever
         // an installation put there); the runner puts the interpreter's own sys.path back instead,
         // as the probe saw it with `site`, so installed packages stay importable.
-        const command = [interpreter.executable, '-I', '-B', '-S', `${RUNTIME_DIR}/rulekeeper_runner.py`, JSON.stringify(interpreter.paths.slice(4))]
+        const command = [
+          interpreter.executable,
+          '-I',
+          '-B',
+          '-S',
+          `${RUNTIME_DIR}/rulekeeper_runner.py`,
+          JSON.stringify(interpreter.paths.slice(4)),
+        ]
         return { bwrap, layout, runner: command, seccomp: compileFilter(arch) }
       })()
       this.spec.catch(() => (this.spec = undefined))
@@ -231,7 +258,11 @@ export class WorkerPool {
       this.uids.add(slot)
       uid = (this.opts.uidBase ?? DEFAULT_UID_BASE) + slot
     }
-    const spawnSpec: SandboxSpawn = { command: plan.bwrap, args: bwrapArgs(plan.layout, { uid }, plan.runner), seccomp: plan.seccomp }
+    const spawnSpec: SandboxSpawn = {
+      command: plan.bwrap,
+      args: bwrapArgs(plan.layout, { uid }, plan.runner),
+      seccomp: plan.seccomp,
+    }
     const run = new SandboxRun(spawnSpec, this.opts.startTimeoutMs ?? 15_000)
     if (slot >= 0) void run.exited().then(() => this.uids.delete(slot))
     this.watchSpare(run)
@@ -245,7 +276,9 @@ export class WorkerPool {
         if (!this.hello) {
           this.hello = {
             sandbox: 'bubblewrap: mount, pid, network, IPC and UTS namespaces; no capabilities; no_new_privs',
-            identity: isRoot() ? `a uid of its own per run (from ${this.opts.uidBase ?? DEFAULT_UID_BASE})` : 'a user namespace per run (the server uid outside)',
+            identity: isRoot()
+              ? `a uid of its own per run (from ${this.opts.uidBase ?? DEFAULT_UID_BASE})`
+              : 'a user namespace per run (the server uid outside)',
             seccomp: `deny-list filter (${currentArch()})`,
             uid: hello.uid,
           }
@@ -264,8 +297,11 @@ export class WorkerPool {
     const error =
       err instanceof RulekeeperError
         ? err
-        : unavailable(`Python tests cannot run: the kernel sandbox could not start (${(err as Error).message}); rule code never runs without it`)
-    if (!this.sandboxError) this.opts.logger?.warn({ err: error.message }, 'python sandbox unavailable: Python tests answer 503')
+        : unavailable(
+            `Python tests cannot run: the kernel sandbox could not start (${(err as Error).message}); rule code never runs without it`,
+          )
+    if (!this.sandboxError)
+      this.opts.logger?.warn({ err: error.message }, 'python sandbox unavailable: Python tests answer 503')
     this.sandboxError = { error, at: Date.now() }
     return error
   }

@@ -34,7 +34,9 @@ export function formatPath(path: DataPath): string {
 
 /** `_at(ev, "a", 0, STAR)`: the key specifier as one walk. */
 export function emitKey(spec: KeySpec, ev = 'ev'): string {
-  const steps = keySpecSegments(spec).map((s) => (s.kind === 'field' ? pyString(s.name) : s.kind === 'index' ? pyNumber(s.index) : 'STAR'))
+  const steps = keySpecSegments(spec).map((s) =>
+    s.kind === 'field' ? pyString(s.name) : s.kind === 'index' ? pyNumber(s.index) : 'STAR',
+  )
   return `_at(${[ev, ...steps].join(', ')})`
 }
 
@@ -74,7 +76,10 @@ function join(items: readonly Emitted[], joiner: 'and' | 'or' | ','): string[] {
 /** Lines of a Python expression that holds when all of `exprs` hold (`True` for none). */
 export function emitAll(exprs: readonly MatchExpr[], mode: Mode, hoisted: Hoisted, depth = 0): string[] {
   if (exprs.length === 0) return ['True']
-  return join(exprs.map((e) => emitExpr(e, mode, hoisted, depth)), 'and')
+  return join(
+    exprs.map((e) => emitExpr(e, mode, hoisted, depth)),
+    'and',
+  )
 }
 
 /** `return (` … `)` body lines for a function returning all of `exprs`. */
@@ -86,7 +91,9 @@ export function returnAll(exprs: readonly MatchExpr[], mode: Mode, hoisted: Hois
 
 function hoist(prefix: string, comment: string, args: string, body: string[], hoisted: Hoisted): string {
   const name = `${prefix}_${++hoisted.next}`
-  hoisted.functions.push([`def ${name}(${args}):`, `    # ${commentText(comment, 160)}`, ...indent(body), ''].join('\n'))
+  hoisted.functions.push(
+    [`def ${name}(${args}):`, `    # ${commentText(comment, 160)}`, ...indent(body), ''].join('\n'),
+  )
   return name
 }
 
@@ -94,7 +101,10 @@ export function emitExpr(expr: MatchExpr, mode: Mode, hoisted: Hoisted, depth: n
   const where = formatPath(expr.path)
   switch (expr.kind) {
     case 'constant':
-      return { comment: `${where}: ${expr.value ? 'AlwaysTrue' : 'AlwaysFalse'}`, lines: [expr.value ? 'True' : 'False'] }
+      return {
+        comment: `${where}: ${expr.value ? 'AlwaysTrue' : 'AlwaysFalse'}`,
+        lines: [expr.value ? 'True' : 'False'],
+      }
     case 'compare':
       return emitCompare(expr, mode)
     case 'multiKey':
@@ -105,13 +115,23 @@ export function emitExpr(expr: MatchExpr, mode: Mode, hoisted: Hoisted, depth: n
     case 'comprehension': {
       const comment = `${where}.Expressions, with each element of ${keyComment(expr.key)} as the event`
       const name = hoist('_each', comment, 'ev', returnAll(expr.expressions, 'detection', hoisted), hoisted)
-      return { comment: `${where}: ${keyComment(expr.key)} ${expr.op}`, lines: [`${expr.op}(${emitKey(expr.key)}, ${name})`] }
+      return {
+        comment: `${where}: ${keyComment(expr.key)} ${expr.op}`,
+        lines: [`${expr.op}(${emitKey(expr.key)}, ${name})`],
+      }
     }
     case 'combinator': {
       const comment = `${where}: ${expr.op}${expr.items.length === 0 ? ' (empty)' : ''}`
-      if (expr.items.length === 0) return { comment, lines: [expr.op === 'All' || expr.op === 'None' ? 'True' : 'False'] }
+      if (expr.items.length === 0)
+        return { comment, lines: [expr.op === 'All' || expr.op === 'None' ? 'True' : 'False'] }
       if (depth >= MAX_INLINE_DEPTH) {
-        const name = hoist('_part', commentText(`${where}: ${expr.op}`), 'ev', returnInline(expr, mode, hoisted), hoisted)
+        const name = hoist(
+          '_part',
+          commentText(`${where}: ${expr.op}`),
+          'ev',
+          returnInline(expr, mode, hoisted),
+          hoisted,
+        )
         return { comment, lines: [`${name}(ev)`] }
       }
       return { comment, lines: combinatorLines(expr, mode, hoisted, depth + 1) }
@@ -119,7 +139,12 @@ export function emitExpr(expr: MatchExpr, mode: Mode, hoisted: Hoisted, depth: n
   }
 }
 
-function combinatorLines(expr: Extract<MatchExpr, { kind: 'combinator' }>, mode: Mode, hoisted: Hoisted, depth: number): string[] {
+function combinatorLines(
+  expr: Extract<MatchExpr, { kind: 'combinator' }>,
+  mode: Mode,
+  hoisted: Hoisted,
+  depth: number,
+): string[] {
   const items = expr.items.map((e) => emitExpr(e, mode, hoisted, depth))
   switch (expr.op) {
     case 'All':

@@ -12,7 +12,8 @@ export function pyString(s: string): string {
     else if (ch === '"') out += '\\"'
     else if (cp >= 0x20 && cp < 0x7f) out += ch
     else if (cp < 0x100) out += `\\x${cp.toString(16).padStart(2, '0')}`
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}` // lone surrogates too
+    else if (cp < 0x10000)
+      out += `\\u${cp.toString(16).padStart(4, '0')}` // lone surrogates too
     else out += `\\U${cp.toString(16).padStart(8, '0')}`
   }
   return `${out}"`

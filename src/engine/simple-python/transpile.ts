@@ -26,7 +26,7 @@ export function transpileTree(tree: RuleTree): string {
     ...hoisted.functions,
     RUNTIME_PRELUDE,
   ]
-  return sections.map((s) => s.trimEnd()).join('\n\n\n') + '\n'
+  return `${sections.map((s) => s.trimEnd()).join('\n\n\n')}\n`
 }
 
 function header(tree: RuleTree): string {
@@ -60,12 +60,24 @@ function titleFunction(tree: RuleTree): string {
 
 function dedupFunction(tree: RuleTree): string {
   const keys = (tree.groupBy ?? []).map((k) => `${emitKey(k)},  # ${keyComment(k)}`)
-  return def('dedup', ['# GroupBy: the values as a compact JSON array, missing as null', 'return _js_json([', ...indent(keys), '])'])
+  return def('dedup', [
+    '# GroupBy: the values as a compact JSON array, missing as null',
+    'return _js_json([',
+    ...indent(keys),
+    '])',
+  ])
 }
 
 function contextFunction(tree: RuleTree): string {
-  const entries = (tree.alertContext ?? []).map((e) => `${pyString(e.keyName)}: _value(${emitKey(e.key)}),  # ${keyComment(e.key)}`)
-  return def('alert_context', ['# AlertContext: KeyName -> value (missing -> None)', 'return {', ...indent(entries), '}'])
+  const entries = (tree.alertContext ?? []).map(
+    (e) => `${pyString(e.keyName)}: _value(${emitKey(e.key)}),  # ${keyComment(e.key)}`,
+  )
+  return def('alert_context', [
+    '# AlertContext: KeyName -> value (missing -> None)',
+    'return {',
+    ...indent(entries),
+    '}',
+  ])
 }
 
 function severityFunction(tree: RuleTree, hoisted: Hoisted): string {
@@ -73,7 +85,10 @@ function severityFunction(tree: RuleTree, hoisted: Hoisted): string {
   ;(tree.dynamicSeverities ?? []).forEach((r, i) => {
     body.push(`# DynamicSeverities[${i}]: the first entry whose Conditions all hold`)
     const cond = emitAll(r.conditions, 'detection', hoisted, 1)
-    body.push(...(cond.length === 1 ? [`if ${cond[0]}:`] : ['if (', ...indent(cond), '):']), `    return ${pyLiteral(r.changeTo)}`)
+    body.push(
+      ...(cond.length === 1 ? [`if ${cond[0]}:`] : ['if (', ...indent(cond), '):']),
+      `    return ${pyLiteral(r.changeTo)}`,
+    )
   })
   // DEFAULT tells the runtime to use the file's Severity (only when it is not one of the five).
   body.push(`return ${pyLiteral(tree.severity ?? 'DEFAULT')}  # the rule's Severity`)

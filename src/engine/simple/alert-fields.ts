@@ -75,7 +75,11 @@ export interface AlertFunctions {
   severity(event: unknown): Severity | null
 }
 
-export function compileTitle(parts: readonly TitlePart[] | undefined, fallback: string, maxLength: number): (event: unknown) => string {
+export function compileTitle(
+  parts: readonly TitlePart[] | undefined,
+  fallback: string,
+  maxLength: number,
+): (event: unknown) => string {
   if (parts === undefined) {
     const fixed = cutTitle(fallback, maxLength)
     return () => fixed
@@ -88,17 +92,24 @@ export function compileTitle(parts: readonly TitlePart[] | undefined, fallback: 
   }
 }
 
-export function compileAlertContext(entries: readonly ContextEntry[] | undefined): (event: unknown) => Record<string, unknown> {
+export function compileAlertContext(
+  entries: readonly ContextEntry[] | undefined,
+): (event: unknown) => Record<string, unknown> {
   const compiled = (entries ?? []).map((e) => [e.keyName, compileKeySpec(e.key)] as const)
   // fromEntries defines own properties, so a KeyName such as __proto__ stays plain data.
   return (ev) =>
-    Object.fromEntries(compiled.map(([name, resolve]) => {
-      const v = resolve(ev)
-      return [name, v === MISSING ? null : v]
-    }))
+    Object.fromEntries(
+      compiled.map(([name, resolve]) => {
+        const v = resolve(ev)
+        return [name, v === MISSING ? null : v]
+      }),
+    )
 }
 
-export function compileSeverity(rules: readonly SeverityRule[] | undefined, base: Severity | null): (event: unknown) => Severity | null {
+export function compileSeverity(
+  rules: readonly SeverityRule[] | undefined,
+  base: Severity | null,
+): (event: unknown) => Severity | null {
   const compiled: Array<[Severity, Predicate]> = (rules ?? []).map((r) => [r.changeTo, compileAll(r.conditions)])
   return (ev) => {
     for (const [severity, holds] of compiled) if (holds(ev)) return severity
@@ -106,13 +117,19 @@ export function compileSeverity(rules: readonly SeverityRule[] | undefined, base
   }
 }
 
-export function compileDedup(groupBy: readonly KeySpec[] | undefined, title: (event: unknown) => string): (event: unknown) => string {
+export function compileDedup(
+  groupBy: readonly KeySpec[] | undefined,
+  title: (event: unknown) => string,
+): (event: unknown) => string {
   if (groupBy === undefined) return title
   const resolvers = groupBy.map(compileKeySpec)
-  return (ev) => JSON.stringify(resolvers.map((r) => {
-    const v = r(ev)
-    return v === MISSING ? null : v
-  }))
+  return (ev) =>
+    JSON.stringify(
+      resolvers.map((r) => {
+        const v = r(ev)
+        return v === MISSING ? null : v
+      }),
+    )
 }
 
 export function compileAlertFunctions(tree: RuleTree, maxTitleLength: number): AlertFunctions {

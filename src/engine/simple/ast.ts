@@ -11,10 +11,7 @@ export type { ConditionName } from './condition-names.js'
 export type Scalar = string | number | boolean
 
 /** One step of a parsed `KeyPath`: an object field, an array index, or `[*]`. */
-export type PathSegment =
-  | { kind: 'field'; name: string }
-  | { kind: 'index'; index: number }
-  | { kind: 'wildcard' }
+export type PathSegment = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'wildcard' }
 
 /**
  * Where a value comes from. All four resolve to one of three states: missing, null or a value.

@@ -96,8 +96,8 @@ export const ACCEPTED_CONDITION_NAMES: readonly string[] = Object.freeze(
 
 /** The canonical name for an accepted spelling, or undefined. */
 export function canonicalCondition(name: string): ConditionName | undefined {
-  if (Object.prototype.hasOwnProperty.call(CONDITIONS, name)) return name as ConditionName
-  if (Object.prototype.hasOwnProperty.call(ALIASES, name)) return ALIASES[name]
+  if (Object.hasOwn(CONDITIONS, name)) return name as ConditionName
+  if (Object.hasOwn(ALIASES, name)) return ALIASES[name]
   return undefined
 }
 

@@ -40,9 +40,15 @@ export class ProblemSink {
     const errors = [...this.errors]
     const warnings = [...this.warnings]
     if (this.omittedErrors > 0)
-      errors.push({ path: [], message: `${this.omittedErrors} more problems not listed (limit ${this.limits.maxProblems})` })
+      errors.push({
+        path: [],
+        message: `${this.omittedErrors} more problems not listed (limit ${this.limits.maxProblems})`,
+      })
     if (this.omittedWarnings > 0)
-      warnings.push({ path: [], message: `${this.omittedWarnings} more warnings not listed (limit ${this.limits.maxProblems})` })
+      warnings.push({
+        path: [],
+        message: `${this.omittedWarnings} more warnings not listed (limit ${this.limits.maxProblems})`,
+      })
     return { errors, warnings }
   }
 }

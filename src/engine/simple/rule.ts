@@ -46,12 +46,18 @@ export function compileRuleTree(tree: RuleTree, limits: EngineLimits = DEFAULT_L
 const cache = new WeakMap<object, RuleCompilation>()
 
 /** Validates and compiles a rule's file form (`rule.data`); `rule` is null when there are errors. */
-export function compileRule(data: Readonly<Record<string, unknown>>, limits: EngineLimits = DEFAULT_LIMITS): RuleCompilation {
+export function compileRule(
+  data: Readonly<Record<string, unknown>>,
+  limits: EngineLimits = DEFAULT_LIMITS,
+): RuleCompilation {
   const useCache = limits === DEFAULT_LIMITS
   const hit = useCache ? cache.get(data) : undefined
   if (hit !== undefined) return hit
   const parsed = parseRuleTree(data, limits)
-  const result: RuleCompilation = { ...parsed, rule: parsed.tree === null ? null : compileRuleTree(parsed.tree, limits) }
+  const result: RuleCompilation = {
+    ...parsed,
+    rule: parsed.tree === null ? null : compileRuleTree(parsed.tree, limits),
+  }
   if (useCache) cache.set(data, result)
   return result
 }

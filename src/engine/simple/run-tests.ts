@@ -26,7 +26,11 @@ function describePath(p: RuleProblem): string {
  * Runs `data.Tests`. `rule` is null when the rule did not validate: every test then fails (it is
  * the rule that is broken, not the environment) with the first problem as its error.
  */
-export function runSimpleRuleTests(data: Readonly<Record<string, unknown>>, rule: CompiledRule | null, errors: readonly RuleProblem[]): TestOutcome[] {
+export function runSimpleRuleTests(
+  data: Readonly<Record<string, unknown>>,
+  rule: CompiledRule | null,
+  errors: readonly RuleProblem[],
+): TestOutcome[] {
   const tests = Array.isArray(data.Tests) ? data.Tests : []
   const statics: Record<string, FunctionOutcome> = {
     description: staticValue(data.Description),
@@ -38,13 +42,23 @@ export function runSimpleRuleTests(data: Readonly<Record<string, unknown>>, rule
     const t = (test !== null && typeof test === 'object' ? test : {}) as Record<string, unknown>
     const name = typeof t.Name === 'string' ? t.Name : `test ${i + 1}`
     const expected = t.ExpectedResult === true
-    const failed = (error: string): TestOutcome => ({ name, expected, actual: null, passed: false, error, errored: true, functions: {} })
+    const failed = (error: string): TestOutcome => ({
+      name,
+      expected,
+      actual: null,
+      passed: false,
+      error,
+      errored: true,
+      functions: {},
+    })
     if (rule === null) {
       const first = errors[0]
-      return failed(`the rule is invalid${first === undefined ? '' : `: ${describePath(first)}`}${errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : ''}`)
+      return failed(
+        `the rule is invalid${first === undefined ? '' : `: ${describePath(first)}`}${errors.length > 1 ? ` (and ${errors.length - 1} more problems)` : ''}`,
+      )
     }
     if (typeof t.ExpectedResult !== 'boolean') return failed('ExpectedResult must be true or false')
-    if (!Object.prototype.hasOwnProperty.call(t, 'Log')) return failed('the test has no Log')
+    if (!Object.hasOwn(t, 'Log')) return failed('the test has no Log')
     const log = t.Log
     let filtersPassed = false
     const detection = attempt(() => (filtersPassed = rule.filtersPass(log)) && rule.detection(log))

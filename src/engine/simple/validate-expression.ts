@@ -22,11 +22,17 @@ interface Walk {
   mode: ExprMode
 }
 
-const has = (m: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(m, k)
+const has = (m: Record<string, unknown>, k: string) => Object.hasOwn(m, k)
 const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
 
 /** A list of match expressions (`Detection`, `InlineFilters`, `Conditions`, `Expressions`, `All` …). */
-export function parseExpressionList(raw: unknown, path: DataPath, sink: ProblemSink, mode: ExprMode, depth = 1): MatchExpr[] | null {
+export function parseExpressionList(
+  raw: unknown,
+  path: DataPath,
+  sink: ProblemSink,
+  mode: ExprMode,
+  depth = 1,
+): MatchExpr[] | null {
   return parseList(raw, path, { sink, mode }, depth)
 }
 
@@ -59,7 +65,11 @@ function parseExpr(raw: unknown, path: DataPath, w: Walk, depth: number): MatchE
   for (const k of Object.keys(raw)) {
     if (!KNOWN_KEYS.includes(k)) {
       ok = false
-      sink.error([...path, k], () => `unknown key ${sink.quote(k)}${caseHint(k, KNOWN_KEYS)}; a match expression has a key specifier (${KEY_SPEC_KEYS.join(', ')}), Condition, Value, Values, Expressions, or one of ${COMBINATORS.join(', ')}`)
+      sink.error(
+        [...path, k],
+        () =>
+          `unknown key ${sink.quote(k)}${caseHint(k, KNOWN_KEYS)}; a match expression has a key specifier (${KEY_SPEC_KEYS.join(', ')}), Condition, Value, Values, Expressions, or one of ${COMBINATORS.join(', ')}`,
+      )
     }
   }
   const combinators = COMBINATORS.filter((k) => has(raw, k))
@@ -97,7 +107,8 @@ function parseExpr(raw: unknown, path: DataPath, w: Walk, depth: number): MatchE
     case 'expressions':
       return parseComprehension(raw, condition as ComprehensionOp, keys, path, w, depth)
     default:
-      if (keys.length === 0 && has(raw, 'Values') && info.operand !== 'none') return parseMultiKey(raw, condition, path, w)
+      if (keys.length === 0 && has(raw, 'Values') && info.operand !== 'none')
+        return parseMultiKey(raw, condition, path, w)
       return parseCompare(raw, condition, keys, path, w)
   }
 }
@@ -109,7 +120,12 @@ function parseConditionName(raw: unknown, path: DataPath, sink: ProblemSink): Co
   }
   const name = canonicalCondition(raw)
   if (name === undefined) {
-    sink.error(path, () => `unknown condition ${sink.quote(raw)}${caseHint(raw, ACCEPTED_CONDITION_NAMES)}; valid conditions: ${ACCEPTED_CONDITION_NAMES.join(', ')}`, 'UnknownCondition')
+    sink.error(
+      path,
+      () =>
+        `unknown condition ${sink.quote(raw)}${caseHint(raw, ACCEPTED_CONDITION_NAMES)}; valid conditions: ${ACCEPTED_CONDITION_NAMES.join(', ')}`,
+      'UnknownCondition',
+    )
     return null
   }
   return name
@@ -124,7 +140,10 @@ function checkCombinator(raw: Record<string, unknown>, present: CombinatorOp[], 
   }
   const others = Object.keys(raw).filter((k) => KNOWN_KEYS.includes(k) && !COMBINATORS.includes(k as CombinatorOp))
   for (const k of others) {
-    sink.error([...path, k], `a combinator (${present[0]}) cannot be mixed with ${k} in one map; put the condition inside its list`)
+    sink.error(
+      [...path, k],
+      `a combinator (${present[0]}) cannot be mixed with ${k} in one map; put the condition inside its list`,
+    )
     ok = false
   }
   if (w.mode === 'filter') {
@@ -138,12 +157,24 @@ function checkCombinator(raw: Record<string, unknown>, present: CombinatorOp[], 
   return ok
 }
 
-function parseCombinatorBody(raw: Record<string, unknown>, op: CombinatorOp, path: DataPath, w: Walk, depth: number): MatchExpr | null {
+function parseCombinatorBody(
+  raw: Record<string, unknown>,
+  op: CombinatorOp,
+  path: DataPath,
+  w: Walk,
+  depth: number,
+): MatchExpr | null {
   const items = parseList(raw[op], [...path, op], w, depth + 1)
   return items === null ? null : { kind: 'combinator', path, op, items }
 }
 
-function forbid(raw: Record<string, unknown>, keys: readonly string[], path: DataPath, sink: ProblemSink, why: string): boolean {
+function forbid(
+  raw: Record<string, unknown>,
+  keys: readonly string[],
+  path: DataPath,
+  sink: ProblemSink,
+  why: string,
+): boolean {
   let ok = true
   for (const k of keys) {
     if (has(raw, k)) {
@@ -154,16 +185,33 @@ function forbid(raw: Record<string, unknown>, keys: readonly string[], path: Dat
   return ok
 }
 
-function parseConstant(raw: Record<string, unknown>, condition: ConditionName, path: DataPath, w: Walk): MatchExpr | null {
+function parseConstant(
+  raw: Record<string, unknown>,
+  condition: ConditionName,
+  path: DataPath,
+  w: Walk,
+): MatchExpr | null {
   if (w.mode === 'filter') {
     w.sink.error([...path, 'Condition'], `${condition} is not allowed in InlineFilters`)
     return null
   }
-  const ok = forbid(raw, [...KEY_SPEC_KEYS, 'Value', 'Values', 'Expressions'], path, w.sink, `is not allowed with ${condition}, which takes nothing else`)
+  const ok = forbid(
+    raw,
+    [...KEY_SPEC_KEYS, 'Value', 'Values', 'Expressions'],
+    path,
+    w.sink,
+    `is not allowed with ${condition}, which takes nothing else`,
+  )
   return ok ? { kind: 'constant', path, value: condition === 'AlwaysTrue' } : null
 }
 
-function keySpecOf(raw: Record<string, unknown>, keys: readonly string[], path: DataPath, w: Walk, condition: string): KeySpec | null {
+function keySpecOf(
+  raw: Record<string, unknown>,
+  keys: readonly string[],
+  path: DataPath,
+  w: Walk,
+  condition: string,
+): KeySpec | null {
   const { sink } = w
   if (keys.length === 0) {
     sink.error(path, `${condition} needs a key specifier (${KEY_SPEC_KEYS.join(', ')})`)
@@ -178,13 +226,26 @@ function keySpecOf(raw: Record<string, unknown>, keys: readonly string[], path: 
   return spec
 }
 
-function parseComprehension(raw: Record<string, unknown>, op: ComprehensionOp, keys: readonly string[], path: DataPath, w: Walk, depth: number): MatchExpr | null {
+function parseComprehension(
+  raw: Record<string, unknown>,
+  op: ComprehensionOp,
+  keys: readonly string[],
+  path: DataPath,
+  w: Walk,
+  depth: number,
+): MatchExpr | null {
   if (w.mode === 'filter') {
     w.sink.error([...path, 'Condition'], `${op} (list comprehension) is not allowed in InlineFilters`)
     return null
   }
   const key = keySpecOf(raw, keys, path, w, op)
-  const okExtra = forbid(raw, ['Value', 'Values'], path, w.sink, `is not allowed with ${op}; list comprehensions take Expressions`)
+  const okExtra = forbid(
+    raw,
+    ['Value', 'Values'],
+    path,
+    w.sink,
+    `is not allowed with ${op}; list comprehensions take Expressions`,
+  )
   if (!has(raw, 'Expressions')) {
     w.sink.error(path, `${op} needs Expressions (a list of match expressions evaluated on each element)`)
     return null
@@ -194,12 +255,20 @@ function parseComprehension(raw: Record<string, unknown>, op: ComprehensionOp, k
   return { kind: 'comprehension', path, key, op, expressions }
 }
 
-function parseMultiKey(raw: Record<string, unknown>, condition: ConditionName, path: DataPath, w: Walk): MatchExpr | null {
+function parseMultiKey(
+  raw: Record<string, unknown>,
+  condition: ConditionName,
+  path: DataPath,
+  w: Walk,
+): MatchExpr | null {
   const { sink } = w
   const values = raw.Values
   const at = [...path, 'Values']
   if (!Array.isArray(values) || !values.every(isPlainMap)) {
-    sink.error(path, `${condition} needs a key specifier (${KEY_SPEC_KEYS.join(', ')}); a Values list without one is a multi-key comparison and must hold two key specifiers`)
+    sink.error(
+      path,
+      `${condition} needs a key specifier (${KEY_SPEC_KEYS.join(', ')}); a Values list without one is a multi-key comparison and must hold two key specifiers`,
+    )
     return null
   }
   if (w.mode === 'filter') {
@@ -217,13 +286,26 @@ function parseMultiKey(raw: Record<string, unknown>, condition: ConditionName, p
   return { kind: 'multiKey', path, condition, left, right }
 }
 
-function parseCompare(raw: Record<string, unknown>, condition: ConditionName, keys: readonly string[], path: DataPath, w: Walk): MatchExpr | null {
+function parseCompare(
+  raw: Record<string, unknown>,
+  condition: ConditionName,
+  keys: readonly string[],
+  path: DataPath,
+  w: Walk,
+): MatchExpr | null {
   const { sink } = w
   const info = CONDITIONS[condition]
   const key = keySpecOf(raw, keys, path, w, condition)
-  let ok = forbid(raw, ['Expressions'], path, sink, `is only used by list comprehensions (AnyElement, AllElements, OnlyOneElement, NoElement), not ${condition}`)
+  let ok = forbid(
+    raw,
+    ['Expressions'],
+    path,
+    sink,
+    `is only used by list comprehensions (AnyElement, AllElements, OnlyOneElement, NoElement), not ${condition}`,
+  )
   if (info.operand === 'none') {
-    for (const k of ['Value', 'Values']) if (has(raw, k)) sink.warn([...path, k], `${k} is ignored: ${condition} takes no operand`)
+    for (const k of ['Value', 'Values'])
+      if (has(raw, k)) sink.warn([...path, k], `${k} is ignored: ${condition} takes no operand`)
     return key !== null && ok ? { kind: 'compare', path, key, condition } : null
   }
   if (info.operand === 'values') {
@@ -235,7 +317,10 @@ function parseCompare(raw: Record<string, unknown>, condition: ConditionName, ke
     return key !== null && operand !== null && ok ? { kind: 'compare', path, key, condition, operand } : null
   }
   if (has(raw, 'Values')) {
-    sink.error([...path, 'Values'], `${condition} takes one Value, not Values${condition === 'Equals' ? ' (use IsIn for a list)' : ''}`)
+    sink.error(
+      [...path, 'Values'],
+      `${condition} takes one Value, not Values${condition === 'Equals' ? ' (use IsIn for a list)' : ''}`,
+    )
     return null
   }
   if (!has(raw, 'Value')) {
@@ -248,17 +333,34 @@ function parseCompare(raw: Record<string, unknown>, condition: ConditionName, ke
     sink.error(at, `Value is null; to test for null use IsNull / IsNotNull`)
     ok = false
   } else if (!isScalar(value)) {
-    sink.error(at, `Value must be a string, number or boolean, not ${typeName(value)}${Array.isArray(value) ? ' (use IsIn with Values for a list)' : ''}`)
+    sink.error(
+      at,
+      `Value must be a string, number or boolean, not ${typeName(value)}${Array.isArray(value) ? ' (use IsIn with Values for a list)' : ''}`,
+    )
     ok = false
   } else if (!operandFits(info.operandType, value)) {
-    const want = info.operandType === 'number' ? 'a number' : info.operandType === 'cidr' ? 'a CIDR such as 10.0.0.0/8 or 2001:db8::/32' : 'a string'
-    sink.error(at, `${condition} needs ${want}, not ${sink.quote(value)} (comparisons are typed; there is no string/number coercion)`)
+    const want =
+      info.operandType === 'number'
+        ? 'a number'
+        : info.operandType === 'cidr'
+          ? 'a CIDR such as 10.0.0.0/8 or 2001:db8::/32'
+          : 'a string'
+    sink.error(
+      at,
+      `${condition} needs ${want}, not ${sink.quote(value)} (comparisons are typed; there is no string/number coercion)`,
+    )
     ok = false
   }
   return key !== null && ok ? { kind: 'compare', path, key, condition, operand: value as Scalar } : null
 }
 
-function parseValues(raw: unknown, present: boolean, path: DataPath, condition: string, sink: ProblemSink): Scalar[] | null {
+function parseValues(
+  raw: unknown,
+  present: boolean,
+  path: DataPath,
+  condition: string,
+  sink: ProblemSink,
+): Scalar[] | null {
   if (!present) {
     sink.error(path.slice(0, -1), `${condition} needs Values (a list of scalars)`)
     return null
@@ -277,7 +379,10 @@ function parseValues(raw: unknown, present: boolean, path: DataPath, condition: 
   if (!ok) return null
   const types = new Set(raw.map((v) => typeof v))
   if (types.size > 1) {
-    sink.error(path, `Values mixes ${[...types].join(' and ')} items; all must have one type (comparisons are typed, so quote numbers meant as strings)`)
+    sink.error(
+      path,
+      `Values mixes ${[...types].join(' and ')} items; all must have one type (comparisons are typed, so quote numbers meant as strings)`,
+    )
     return null
   }
   if (raw.length === 0) sink.warn(path, `Values is empty: ${condition} can never hold`)

@@ -11,7 +11,7 @@ export type KeySpecKey = (typeof KEY_SPEC_KEYS)[number]
 const ENRICHMENT_KEYS = ['Table', 'Selector', 'FieldPath'] as const
 
 export function keySpecKeysIn(map: Record<string, unknown>): KeySpecKey[] {
-  return KEY_SPEC_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(map, k))
+  return KEY_SPEC_KEYS.filter((k) => Object.hasOwn(map, k))
 }
 
 /** Parses the key specifier stored under `key` of `map` (the caller checked there is exactly one). */
@@ -27,7 +27,10 @@ export function parseKeySpecEntry(
   switch (key) {
     case 'Key':
       if (typeof raw !== 'string' || raw === '') {
-        sink.error(at, `Key must be a non-empty string, not ${typeName(raw)}${typeof raw === 'number' ? ' (quote it)' : ''}`)
+        sink.error(
+          at,
+          `Key must be a non-empty string, not ${typeName(raw)}${typeof raw === 'number' ? ' (quote it)' : ''}`,
+        )
         return null
       }
       return { kind: 'key', name: raw }
@@ -45,7 +48,10 @@ export function parseKeySpecEntry(
         const fine = (typeof step === 'string' && step !== '') || (Number.isSafeInteger(step) && (step as number) >= 0)
         if (!fine) {
           ok = false
-          sink.error([...at, i], `a DeepKey step must be a field name (string) or an array index (integer ≥ 0), not ${sink.quote(step)}`)
+          sink.error(
+            [...at, i],
+            `a DeepKey step must be a field name (string) or an array index (integer ≥ 0), not ${sink.quote(step)}`,
+          )
         }
       })
       return ok ? { kind: 'deepKey', steps: raw as Array<string | number> } : null
@@ -76,14 +82,20 @@ function parseEnrichment(raw: unknown, at: DataPath, sink: ProblemSink): KeySpec
   for (const k of Object.keys(raw)) {
     if (!(ENRICHMENT_KEYS as readonly string[]).includes(k)) {
       ok = false
-      sink.error([...at, k], `unknown key ${sink.quote(k)} in Enrichment${caseHint(k, ENRICHMENT_KEYS)}; allowed: Table, Selector, FieldPath`)
+      sink.error(
+        [...at, k],
+        `unknown key ${sink.quote(k)} in Enrichment${caseHint(k, ENRICHMENT_KEYS)}; allowed: Table, Selector, FieldPath`,
+      )
     }
   }
   for (const k of ENRICHMENT_KEYS) {
     const v = raw[k]
     if (typeof v !== 'string' || v === '') {
       ok = false
-      sink.error(v === undefined ? at : [...at, k], v === undefined ? `Enrichment needs ${k}` : `Enrichment ${k} must be a non-empty string, not ${typeName(v)}`)
+      sink.error(
+        v === undefined ? at : [...at, k],
+        v === undefined ? `Enrichment needs ${k}` : `Enrichment ${k} must be a non-empty string, not ${typeName(v)}`,
+      )
     }
   }
   if (!ok) return null
@@ -93,20 +105,24 @@ function parseEnrichment(raw: unknown, at: DataPath, sink: ProblemSink): KeySpec
     sink.error([...at, 'FieldPath'], `FieldPath ${sink.quote(fieldPath)} ${parsed.message}`)
     return null
   }
-  return { kind: 'enrichment', table: raw.Table as string, selector: raw.Selector as string, fieldPath, segments: parsed.segments }
+  return {
+    kind: 'enrichment',
+    table: raw.Table as string,
+    selector: raw.Selector as string,
+    fieldPath,
+    segments: parsed.segments,
+  }
 }
 
 /**
  * A map that is nothing but one key specifier (multi-key operands, `KeyValue`, `GroupBy` items).
  */
-export function parseKeySpecMap(
-  raw: unknown,
-  path: DataPath,
-  sink: ProblemSink,
-  what: string,
-): KeySpec | null {
+export function parseKeySpecMap(raw: unknown, path: DataPath, sink: ProblemSink, what: string): KeySpec | null {
   if (!isPlainMap(raw)) {
-    sink.error(path, `${what} must be a key specifier (a map with one of Key, DeepKey, KeyPath, Enrichment), not ${typeName(raw)}`)
+    sink.error(
+      path,
+      `${what} must be a key specifier (a map with one of Key, DeepKey, KeyPath, Enrichment), not ${typeName(raw)}`,
+    )
     return null
   }
   const present = keySpecKeysIn(raw)
@@ -114,12 +130,16 @@ export function parseKeySpecMap(
   for (const k of Object.keys(raw)) {
     if (!(KEY_SPEC_KEYS as readonly string[]).includes(k)) {
       ok = false
-      sink.error([...path, k], `unknown key ${sink.quote(k)} in ${what}${caseHint(k, KEY_SPEC_KEYS)}; a key specifier has exactly one of Key, DeepKey, KeyPath, Enrichment`)
+      sink.error(
+        [...path, k],
+        `unknown key ${sink.quote(k)} in ${what}${caseHint(k, KEY_SPEC_KEYS)}; a key specifier has exactly one of Key, DeepKey, KeyPath, Enrichment`,
+      )
     }
   }
   if (present.length !== 1) {
     if (present.length === 0 && ok) sink.error(path, `${what} needs one of Key, DeepKey, KeyPath, Enrichment`)
-    if (present.length > 1) sink.error(path, `${what} has ${present.length} key specifiers (${present.join(', ')}); use exactly one`)
+    if (present.length > 1)
+      sink.error(path, `${what} has ${present.length} key specifiers (${present.join(', ')}); use exactly one`)
     return null
   }
   const spec = parseKeySpecEntry(raw, present[0]!, path, sink)

@@ -25,18 +25,26 @@ export function parseSeverity(v: unknown): Severity | null {
   return (SEVERITIES as readonly string[]).includes(up) ? (up as Severity) : null
 }
 
-export function parseRuleTree(data: Readonly<Record<string, unknown>>, limits: EngineLimits = DEFAULT_LIMITS): TreeParse {
+export function parseRuleTree(
+  data: Readonly<Record<string, unknown>>,
+  limits: EngineLimits = DEFAULT_LIMITS,
+): TreeParse {
   const sink = new ProblemSink(limits)
   let detection: MatchExpr[] | null = null
   if (!present(data.Detection)) sink.error(['Detection'], 'Detection is required: a list of match expressions')
   else {
     detection = parseExpressionList(data.Detection, ['Detection'], sink, 'detection')
     if (detection !== null && detection.length === 0) {
-      sink.error(['Detection'], 'Detection is empty; list at least one match expression (AlwaysTrue matches every event)')
+      sink.error(
+        ['Detection'],
+        'Detection is empty; list at least one match expression (AlwaysTrue matches every event)',
+      )
       detection = null
     }
   }
-  const inlineFilters = present(data.InlineFilters) ? parseExpressionList(data.InlineFilters, ['InlineFilters'], sink, 'filter') : []
+  const inlineFilters = present(data.InlineFilters)
+    ? parseExpressionList(data.InlineFilters, ['InlineFilters'], sink, 'filter')
+    : []
   const alertTitle = parseAlertTitle(data.AlertTitle, sink)
   const alertContext = parseAlertContext(data.AlertContext, sink)
   const dynamicSeverities = parseDynamicSeverities(data.DynamicSeverities, sink)
@@ -74,7 +82,12 @@ function parseAlertTitle(raw: unknown, sink: ProblemSink): TitlePart[] | undefin
 }
 
 /** Checks that `raw` is a list of maps with only `allowed` keys; yields the good items. */
-function listOfMaps(raw: unknown, field: string, allowed: readonly string[], sink: ProblemSink): Array<[Record<string, unknown>, DataPath]> {
+function listOfMaps(
+  raw: unknown,
+  field: string,
+  allowed: readonly string[],
+  sink: ProblemSink,
+): Array<[Record<string, unknown>, DataPath]> {
   if (!Array.isArray(raw)) {
     sink.error([field], `${field} must be a list, not ${typeName(raw)}`)
     return []
@@ -87,7 +100,11 @@ function listOfMaps(raw: unknown, field: string, allowed: readonly string[], sin
       return
     }
     for (const k of Object.keys(item)) {
-      if (!allowed.includes(k)) sink.error([...at, k], `unknown key ${sink.quote(k)}${caseHint(k, allowed)}; ${field} items have ${allowed.join(' and ')}`)
+      if (!allowed.includes(k))
+        sink.error(
+          [...at, k],
+          `unknown key ${sink.quote(k)}${caseHint(k, allowed)}; ${field} items have ${allowed.join(' and ')}`,
+        )
     }
     out.push([item, at])
   })
@@ -101,8 +118,14 @@ function parseAlertContext(raw: unknown, sink: ProblemSink): ContextEntry[] | un
   for (const [item, at] of listOfMaps(raw, 'AlertContext', ['KeyName', 'KeyValue'], sink)) {
     const name = item.KeyName
     if (typeof name !== 'string' || name === '') {
-      sink.error(name === undefined ? at : [...at, 'KeyName'], name === undefined ? 'AlertContext item needs KeyName' : `KeyName must be a non-empty string, not ${typeName(name)}`)
-    } else if (seen.has(name)) sink.error([...at, 'KeyName'], `KeyName ${sink.quote(name)} appears twice in AlertContext`)
+      sink.error(
+        name === undefined ? at : [...at, 'KeyName'],
+        name === undefined
+          ? 'AlertContext item needs KeyName'
+          : `KeyName must be a non-empty string, not ${typeName(name)}`,
+      )
+    } else if (seen.has(name))
+      sink.error([...at, 'KeyName'], `KeyName ${sink.quote(name)} appears twice in AlertContext`)
     else seen.add(name)
     if (item.KeyValue === undefined) {
       sink.error(at, 'AlertContext item needs KeyValue (a key specifier)')
@@ -120,7 +143,12 @@ function parseDynamicSeverities(raw: unknown, sink: ProblemSink): SeverityRule[]
   for (const [item, at] of listOfMaps(raw, 'DynamicSeverities', ['ChangeTo', 'Conditions'], sink)) {
     const changeTo = parseSeverity(item.ChangeTo)
     if (changeTo === null) {
-      sink.error(item.ChangeTo === undefined ? at : [...at, 'ChangeTo'], item.ChangeTo === undefined ? 'DynamicSeverities item needs ChangeTo' : `ChangeTo must be one of ${SEVERITIES.join(', ')}, not ${sink.quote(item.ChangeTo)}`)
+      sink.error(
+        item.ChangeTo === undefined ? at : [...at, 'ChangeTo'],
+        item.ChangeTo === undefined
+          ? 'DynamicSeverities item needs ChangeTo'
+          : `ChangeTo must be one of ${SEVERITIES.join(', ')}, not ${sink.quote(item.ChangeTo)}`,
+      )
     }
     if (item.Conditions === undefined) {
       sink.error(at, 'DynamicSeverities item needs Conditions (a list of match expressions)')

@@ -1,7 +1,14 @@
 // Correlation rules: a sequence or group of other rules' alerts (engine/correlation/). Their
 // `correlationRuleReferenceIds` and `logTypes` are derived when read (the engine's describe()),
 // and they load after the rules they refer to.
-import { COMMON_EXTRA_FIELDS, CORRELATION_TESTS, DETECTION_FIELD, managedField, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
+import {
+  COMMON_EXTRA_FIELDS,
+  CORRELATION_TESTS,
+  DETECTION_FIELD,
+  managedField,
+  ruleFields,
+  STRING_LIST_SCHEMA,
+} from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 export const correlation: RuleKindDef<'correlation'> = {

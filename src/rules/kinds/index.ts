@@ -56,7 +56,11 @@ export function fileKeysOf(kind: RuleKind): ReadonlySet<string> {
   let keys = fileKeys.get(kind)
   if (!keys) {
     const def = kindDef(kind)
-    keys = new Set([...def.fields.map((f) => f.file), ...HOUSEKEEPING_KEYS, ...(def.companion ? [def.companion.fileKey] : [])])
+    keys = new Set([
+      ...def.fields.map((f) => f.file),
+      ...HOUSEKEEPING_KEYS,
+      ...(def.companion ? [def.companion.fileKey] : []),
+    ])
     fileKeys.set(kind, keys)
   }
   return keys

@@ -9,15 +9,29 @@ export const scheduled: RuleKindDef<'scheduled'> = {
   apiPath: 'scheduled-rules',
   analysisType: 'scheduled_rule',
   folder: 'scheduled_rules',
-  fields: ruleFields([
-    managedField(false),
-    { api: 'scheduledQueries', file: 'ScheduledQueries', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
-  ], PYTHON_TESTS),
-  extraFields: [{ api: 'body', schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true }, ...COMMON_EXTRA_FIELDS],
+  fields: ruleFields(
+    [
+      managedField(false),
+      {
+        api: 'scheduledQueries',
+        file: 'ScheduledQueries',
+        schema: STRING_LIST_SCHEMA,
+        default: [],
+        alwaysWritten: true,
+      },
+    ],
+    PYTHON_TESTS,
+  ),
+  extraFields: [
+    { api: 'body', schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true },
+    ...COMMON_EXTRA_FIELDS,
+  ],
   requiredFileKeys: [],
   tests: PYTHON_TESTS,
   companion: { fileKey: 'Filename', apiField: 'body', placeholder: 'rule.py', noun: 'Python file' },
-  listFilters: [{ param: 'scheduled-query', field: 'scheduledQueries', description: 'uses any of these scheduled queries' }],
+  listFilters: [
+    { param: 'scheduled-query', field: 'scheduledQueries', description: 'uses any of these scheduled queries' },
+  ],
   pythonView: false,
   loadRank: 0,
   unavailableOn: [],

@@ -1,6 +1,14 @@
 // Simple rules: a YAML detection over one log event (engine/simple/), Panther's `AnalysisType: rule`
 // with a `Detection` key (a `rule` without one is a Python streaming rule, not served).
-import { COMMON_EXTRA_FIELDS, DETECTION_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA, STRING_SCHEMA } from '../fields.js'
+import {
+  COMMON_EXTRA_FIELDS,
+  DETECTION_FIELD,
+  managedField,
+  PYTHON_TESTS,
+  ruleFields,
+  STRING_LIST_SCHEMA,
+  STRING_SCHEMA,
+} from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 const yamlText = (api: string, file: string) => ({ api, file, schema: STRING_SCHEMA, yamlText: true })
@@ -12,16 +20,19 @@ export const simple: RuleKindDef<'simple'> = {
   analysisType: 'rule',
   isKind: (data) => 'Detection' in data,
   folder: 'simple_rules',
-  fields: ruleFields([
-    managedField(false),
-    DETECTION_FIELD,
-    { api: 'logTypes', file: 'LogTypes', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
-    yamlText('inlineFilters', 'InlineFilters'),
-    yamlText('alertTitle', 'AlertTitle'),
-    yamlText('alertContext', 'AlertContext'),
-    yamlText('dynamicSeverities', 'DynamicSeverities'),
-    yamlText('groupBy', 'GroupBy'),
-  ], PYTHON_TESTS),
+  fields: ruleFields(
+    [
+      managedField(false),
+      DETECTION_FIELD,
+      { api: 'logTypes', file: 'LogTypes', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
+      yamlText('inlineFilters', 'InlineFilters'),
+      yamlText('alertTitle', 'AlertTitle'),
+      yamlText('alertContext', 'AlertContext'),
+      yamlText('dynamicSeverities', 'DynamicSeverities'),
+      yamlText('groupBy', 'GroupBy'),
+    ],
+    PYTHON_TESTS,
+  ),
   extraFields: [{ api: 'pythonBody', schema: STRING_SCHEMA, readOnly: true }, ...COMMON_EXTRA_FIELDS],
   requiredFileKeys: ['Detection'],
   tests: PYTHON_TESTS,

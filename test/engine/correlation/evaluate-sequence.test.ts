@@ -6,15 +6,25 @@ import { link, outcomeOf, sequenceData, step, type Signals } from './helpers.js'
 
 // A → B within 10 minutes on `user`, lookback 60.
 const AB = sequenceData([step('A'), step('B')], [link('A', 'B', 10)], { LookbackWindowMinutes: 60 })
-const AB_MIN3 = sequenceData([step('A', { MinMatchCount: 3 }), step('B')], [link('A', 'B', 10)], { LookbackWindowMinutes: 60 })
-const AB_BMIN2 = sequenceData([step('A'), step('B', { MinMatchCount: 2 })], [link('A', 'B', 10)], { LookbackWindowMinutes: 60 })
-const AB_BMAX1 = sequenceData([step('A'), step('B', { MaxMatchCount: 1 })], [link('A', 'B', 10)], { LookbackWindowMinutes: 60 })
+const AB_MIN3 = sequenceData([step('A', { MinMatchCount: 3 }), step('B')], [link('A', 'B', 10)], {
+  LookbackWindowMinutes: 60,
+})
+const AB_BMIN2 = sequenceData([step('A'), step('B', { MinMatchCount: 2 })], [link('A', 'B', 10)], {
+  LookbackWindowMinutes: 60,
+})
+const AB_BMAX1 = sequenceData([step('A'), step('B', { MaxMatchCount: 1 })], [link('A', 'B', 10)], {
+  LookbackWindowMinutes: 60,
+})
 // A → B with no time frame: W defaults to L = 30.
 const AB_DEFAULT_W = sequenceData([step('A'), step('B')], [link('A', 'B')], { LookbackWindowMinutes: 30 })
 // A, then no C within 10.
-const A_NOT_C = sequenceData([step('A'), step('C', { Absence: true })], [link('A', 'C', 10)], { LookbackWindowMinutes: 60 })
+const A_NOT_C = sequenceData([step('A'), step('C', { Absence: true })], [link('A', 'C', 10)], {
+  LookbackWindowMinutes: 60,
+})
 // No X within 10 before A.
-const NOT_X_A = sequenceData([step('X', { Absence: true }), step('A')], [link('X', 'A', 10)], { LookbackWindowMinutes: 60 })
+const NOT_X_A = sequenceData([step('X', { Absence: true }), step('A')], [link('X', 'A', 10)], {
+  LookbackWindowMinutes: 60,
+})
 // A, no X within 10 after A, B within 10 + 10 of A.
 const A_NOT_X_B = sequenceData(
   [step('A'), step('X', { Absence: true }), step('B')],
@@ -24,7 +34,9 @@ const A_NOT_X_B = sequenceData(
 // No transitions: an implicit chain, every step unjoined, W = L = 15.
 const IMPLICIT = sequenceData([step('A'), step('B'), step('C')])
 // A → B joined, B → C not: C is unjoined.
-const PARTLY_JOINED = sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 10)], { LookbackWindowMinutes: 60 })
+const PARTLY_JOINED = sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 10)], {
+  LookbackWindowMinutes: 60,
+})
 // From/To transition: A's actor is B's target.
 const FROM_TO = sequenceData([step('A'), step('B')], [link('A', 'B', 10, ['actor', 'target'])])
 
@@ -38,11 +50,31 @@ interface Row {
 const rows: Row[] = [
   { name: 'B after A within W matches', rule: AB, signals: { A: { alice: [0] }, B: { alice: [5] } }, expected: true },
   { name: 'a gap of exactly W matches', rule: AB, signals: { A: { alice: [0] }, B: { alice: [10] } }, expected: true },
-  { name: 'a gap of W + 1 does not match', rule: AB, signals: { A: { alice: [0] }, B: { alice: [11] } }, expected: false },
-  { name: 'equal timestamps count as after', rule: AB, signals: { A: { alice: [5] }, B: { alice: [5] } }, expected: true },
+  {
+    name: 'a gap of W + 1 does not match',
+    rule: AB,
+    signals: { A: { alice: [0] }, B: { alice: [11] } },
+    expected: false,
+  },
+  {
+    name: 'equal timestamps count as after',
+    rule: AB,
+    signals: { A: { alice: [5] }, B: { alice: [5] } },
+    expected: true,
+  },
   { name: 'B before A does not match', rule: AB, signals: { A: { alice: [5] }, B: { alice: [0] } }, expected: false },
-  { name: 'a later A chains with a later B', rule: AB, signals: { A: { alice: [0, 30] }, B: { alice: [35] } }, expected: true },
-  { name: 'steps with different join values do not chain', rule: AB, signals: { A: { alice: [0] }, B: { bob: [5] } }, expected: false },
+  {
+    name: 'a later A chains with a later B',
+    rule: AB,
+    signals: { A: { alice: [0, 30] }, B: { alice: [35] } },
+    expected: true,
+  },
+  {
+    name: 'steps with different join values do not chain',
+    rule: AB,
+    signals: { A: { alice: [0] }, B: { bob: [5] } },
+    expected: false,
+  },
   {
     name: 'of two join values only the one that completes matters (true)',
     rule: AB,
@@ -57,8 +89,18 @@ const rows: Row[] = [
   },
   { name: 'a missing step does not match', rule: AB, signals: { A: { alice: [0] } }, expected: false },
   { name: 'no signals at all is no match', rule: AB, signals: {}, expected: false },
-  { name: 'MinMatchCount met matches', rule: AB_MIN3, signals: { A: { alice: [0, 1, 2] }, B: { alice: [5] } }, expected: true },
-  { name: 'MinMatchCount not met does not match', rule: AB_MIN3, signals: { A: { alice: [0, 1] }, B: { alice: [5] } }, expected: false },
+  {
+    name: 'MinMatchCount met matches',
+    rule: AB_MIN3,
+    signals: { A: { alice: [0, 1, 2] }, B: { alice: [5] } },
+    expected: true,
+  },
+  {
+    name: 'MinMatchCount not met does not match',
+    rule: AB_MIN3,
+    signals: { A: { alice: [0, 1] }, B: { alice: [5] } },
+    expected: false,
+  },
   {
     name: 'a step completes at the last required signal: the next must not start before it',
     rule: AB_MIN3,
@@ -95,28 +137,78 @@ const rows: Row[] = [
     signals: { A: { alice: [10] }, B: { alice: [5, 12] } },
     expected: false,
   },
-  { name: 'MaxMatchCount respected matches', rule: AB_BMAX1, signals: { A: { alice: [0] }, B: { alice: [5] } }, expected: true },
-  { name: 'more than MaxMatchCount signals fails', rule: AB_BMAX1, signals: { A: { alice: [0] }, B: { alice: [5, 6] } }, expected: false },
+  {
+    name: 'MaxMatchCount respected matches',
+    rule: AB_BMAX1,
+    signals: { A: { alice: [0] }, B: { alice: [5] } },
+    expected: true,
+  },
+  {
+    name: 'more than MaxMatchCount signals fails',
+    rule: AB_BMAX1,
+    signals: { A: { alice: [0] }, B: { alice: [5, 6] } },
+    expected: false,
+  },
   {
     name: 'MaxMatchCount counts per join value',
     rule: AB_BMAX1,
     signals: { A: { alice: [0] }, B: { alice: [5], bob: [5, 6] } },
     expected: true,
   },
-  { name: 'W defaults to L: a gap of exactly L matches', rule: AB_DEFAULT_W, signals: { A: { u: [0] }, B: { u: [30] } }, expected: true },
-  { name: 'a signal older than R − L is not kept', rule: AB_DEFAULT_W, signals: { A: { u: [0] }, B: { u: [31] } }, expected: false },
+  {
+    name: 'W defaults to L: a gap of exactly L matches',
+    rule: AB_DEFAULT_W,
+    signals: { A: { u: [0] }, B: { u: [30] } },
+    expected: true,
+  },
+  {
+    name: 'a signal older than R − L is not kept',
+    rule: AB_DEFAULT_W,
+    signals: { A: { u: [0] }, B: { u: [31] } },
+    expected: false,
+  },
   {
     name: 'the lookback is anchored at the latest signal of any step',
     rule: AB,
     signals: { A: { alice: [0], bob: [100] }, B: { alice: [5] } },
     expected: false,
   },
-  { name: 'absent after: a signal inside W fails', rule: A_NOT_C, signals: { A: { alice: [0] }, C: { alice: [5] } }, expected: false },
-  { name: 'absent after: a signal at exactly W fails', rule: A_NOT_C, signals: { A: { alice: [0] }, C: { alice: [10] } }, expected: false },
-  { name: 'absent after: a signal at the same time fails', rule: A_NOT_C, signals: { A: { alice: [0] }, C: { alice: [0] } }, expected: false },
-  { name: 'absent after: a signal after W matches', rule: A_NOT_C, signals: { A: { alice: [0] }, C: { alice: [11] } }, expected: true },
-  { name: 'absent after: a signal before A does not count', rule: A_NOT_C, signals: { A: { alice: [5] }, C: { alice: [0] } }, expected: true },
-  { name: 'absent after: a signal of another value does not count', rule: A_NOT_C, signals: { A: { alice: [0] }, C: { bob: [5] } }, expected: true },
+  {
+    name: 'absent after: a signal inside W fails',
+    rule: A_NOT_C,
+    signals: { A: { alice: [0] }, C: { alice: [5] } },
+    expected: false,
+  },
+  {
+    name: 'absent after: a signal at exactly W fails',
+    rule: A_NOT_C,
+    signals: { A: { alice: [0] }, C: { alice: [10] } },
+    expected: false,
+  },
+  {
+    name: 'absent after: a signal at the same time fails',
+    rule: A_NOT_C,
+    signals: { A: { alice: [0] }, C: { alice: [0] } },
+    expected: false,
+  },
+  {
+    name: 'absent after: a signal after W matches',
+    rule: A_NOT_C,
+    signals: { A: { alice: [0] }, C: { alice: [11] } },
+    expected: true,
+  },
+  {
+    name: 'absent after: a signal before A does not count',
+    rule: A_NOT_C,
+    signals: { A: { alice: [5] }, C: { alice: [0] } },
+    expected: true,
+  },
+  {
+    name: 'absent after: a signal of another value does not count',
+    rule: A_NOT_C,
+    signals: { A: { alice: [0] }, C: { bob: [5] } },
+    expected: true,
+  },
   {
     name: 'absent after: a later A with a clear window still matches',
     rule: A_NOT_C,
@@ -124,11 +216,36 @@ const rows: Row[] = [
     expected: true,
   },
   { name: 'absent after: nothing absent matches', rule: A_NOT_C, signals: { A: { alice: [0] } }, expected: true },
-  { name: 'absent before: a signal within W before fails', rule: NOT_X_A, signals: { X: { alice: [15] }, A: { alice: [20] } }, expected: false },
-  { name: 'absent before: a signal exactly W before fails', rule: NOT_X_A, signals: { X: { alice: [10] }, A: { alice: [20] } }, expected: false },
-  { name: 'absent before: a signal at the same time fails', rule: NOT_X_A, signals: { X: { alice: [20] }, A: { alice: [20] } }, expected: false },
-  { name: 'absent before: a signal W + 1 before matches', rule: NOT_X_A, signals: { X: { alice: [9] }, A: { alice: [20] } }, expected: true },
-  { name: 'absent before: a signal after A does not count', rule: NOT_X_A, signals: { X: { alice: [25] }, A: { alice: [20] } }, expected: true },
+  {
+    name: 'absent before: a signal within W before fails',
+    rule: NOT_X_A,
+    signals: { X: { alice: [15] }, A: { alice: [20] } },
+    expected: false,
+  },
+  {
+    name: 'absent before: a signal exactly W before fails',
+    rule: NOT_X_A,
+    signals: { X: { alice: [10] }, A: { alice: [20] } },
+    expected: false,
+  },
+  {
+    name: 'absent before: a signal at the same time fails',
+    rule: NOT_X_A,
+    signals: { X: { alice: [20] }, A: { alice: [20] } },
+    expected: false,
+  },
+  {
+    name: 'absent before: a signal W + 1 before matches',
+    rule: NOT_X_A,
+    signals: { X: { alice: [9] }, A: { alice: [20] } },
+    expected: true,
+  },
+  {
+    name: 'absent before: a signal after A does not count',
+    rule: NOT_X_A,
+    signals: { X: { alice: [25] }, A: { alice: [20] } },
+    expected: true,
+  },
   {
     name: 'absent before: a later A with a clear lead-in matches',
     rule: NOT_X_A,
@@ -141,8 +258,18 @@ const rows: Row[] = [
     signals: { X: { alice: [0] }, A: { alice: [25] } },
     expected: true,
   },
-  { name: 'absent in between: clear, B within the summed windows', rule: A_NOT_X_B, signals: { A: { u: [0] }, B: { u: [20] } }, expected: true },
-  { name: 'absent in between: B past the summed windows', rule: A_NOT_X_B, signals: { A: { u: [0] }, B: { u: [21] } }, expected: false },
+  {
+    name: 'absent in between: clear, B within the summed windows',
+    rule: A_NOT_X_B,
+    signals: { A: { u: [0] }, B: { u: [20] } },
+    expected: true,
+  },
+  {
+    name: 'absent in between: B past the summed windows',
+    rule: A_NOT_X_B,
+    signals: { A: { u: [0] }, B: { u: [21] } },
+    expected: false,
+  },
   {
     name: 'absent in between: a signal within W of A fails',
     rule: A_NOT_X_B,
@@ -167,13 +294,30 @@ const rows: Row[] = [
   },
   {
     name: 'a one-signal step completes only at a signal that may start it',
-    rule: sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 1), link('B', 'C', 2)], { LookbackWindowMinutes: 60 }),
+    rule: sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 1), link('B', 'C', 2)], {
+      LookbackWindowMinutes: 60,
+    }),
     signals: { A: { u: [10] }, B: { u: [2, 10, 19] }, C: { u: [21] } },
     expected: false,
   },
-  { name: 'implicit chain: unjoined steps match any value', rule: IMPLICIT, signals: { A: { a: [0] }, B: { b: [1] }, C: { c: [2] } }, expected: true },
-  { name: 'implicit chain: order still matters', rule: IMPLICIT, signals: { A: { a: [0] }, B: { b: [3] }, C: { c: [2] } }, expected: false },
-  { name: 'implicit chain: three equal timestamps chain', rule: IMPLICIT, signals: { A: { a: [7] }, B: { b: [7] }, C: { c: [7] } }, expected: true },
+  {
+    name: 'implicit chain: unjoined steps match any value',
+    rule: IMPLICIT,
+    signals: { A: { a: [0] }, B: { b: [1] }, C: { c: [2] } },
+    expected: true,
+  },
+  {
+    name: 'implicit chain: order still matters',
+    rule: IMPLICIT,
+    signals: { A: { a: [0] }, B: { b: [3] }, C: { c: [2] } },
+    expected: false,
+  },
+  {
+    name: 'implicit chain: three equal timestamps chain',
+    rule: IMPLICIT,
+    signals: { A: { a: [7] }, B: { b: [7] }, C: { c: [7] } },
+    expected: true,
+  },
   {
     name: 'an unjoined step matches whatever value the joined ones share',
     rule: PARTLY_JOINED,

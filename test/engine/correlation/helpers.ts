@@ -11,7 +11,7 @@ export function parseYaml(text: string): Record<string, unknown> {
 }
 
 export function ruleFile(data: Record<string, unknown>, kind: RuleKind = 'correlation'): RuleFile {
-  return { kind, id: String(data['RuleID'] ?? ''), path: '', data }
+  return { kind, id: String(data.RuleID ?? ''), path: '', data }
 }
 
 export function contextOf(rules: RuleFile[], support: Array<SupportFile & { id: string }> = []): EngineContext {
@@ -36,20 +36,33 @@ export function sequenceData(
 ): Record<string, unknown> {
   return {
     RuleID: 'Test.Sequence',
-    Detection: [{ Sequence: steps, ...(transitions ? { Transitions: transitions } : {}), Schedule: SCHEDULE, ...block }],
+    Detection: [
+      { Sequence: steps, ...(transitions ? { Transitions: transitions } : {}), Schedule: SCHEDULE, ...block },
+    ],
   }
 }
 
 /** A transition from → to joined on `on` (or on From/To fields when `on` is a pair). */
-export function link(from: string, to: string, within?: number, on: string | [string, string] = 'user'): Record<string, unknown> {
+export function link(
+  from: string,
+  to: string,
+  within?: number,
+  on: string | [string, string] = 'user',
+): Record<string, unknown> {
   const match = typeof on === 'string' ? { On: on } : { From: on[0], To: on[1] }
-  return { ID: `${from} FOLLOWED BY ${to}`, From: from, To: to, ...(within ? { WithinTimeFrameMinutes: within } : {}), Match: [match] }
+  return {
+    ID: `${from} FOLLOWED BY ${to}`,
+    From: from,
+    To: to,
+    ...(within ? { WithinTimeFrameMinutes: within } : {}),
+    Match: [match],
+  }
 }
 
 /** A Group detection in file form; every member listed in `joined` joins on `user`. */
 export function groupData(
   members: Record<string, unknown>[],
-  joined: string[] = members.map((m) => String(m['ID'])),
+  joined: string[] = members.map((m) => String(m.ID)),
   block: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {

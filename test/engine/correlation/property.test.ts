@@ -79,13 +79,15 @@ t.test(`whole test runs equal a literal reading of §2.2 on ${RUNS} random rules
         ? groupData(steps, joined, { LookbackWindowMinutes: lookback })
         : sequenceData(
             steps,
-            ids.slice(1).flatMap((to, i) =>
-              joined.includes(ids[i]!) && joined.includes(to) ? [link(ids[i]!, to, int(1, 10))] : [],
-            ),
+            ids
+              .slice(1)
+              .flatMap((to, i) =>
+                joined.includes(ids[i]!) && joined.includes(to) ? [link(ids[i]!, to, int(1, 10))] : [],
+              ),
             { LookbackWindowMinutes: lookback },
           )
     // A Group with no joined member has no MatchCriteria at all (an empty one is invalid).
-    if (joined.length === 0) delete (data['Detection'] as Array<Record<string, unknown>>)[0]!['MatchCriteria']
+    if (joined.length === 0) delete (data.Detection as Array<Record<string, unknown>>)[0]!.MatchCriteria
     const detection = compiled(data)
     // Signals: a few per step on the join field or on another field, values a–c, times 0–20.
     const outputs = ids.map((id) => {
@@ -123,12 +125,16 @@ t.test(`whole test runs equal a literal reading of §2.2 on ${RUNS} random rules
         }))
         if (shape === 'Sequence') return bruteForceSequence(stepTimes, detection.gapMinutes)
         if (stepTimes.some((st) => st.absent && st.times.length > 0)) return false
-        return stepTimes.filter((st) => !st.absent && st.times.length >= st.minMatchCount).length >= detection.groupMinMatchCount
+        return (
+          stepTimes.filter((st) => !st.absent && st.times.length >= st.minMatchCount).length >=
+          detection.groupMinMatchCount
+        )
       })
     if (expected) matched++
     if (actual !== expected) {
       mismatches++
-      if (mismatches <= 5) t.fail(`run ${c}: engine ${actual}, literal ${expected}: ${JSON.stringify({ data, outputs })}`)
+      if (mismatches <= 5)
+        t.fail(`run ${c}: engine ${actual}, literal ${expected}: ${JSON.stringify({ data, outputs })}`)
     }
   }
   t.equal(mismatches, 0, 'no mismatch')

@@ -12,7 +12,7 @@ import { contextOf, link, ruleFile, sequenceData, step } from './helpers.js'
 
 function correlation(id: string, refs: string[]): RuleFile {
   const data = sequenceData(refs.map((ref, i) => ({ ID: `S${i}`, RuleID: ref })))
-  data['RuleID'] = id
+  data.RuleID = id
   return ruleFile(data)
 }
 
@@ -28,7 +28,14 @@ const python = (id: string, logTypes: string[]) => ({
 })
 
 t.test('reference ids: first-appearance order, without duplicates, skipping malformed steps', async (t) => {
-  const data = sequenceData([step('A'), step('B'), { ID: 'C', RuleID: 'R.A' }, { ID: 'D' }, 'junk' as never, { ID: 'E', RuleID: 5 }])
+  const data = sequenceData([
+    step('A'),
+    step('B'),
+    { ID: 'C', RuleID: 'R.A' },
+    { ID: 'D' },
+    'junk' as never,
+    { ID: 'E', RuleID: 5 },
+  ])
   t.same(correlationReferenceIds(data), ['R.A', 'R.B'])
   t.same(correlationReferenceIds({ Detection: 'nonsense' }), [])
   t.same(correlationReferenceIds({}), [])
@@ -63,16 +70,22 @@ t.test('a reference to no rule is a DanglingReference warning with its path', as
   ])
   const check = correlationEngine.check(rule, ctx)
   t.same(check.errors, [])
-  t.same(check.warnings.map((w) => w.code), ['DanglingReference'])
+  t.same(
+    check.warnings.map((w) => w.code),
+    ['DanglingReference'],
+  )
 })
 
 t.test('a reference to a non-rule analysis file is dangling too', async (t) => {
   const ctx = contextOf([], [{ id: 'helpers', analysisType: 'global', path: 'global_helpers/helpers.yml', data: {} }])
   const result = resolveCorrelationLogTypes(correlation('C', ['helpers', 'x']), ctx)
-  t.same(result.problems.map((p) => p.message), [
-    'RuleID "helpers" names a global file (global_helpers/helpers.yml), not a rule',
-    'RuleID "x" names no rule in the repository',
-  ])
+  t.same(
+    result.problems.map((p) => p.message),
+    [
+      'RuleID "helpers" names a global file (global_helpers/helpers.yml), not a rule',
+      'RuleID "x" names no rule in the repository',
+    ],
+  )
 })
 
 t.test('a dangling reference further down belongs to the rule that holds it', async (t) => {
@@ -97,14 +110,16 @@ t.test('cycles back to the rule are reported as ReferenceCycle errors, and end',
   ])
   t.same(selfResult.logTypes, ['A.Log'])
   const aResult = resolveCorrelationLogTypes(a, ctx)
-  t.same(aResult.problems.map((p) => p.message), [
-    'reference cycle: C.A → C.B → C.A; a correlation rule cannot depend on its own signals',
-  ])
+  t.same(
+    aResult.problems.map((p) => p.message),
+    ['reference cycle: C.A → C.B → C.A; a correlation rule cannot depend on its own signals'],
+  )
   t.same(aResult.logTypes, ['A.Log'])
   const check = correlationEngine.check(b, ctx)
-  t.same(check.errors.map((e) => [e.code, e.message]), [
-    ['ReferenceCycle', 'reference cycle: C.B → C.A → C.B; a correlation rule cannot depend on its own signals'],
-  ])
+  t.same(
+    check.errors.map((e) => [e.code, e.message]),
+    [['ReferenceCycle', 'reference cycle: C.B → C.A → C.B; a correlation rule cannot depend on its own signals']],
+  )
 })
 
 t.test('a cycle that does not pass through the rule is not its problem, and still ends', async (t) => {

@@ -7,7 +7,10 @@ import { correlationEngine } from '../../../src/engine/correlation/index.js'
 import { runCorrelationTest } from '../../../src/engine/correlation/run-tests.js'
 import { compiled, contextOf, link, outcomeOf, parseYaml, ruleFile, sequenceData, step } from './helpers.js'
 
-const EXAMPLE = new URL('../../fixtures/shared-examples-rules/correlation_rules/editor_brute_force_then_success.yml', import.meta.url)
+const EXAMPLE = new URL(
+  '../../fixtures/shared-examples-rules/correlation_rules/editor_brute_force_then_success.yml',
+  import.meta.url,
+)
 const exampleData = () => parseYaml(readFileSync(EXAMPLE, 'utf8'))
 const ctx = contextOf([])
 
@@ -23,8 +26,8 @@ t.test('the example rule’s tests all pass', async (t) => {
 
 t.test('the example rule’s tests fail when ExpectedResult is flipped', async (t) => {
   const data = exampleData()
-  const tests = data['Tests'] as Array<Record<string, unknown>>
-  data['Tests'] = tests.map((test) => ({ ...test, ExpectedResult: !test['ExpectedResult'] }))
+  const tests = data.Tests as Array<Record<string, unknown>>
+  data.Tests = tests.map((test) => ({ ...test, ExpectedResult: !test.ExpectedResult }))
   const outcomes = await correlationEngine.runTests(ruleFile(data), ctx)
   t.same(
     outcomes.map((o) => [o.name, o.passed, o.actual]),
@@ -68,7 +71,8 @@ const errorRows: ErrorRow[] = [
   {
     name: 'a timestamp that is not RFC 3339',
     outputs: [{ ID: 'A', Matches: { user: { u: ['2026-11-20 8:00'] } } }],
-    message: 'RuleOutputs[0].Matches["user"]["u"]: "2026-11-20 8:00" is neither an integer number of minutes nor an RFC 3339 timestamp',
+    message:
+      'RuleOutputs[0].Matches["user"]["u"]: "2026-11-20 8:00" is neither an integer number of minutes nor an RFC 3339 timestamp',
   },
   {
     name: 'an impossible date',
@@ -99,7 +103,11 @@ const errorRows: ErrorRow[] = [
 
 for (const row of errorRows) {
   t.test(`test error: ${row.name}`, async (t) => {
-    const outcome = runCorrelationTest(compiled(AB), { Name: row.name, ExpectedResult: true, RuleOutputs: row.outputs }, 0)
+    const outcome = runCorrelationTest(
+      compiled(AB),
+      { Name: row.name, ExpectedResult: true, RuleOutputs: row.outputs },
+      0,
+    )
     t.equal(outcome.actual, null, 'no outcome')
     t.equal(outcome.passed, false, 'never a pass')
     if (typeof row.message === 'string') t.equal(outcome.error, row.message)
@@ -161,7 +169,7 @@ t.test('an ExpectedResult that is not a boolean is a test error', async (t) => {
 
 t.test('tests of a rule whose Detection is invalid report why, and fail', async (t) => {
   const data = sequenceData([step('A')])
-  data['Tests'] = [{ Name: 'one', ExpectedResult: true, RuleOutputs: [] }]
+  data.Tests = [{ Name: 'one', ExpectedResult: true, RuleOutputs: [] }]
   const outcomes = await correlationEngine.runTests(ruleFile(data), ctx)
   t.same(outcomes, [
     {

@@ -34,7 +34,10 @@ const invalid: Array<[unknown, string]> = [
   ['2023-02-29T00:00:00Z', '"2023-02-29T00:00:00Z" is neither an integer number of minutes nor an RFC 3339 timestamp'],
   ['2026-13-01T00:00:00Z', '"2026-13-01T00:00:00Z" is neither an integer number of minutes nor an RFC 3339 timestamp'],
   ['2026-11-20T24:00:00Z', '"2026-11-20T24:00:00Z" is neither an integer number of minutes nor an RFC 3339 timestamp'],
-  ['2026-11-20T08:00:00+25:00', '"2026-11-20T08:00:00+25:00" is neither an integer number of minutes nor an RFC 3339 timestamp'],
+  [
+    '2026-11-20T08:00:00+25:00',
+    '"2026-11-20T08:00:00+25:00" is neither an integer number of minutes nor an RFC 3339 timestamp',
+  ],
   [null, 'null is not a timestamp (an integer number of minutes or an RFC 3339 string)'],
   [true, 'true is not a timestamp (an integer number of minutes or an RFC 3339 string)'],
 ]

@@ -28,71 +28,376 @@ interface Row {
 const D = ['Detection', 0]
 const rows: Row[] = [
   // The block
-  { name: 'no Detection', data: edit(SEQ, (_, d) => delete d.Detection), path: ['Detection'], message: 'Detection is required: a list holding one Group or Sequence block' },
-  { name: 'Detection not a list', data: edit(SEQ, (b, d) => (d.Detection = b)), path: ['Detection'], message: /^Detection must be a list holding exactly one Group or Sequence block, got \{/.source },
-  { name: 'two blocks', data: edit(SEQ, (b, d) => d.Detection.push(b)), path: ['Detection'], message: 'Detection must be a list holding exactly one Group or Sequence block, got 2 items' },
-  { name: 'block not a map', data: edit(SEQ, (_, d) => (d.Detection = ['Sequence'])), path: D, message: 'a Detection block must be a map with Group or Sequence, got "Sequence"' },
-  { name: 'neither Group nor Sequence', data: edit(SEQ, (b) => delete b.Sequence), path: D, message: 'a Detection block needs Group (unordered members) or Sequence (ordered steps)' },
-  { name: 'both Group and Sequence', data: edit(SEQ, (b) => (b.Group = b.Sequence)), path: D, message: 'a Detection block has either Group or Sequence, not both' },
-  { name: 'unknown block key', data: edit(SEQ, (b) => (b.Lookback = 5)), path: [...D, 'Lookback'], message: 'unknown key "Lookback" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)' },
-  { name: 'MatchCriteria on a Sequence', data: edit(SEQ, (b) => (b.MatchCriteria = {})), path: [...D, 'MatchCriteria'], message: 'unknown key "MatchCriteria" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)' },
-  { name: 'lookback zero', data: edit(SEQ, (b) => (b.LookbackWindowMinutes = 0)), path: [...D, 'LookbackWindowMinutes'], message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got 0' },
-  { name: 'lookback fractional', data: edit(SEQ, (b) => (b.LookbackWindowMinutes = 1.5)), path: [...D, 'LookbackWindowMinutes'], message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got 1.5' },
-  { name: 'lookback a string', data: edit(SEQ, (b) => (b.LookbackWindowMinutes = '60')), path: [...D, 'LookbackWindowMinutes'], message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got "60"' },
-  { name: 'bad EventEvaluationOrder', data: edit(SEQ, (b) => (b.EventEvaluationOrder = 'Random')), path: [...D, 'EventEvaluationOrder'], message: 'EventEvaluationOrder must be Chronological or ReverseChronological, got "Random"' },
+  {
+    name: 'no Detection',
+    data: edit(SEQ, (_, d) => delete d.Detection),
+    path: ['Detection'],
+    message: 'Detection is required: a list holding one Group or Sequence block',
+  },
+  {
+    name: 'Detection not a list',
+    data: edit(SEQ, (b, d) => (d.Detection = b)),
+    path: ['Detection'],
+    message: /^Detection must be a list holding exactly one Group or Sequence block, got \{/.source,
+  },
+  {
+    name: 'two blocks',
+    data: edit(SEQ, (b, d) => d.Detection.push(b)),
+    path: ['Detection'],
+    message: 'Detection must be a list holding exactly one Group or Sequence block, got 2 items',
+  },
+  {
+    name: 'block not a map',
+    data: edit(SEQ, (_, d) => (d.Detection = ['Sequence'])),
+    path: D,
+    message: 'a Detection block must be a map with Group or Sequence, got "Sequence"',
+  },
+  {
+    name: 'neither Group nor Sequence',
+    data: edit(SEQ, (b) => delete b.Sequence),
+    path: D,
+    message: 'a Detection block needs Group (unordered members) or Sequence (ordered steps)',
+  },
+  {
+    name: 'both Group and Sequence',
+    data: edit(SEQ, (b) => (b.Group = b.Sequence)),
+    path: D,
+    message: 'a Detection block has either Group or Sequence, not both',
+  },
+  {
+    name: 'unknown block key',
+    data: edit(SEQ, (b) => (b.Lookback = 5)),
+    path: [...D, 'Lookback'],
+    message:
+      'unknown key "Lookback" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)',
+  },
+  {
+    name: 'MatchCriteria on a Sequence',
+    data: edit(SEQ, (b) => (b.MatchCriteria = {})),
+    path: [...D, 'MatchCriteria'],
+    message:
+      'unknown key "MatchCriteria" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)',
+  },
+  {
+    name: 'lookback zero',
+    data: edit(SEQ, (b) => (b.LookbackWindowMinutes = 0)),
+    path: [...D, 'LookbackWindowMinutes'],
+    message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got 0',
+  },
+  {
+    name: 'lookback fractional',
+    data: edit(SEQ, (b) => (b.LookbackWindowMinutes = 1.5)),
+    path: [...D, 'LookbackWindowMinutes'],
+    message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got 1.5',
+  },
+  {
+    name: 'lookback a string',
+    data: edit(SEQ, (b) => (b.LookbackWindowMinutes = '60')),
+    path: [...D, 'LookbackWindowMinutes'],
+    message: 'LookbackWindowMinutes in the Sequence block must be a positive integer, got "60"',
+  },
+  {
+    name: 'bad EventEvaluationOrder',
+    data: edit(SEQ, (b) => (b.EventEvaluationOrder = 'Random')),
+    path: [...D, 'EventEvaluationOrder'],
+    message: 'EventEvaluationOrder must be Chronological or ReverseChronological, got "Random"',
+  },
   // Schedule
-  { name: 'no Schedule', data: edit(SEQ, (b) => delete b.Schedule), path: [...D, 'Schedule'], message: 'Schedule is required: {RateMinutes or CronExpression, TimeoutMinutes}' },
-  { name: 'Schedule not a map', data: edit(SEQ, (b) => (b.Schedule = 60)), path: [...D, 'Schedule'], message: 'Schedule must be a map with RateMinutes or CronExpression, and TimeoutMinutes; got 60' },
-  { name: 'Schedule without a rate or cron', data: edit(SEQ, (b) => (b.Schedule = { TimeoutMinutes: 5 })), path: [...D, 'Schedule'], message: 'Schedule needs RateMinutes or CronExpression' },
-  { name: 'Schedule with both', data: edit(SEQ, (b) => (b.Schedule.CronExpression = '0 * * * *')), path: [...D, 'Schedule'], message: 'Schedule has both RateMinutes and CronExpression; give exactly one' },
-  { name: 'Schedule without timeout', data: edit(SEQ, (b) => delete b.Schedule.TimeoutMinutes), path: [...D, 'Schedule', 'TimeoutMinutes'], message: 'TimeoutMinutes is required in Schedule' },
-  { name: 'rate below timeout', data: edit(SEQ, (b) => (b.Schedule = { RateMinutes: 5, TimeoutMinutes: 10 })), path: [...D, 'Schedule', 'RateMinutes'], message: 'RateMinutes (5) must be at least TimeoutMinutes (10): a run must time out before the next one starts' },
-  { name: 'negative rate', data: edit(SEQ, (b) => (b.Schedule.RateMinutes = -60)), path: [...D, 'Schedule', 'RateMinutes'], message: 'RateMinutes in Schedule must be a positive integer, got -60' },
-  { name: 'zero timeout', data: edit(SEQ, (b) => (b.Schedule.TimeoutMinutes = 0)), path: [...D, 'Schedule', 'TimeoutMinutes'], message: 'TimeoutMinutes in Schedule must be a positive integer, got 0' },
-  { name: 'bad cron', data: edit(SEQ, (b) => (b.Schedule = { CronExpression: '61 * * * *', TimeoutMinutes: 5 })), path: [...D, 'Schedule', 'CronExpression'], message: 'CronExpression must be a five-field cron expression (minute hour day-of-month month day-of-week), got "61 * * * *"' },
-  { name: 'six-field cron', data: edit(SEQ, (b) => (b.Schedule = { CronExpression: '0 0 * * * *', TimeoutMinutes: 5 })), path: [...D, 'Schedule', 'CronExpression'], message: 'CronExpression must be a five-field cron expression (minute hour day-of-month month day-of-week), got "0 0 * * * *"' },
-  { name: 'unknown Schedule key', data: edit(SEQ, (b) => (b.Schedule.Every = 5)), path: [...D, 'Schedule', 'Every'], message: 'unknown key "Every" in Schedule (allowed: RateMinutes, CronExpression, TimeoutMinutes)' },
+  {
+    name: 'no Schedule',
+    data: edit(SEQ, (b) => delete b.Schedule),
+    path: [...D, 'Schedule'],
+    message: 'Schedule is required: {RateMinutes or CronExpression, TimeoutMinutes}',
+  },
+  {
+    name: 'Schedule not a map',
+    data: edit(SEQ, (b) => (b.Schedule = 60)),
+    path: [...D, 'Schedule'],
+    message: 'Schedule must be a map with RateMinutes or CronExpression, and TimeoutMinutes; got 60',
+  },
+  {
+    name: 'Schedule without a rate or cron',
+    data: edit(SEQ, (b) => (b.Schedule = { TimeoutMinutes: 5 })),
+    path: [...D, 'Schedule'],
+    message: 'Schedule needs RateMinutes or CronExpression',
+  },
+  {
+    name: 'Schedule with both',
+    data: edit(SEQ, (b) => (b.Schedule.CronExpression = '0 * * * *')),
+    path: [...D, 'Schedule'],
+    message: 'Schedule has both RateMinutes and CronExpression; give exactly one',
+  },
+  {
+    name: 'Schedule without timeout',
+    data: edit(SEQ, (b) => delete b.Schedule.TimeoutMinutes),
+    path: [...D, 'Schedule', 'TimeoutMinutes'],
+    message: 'TimeoutMinutes is required in Schedule',
+  },
+  {
+    name: 'rate below timeout',
+    data: edit(SEQ, (b) => (b.Schedule = { RateMinutes: 5, TimeoutMinutes: 10 })),
+    path: [...D, 'Schedule', 'RateMinutes'],
+    message: 'RateMinutes (5) must be at least TimeoutMinutes (10): a run must time out before the next one starts',
+  },
+  {
+    name: 'negative rate',
+    data: edit(SEQ, (b) => (b.Schedule.RateMinutes = -60)),
+    path: [...D, 'Schedule', 'RateMinutes'],
+    message: 'RateMinutes in Schedule must be a positive integer, got -60',
+  },
+  {
+    name: 'zero timeout',
+    data: edit(SEQ, (b) => (b.Schedule.TimeoutMinutes = 0)),
+    path: [...D, 'Schedule', 'TimeoutMinutes'],
+    message: 'TimeoutMinutes in Schedule must be a positive integer, got 0',
+  },
+  {
+    name: 'bad cron',
+    data: edit(SEQ, (b) => (b.Schedule = { CronExpression: '61 * * * *', TimeoutMinutes: 5 })),
+    path: [...D, 'Schedule', 'CronExpression'],
+    message:
+      'CronExpression must be a five-field cron expression (minute hour day-of-month month day-of-week), got "61 * * * *"',
+  },
+  {
+    name: 'six-field cron',
+    data: edit(SEQ, (b) => (b.Schedule = { CronExpression: '0 0 * * * *', TimeoutMinutes: 5 })),
+    path: [...D, 'Schedule', 'CronExpression'],
+    message:
+      'CronExpression must be a five-field cron expression (minute hour day-of-month month day-of-week), got "0 0 * * * *"',
+  },
+  {
+    name: 'unknown Schedule key',
+    data: edit(SEQ, (b) => (b.Schedule.Every = 5)),
+    path: [...D, 'Schedule', 'Every'],
+    message: 'unknown key "Every" in Schedule (allowed: RateMinutes, CronExpression, TimeoutMinutes)',
+  },
   // Steps
-  { name: 'steps not a list', data: edit(SEQ, (b) => (b.Sequence = { A: 1 })), path: [...D, 'Sequence'], message: 'Sequence must be a list of steps, got {"A":1}' },
-  { name: 'one step', data: edit(SEQ, (b) => { b.Sequence.pop(); delete b.Transitions }), path: [...D, 'Sequence'], message: 'a Sequence needs at least two steps, found 1' },
-  { name: 'one member', data: edit(GRP, (b) => { b.Group.pop(); b.MatchCriteria.user.pop() }), path: [...D, 'Group'], message: 'a Group needs at least two members, found 1' },
-  { name: 'step not a map', data: edit(SEQ, (b) => (b.Sequence[1] = 'B')), path: [...D, 'Sequence', 1], message: 'a Sequence step must be a map with ID and RuleID, got "B"' },
-  { name: 'unknown step key', data: edit(SEQ, (b) => (b.Sequence[0].Count = 2)), path: [...D, 'Sequence', 0, 'Count'], message: 'unknown key "Count" in a Sequence step (allowed: ID, RuleID, MinMatchCount, MaxMatchCount, Absence)' },
-  { name: 'step without ID', data: edit(GRP, (b) => { delete b.Group[1].ID; b.MatchCriteria.user.pop() }), path: [...D, 'Group', 1, 'ID'], message: 'ID is required in Group member 2' },
-  { name: 'step without RuleID', data: edit(SEQ, (b) => delete b.Sequence[0].RuleID), path: [...D, 'Sequence', 0, 'RuleID'], message: 'RuleID is required in Sequence step 1' },
-  { name: 'step ID a number', data: edit(GRP, (b) => { b.Group[1].ID = 7; b.MatchCriteria.user.pop() }), path: [...D, 'Group', 1, 'ID'], message: 'ID in Group member 2 must be a non-empty string, got 7' },
-  { name: 'RuleID with spaces around', data: edit(SEQ, (b) => (b.Sequence[0].RuleID = ' R.A')), path: [...D, 'Sequence', 0, 'RuleID'], message: 'RuleID in Sequence step 1 must not start or end with spaces, got " R.A"' },
-  { name: 'MinMatchCount zero', data: edit(SEQ, (b) => (b.Sequence[0].MinMatchCount = 0)), path: [...D, 'Sequence', 0, 'MinMatchCount'], message: 'MinMatchCount in Sequence step 1 must be a positive integer, got 0' },
-  { name: 'MaxMatchCount negative', data: edit(SEQ, (b) => (b.Sequence[1].MaxMatchCount = -1)), path: [...D, 'Sequence', 1, 'MaxMatchCount'], message: 'MaxMatchCount in Sequence step 2 must be a positive integer, got -1' },
-  { name: 'MaxMatchCount below MinMatchCount', data: edit(SEQ, (b) => Object.assign(b.Sequence[0], { MinMatchCount: 5, MaxMatchCount: 3 })), path: [...D, 'Sequence', 0, 'MaxMatchCount'], message: 'MaxMatchCount (3) of step "A" is below its MinMatchCount (5), so it can never match' },
-  { name: 'Absence not a boolean', data: edit(SEQ, (b) => (b.Sequence[1].Absence = 'yes')), path: [...D, 'Sequence', 1, 'Absence'], message: 'Absence in Sequence step 2 must be true or false, got "yes"' },
-  { name: 'duplicate step IDs', data: edit(SEQ, (b) => { b.Sequence.push(step('A')) }), path: [...D, 'Sequence', 2, 'ID'], message: 'step ID "A" is used more than once (first by step 1); IDs must be unique' },
-  { name: 'every member absent', data: edit(GRP, (b) => b.Group.forEach((m: Any) => (m.Absence = true))), path: [...D, 'Group'], message: 'every member of the Group is an Absence member; at least one must be present for the rule to match' },
+  {
+    name: 'steps not a list',
+    data: edit(SEQ, (b) => (b.Sequence = { A: 1 })),
+    path: [...D, 'Sequence'],
+    message: 'Sequence must be a list of steps, got {"A":1}',
+  },
+  {
+    name: 'one step',
+    data: edit(SEQ, (b) => {
+      b.Sequence.pop()
+      delete b.Transitions
+    }),
+    path: [...D, 'Sequence'],
+    message: 'a Sequence needs at least two steps, found 1',
+  },
+  {
+    name: 'one member',
+    data: edit(GRP, (b) => {
+      b.Group.pop()
+      b.MatchCriteria.user.pop()
+    }),
+    path: [...D, 'Group'],
+    message: 'a Group needs at least two members, found 1',
+  },
+  {
+    name: 'step not a map',
+    data: edit(SEQ, (b) => (b.Sequence[1] = 'B')),
+    path: [...D, 'Sequence', 1],
+    message: 'a Sequence step must be a map with ID and RuleID, got "B"',
+  },
+  {
+    name: 'unknown step key',
+    data: edit(SEQ, (b) => (b.Sequence[0].Count = 2)),
+    path: [...D, 'Sequence', 0, 'Count'],
+    message: 'unknown key "Count" in a Sequence step (allowed: ID, RuleID, MinMatchCount, MaxMatchCount, Absence)',
+  },
+  {
+    name: 'step without ID',
+    data: edit(GRP, (b) => {
+      delete b.Group[1].ID
+      b.MatchCriteria.user.pop()
+    }),
+    path: [...D, 'Group', 1, 'ID'],
+    message: 'ID is required in Group member 2',
+  },
+  {
+    name: 'step without RuleID',
+    data: edit(SEQ, (b) => delete b.Sequence[0].RuleID),
+    path: [...D, 'Sequence', 0, 'RuleID'],
+    message: 'RuleID is required in Sequence step 1',
+  },
+  {
+    name: 'step ID a number',
+    data: edit(GRP, (b) => {
+      b.Group[1].ID = 7
+      b.MatchCriteria.user.pop()
+    }),
+    path: [...D, 'Group', 1, 'ID'],
+    message: 'ID in Group member 2 must be a non-empty string, got 7',
+  },
+  {
+    name: 'RuleID with spaces around',
+    data: edit(SEQ, (b) => (b.Sequence[0].RuleID = ' R.A')),
+    path: [...D, 'Sequence', 0, 'RuleID'],
+    message: 'RuleID in Sequence step 1 must not start or end with spaces, got " R.A"',
+  },
+  {
+    name: 'MinMatchCount zero',
+    data: edit(SEQ, (b) => (b.Sequence[0].MinMatchCount = 0)),
+    path: [...D, 'Sequence', 0, 'MinMatchCount'],
+    message: 'MinMatchCount in Sequence step 1 must be a positive integer, got 0',
+  },
+  {
+    name: 'MaxMatchCount negative',
+    data: edit(SEQ, (b) => (b.Sequence[1].MaxMatchCount = -1)),
+    path: [...D, 'Sequence', 1, 'MaxMatchCount'],
+    message: 'MaxMatchCount in Sequence step 2 must be a positive integer, got -1',
+  },
+  {
+    name: 'MaxMatchCount below MinMatchCount',
+    data: edit(SEQ, (b) => Object.assign(b.Sequence[0], { MinMatchCount: 5, MaxMatchCount: 3 })),
+    path: [...D, 'Sequence', 0, 'MaxMatchCount'],
+    message: 'MaxMatchCount (3) of step "A" is below its MinMatchCount (5), so it can never match',
+  },
+  {
+    name: 'Absence not a boolean',
+    data: edit(SEQ, (b) => (b.Sequence[1].Absence = 'yes')),
+    path: [...D, 'Sequence', 1, 'Absence'],
+    message: 'Absence in Sequence step 2 must be true or false, got "yes"',
+  },
+  {
+    name: 'duplicate step IDs',
+    data: edit(SEQ, (b) => {
+      b.Sequence.push(step('A'))
+    }),
+    path: [...D, 'Sequence', 2, 'ID'],
+    message: 'step ID "A" is used more than once (first by step 1); IDs must be unique',
+  },
+  {
+    name: 'every member absent',
+    data: edit(GRP, (b) => b.Group.forEach((m: Any) => (m.Absence = true))),
+    path: [...D, 'Group'],
+    message: 'every member of the Group is an Absence member; at least one must be present for the rule to match',
+  },
   // Group
-  { name: 'MatchCriteria not a map', data: edit(GRP, (b) => (b.MatchCriteria = ['user'])), path: [...D, 'MatchCriteria'], message: 'MatchCriteria must be a map from a criterion name to a list of {GroupID, Match}, got ["user"]' },
-  { name: 'empty criterion', data: edit(GRP, (b) => (b.MatchCriteria.user = [])), path: [...D, 'MatchCriteria', 'user'], message: 'MatchCriteria "user" must be a non-empty list of {GroupID, Match}, got []' },
-  { name: 'criterion item not a map', data: edit(GRP, (b) => (b.MatchCriteria.user[0] = 'A')), path: [...D, 'MatchCriteria', 'user', 0], message: 'an item of MatchCriteria "user" must be a map with GroupID and Match, got "A"' },
-  { name: 'GroupID naming no member', data: edit(GRP, (b) => (b.MatchCriteria.user[1].GroupID = 'C')), path: [...D, 'MatchCriteria', 'user', 1, 'GroupID'], message: 'GroupID "C" names no member of the Group (members: "A", "B")' },
-  { name: 'criterion item without Match', data: edit(GRP, (b) => delete b.MatchCriteria.user[0].Match), path: [...D, 'MatchCriteria', 'user', 0, 'Match'], message: 'Match is required in MatchCriteria "user" item 1' },
-  { name: 'unknown criterion item key', data: edit(GRP, (b) => (b.MatchCriteria.user[0].On = 'x')), path: [...D, 'MatchCriteria', 'user', 0, 'On'], message: 'unknown key "On" in a MatchCriteria item (allowed: GroupID, Match)' },
-  { name: 'member twice in one criterion', data: edit(GRP, (b) => (b.MatchCriteria.user[1].GroupID = 'A')), path: [...D, 'MatchCriteria', 'user', 1, 'GroupID'], message: 'member "A" appears more than once in MatchCriteria "user"' },
-  { name: 'group MinMatchCount above the members', data: edit(GRP, (b) => (b.MinMatchCount = 3)), path: [...D, 'MinMatchCount'], message: "the Group's MinMatchCount (3) exceeds its number of members that are not Absence members (2), so it can never match" },
-  { name: 'group MinMatchCount zero', data: edit(GRP, (b) => (b.MinMatchCount = 0)), path: [...D, 'MinMatchCount'], message: 'MinMatchCount in the Group block must be a positive integer, got 0' },
-  { name: 'block MinMatchCount on a Sequence', data: edit(SEQ, (b) => (b.MinMatchCount = 1)), path: [...D, 'MinMatchCount'], message: 'unknown key "MinMatchCount" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)' },
+  {
+    name: 'MatchCriteria not a map',
+    data: edit(GRP, (b) => (b.MatchCriteria = ['user'])),
+    path: [...D, 'MatchCriteria'],
+    message: 'MatchCriteria must be a map from a criterion name to a list of {GroupID, Match}, got ["user"]',
+  },
+  {
+    name: 'empty criterion',
+    data: edit(GRP, (b) => (b.MatchCriteria.user = [])),
+    path: [...D, 'MatchCriteria', 'user'],
+    message: 'MatchCriteria "user" must be a non-empty list of {GroupID, Match}, got []',
+  },
+  {
+    name: 'criterion item not a map',
+    data: edit(GRP, (b) => (b.MatchCriteria.user[0] = 'A')),
+    path: [...D, 'MatchCriteria', 'user', 0],
+    message: 'an item of MatchCriteria "user" must be a map with GroupID and Match, got "A"',
+  },
+  {
+    name: 'GroupID naming no member',
+    data: edit(GRP, (b) => (b.MatchCriteria.user[1].GroupID = 'C')),
+    path: [...D, 'MatchCriteria', 'user', 1, 'GroupID'],
+    message: 'GroupID "C" names no member of the Group (members: "A", "B")',
+  },
+  {
+    name: 'criterion item without Match',
+    data: edit(GRP, (b) => delete b.MatchCriteria.user[0].Match),
+    path: [...D, 'MatchCriteria', 'user', 0, 'Match'],
+    message: 'Match is required in MatchCriteria "user" item 1',
+  },
+  {
+    name: 'unknown criterion item key',
+    data: edit(GRP, (b) => (b.MatchCriteria.user[0].On = 'x')),
+    path: [...D, 'MatchCriteria', 'user', 0, 'On'],
+    message: 'unknown key "On" in a MatchCriteria item (allowed: GroupID, Match)',
+  },
+  {
+    name: 'member twice in one criterion',
+    data: edit(GRP, (b) => (b.MatchCriteria.user[1].GroupID = 'A')),
+    path: [...D, 'MatchCriteria', 'user', 1, 'GroupID'],
+    message: 'member "A" appears more than once in MatchCriteria "user"',
+  },
+  {
+    name: 'group MinMatchCount above the members',
+    data: edit(GRP, (b) => (b.MinMatchCount = 3)),
+    path: [...D, 'MinMatchCount'],
+    message:
+      "the Group's MinMatchCount (3) exceeds its number of members that are not Absence members (2), so it can never match",
+  },
+  {
+    name: 'group MinMatchCount zero',
+    data: edit(GRP, (b) => (b.MinMatchCount = 0)),
+    path: [...D, 'MinMatchCount'],
+    message: 'MinMatchCount in the Group block must be a positive integer, got 0',
+  },
+  {
+    name: 'block MinMatchCount on a Sequence',
+    data: edit(SEQ, (b) => (b.MinMatchCount = 1)),
+    path: [...D, 'MinMatchCount'],
+    message:
+      'unknown key "MinMatchCount" in a Sequence block (allowed: Sequence, Transitions, LookbackWindowMinutes, Schedule, EventEvaluationOrder)',
+  },
   // Transitions
-  { name: 'Transitions not a list', data: edit(SEQ, (b) => (b.Transitions = b.Transitions[0])), path: [...D, 'Transitions'], message: /^Transitions must be a list, got \{/.source },
-  { name: 'transition not a map', data: edit(SEQ, (b) => (b.Transitions[0] = 'A to B')), path: [...D, 'Transitions', 0], message: 'a transition must be a map with ID, From, To and Match, got "A to B"' },
-  { name: 'transition without ID', data: edit(SEQ, (b) => delete b.Transitions[0].ID), path: [...D, 'Transitions', 0, 'ID'], message: 'ID is required in transition 1' },
-  { name: 'unknown transition key', data: edit(SEQ, (b) => (b.Transitions[0].Within = 5)), path: [...D, 'Transitions', 0, 'Within'], message: 'unknown key "Within" in a transition (allowed: ID, From, To, WithinTimeFrameMinutes, Match)' },
-  { name: 'From naming no step', data: edit(SEQ, (b) => (b.Transitions[0].From = 'Z')), path: [...D, 'Transitions', 0, 'From'], message: 'From "Z" names no step of the Sequence (steps: "A", "B")' },
-  { name: 'To naming no step', data: edit(SEQ, (b) => (b.Transitions[0].To = 'Z')), path: [...D, 'Transitions', 0, 'To'], message: 'To "Z" names no step of the Sequence (steps: "A", "B")' },
-  { name: 'To missing', data: edit(SEQ, (b) => delete b.Transitions[0].To), path: [...D, 'Transitions', 0, 'To'], message: 'To is required in transition 1' },
-  { name: 'transition backwards', data: edit(SEQ, (b) => Object.assign(b.Transitions[0], { From: 'B', To: 'A' })), path: [...D, 'Transitions', 0, 'To'], message: 'transition 1 goes from "B", the last step; a transition must link a step to the one right after it in the Sequence list' },
+  {
+    name: 'Transitions not a list',
+    data: edit(SEQ, (b) => (b.Transitions = b.Transitions[0])),
+    path: [...D, 'Transitions'],
+    message: /^Transitions must be a list, got \{/.source,
+  },
+  {
+    name: 'transition not a map',
+    data: edit(SEQ, (b) => (b.Transitions[0] = 'A to B')),
+    path: [...D, 'Transitions', 0],
+    message: 'a transition must be a map with ID, From, To and Match, got "A to B"',
+  },
+  {
+    name: 'transition without ID',
+    data: edit(SEQ, (b) => delete b.Transitions[0].ID),
+    path: [...D, 'Transitions', 0, 'ID'],
+    message: 'ID is required in transition 1',
+  },
+  {
+    name: 'unknown transition key',
+    data: edit(SEQ, (b) => (b.Transitions[0].Within = 5)),
+    path: [...D, 'Transitions', 0, 'Within'],
+    message: 'unknown key "Within" in a transition (allowed: ID, From, To, WithinTimeFrameMinutes, Match)',
+  },
+  {
+    name: 'From naming no step',
+    data: edit(SEQ, (b) => (b.Transitions[0].From = 'Z')),
+    path: [...D, 'Transitions', 0, 'From'],
+    message: 'From "Z" names no step of the Sequence (steps: "A", "B")',
+  },
+  {
+    name: 'To naming no step',
+    data: edit(SEQ, (b) => (b.Transitions[0].To = 'Z')),
+    path: [...D, 'Transitions', 0, 'To'],
+    message: 'To "Z" names no step of the Sequence (steps: "A", "B")',
+  },
+  {
+    name: 'To missing',
+    data: edit(SEQ, (b) => delete b.Transitions[0].To),
+    path: [...D, 'Transitions', 0, 'To'],
+    message: 'To is required in transition 1',
+  },
+  {
+    name: 'transition backwards',
+    data: edit(SEQ, (b) => Object.assign(b.Transitions[0], { From: 'B', To: 'A' })),
+    path: [...D, 'Transitions', 0, 'To'],
+    message:
+      'transition 1 goes from "B", the last step; a transition must link a step to the one right after it in the Sequence list',
+  },
   {
     name: 'transition skipping a step',
-    data: edit(SEQ, (b) => { b.Sequence.push(step('C')); b.Transitions[0].To = 'C' }),
+    data: edit(SEQ, (b) => {
+      b.Sequence.push(step('C'))
+      b.Transitions[0].To = 'C'
+    }),
     path: [...D, 'Transitions', 0, 'To'],
-    message: 'transition 1 goes from "A" to "C"; a transition must link a step to the one right after it in the Sequence list (here "B")',
+    message:
+      'transition 1 goes from "A" to "C"; a transition must link a step to the one right after it in the Sequence list (here "B")',
   },
   {
     name: 'two transitions for one link',
@@ -102,20 +407,77 @@ const rows: Row[] = [
   },
   {
     name: 'duplicate transition IDs',
-    data: edit(SEQ, (b) => { b.Sequence.push(step('C')); b.Transitions.push({ ...b.Transitions[0], From: 'B', To: 'C' }) }),
+    data: edit(SEQ, (b) => {
+      b.Sequence.push(step('C'))
+      b.Transitions.push({ ...b.Transitions[0], From: 'B', To: 'C' })
+    }),
     path: [...D, 'Transitions', 1, 'ID'],
     message: 'transition ID "A FOLLOWED BY B" is used more than once (first by transition 1)',
   },
-  { name: 'time frame zero', data: edit(SEQ, (b) => (b.Transitions[0].WithinTimeFrameMinutes = 0)), path: [...D, 'Transitions', 0, 'WithinTimeFrameMinutes'], message: 'WithinTimeFrameMinutes in transition 1 must be a positive integer, got 0' },
-  { name: 'no Match', data: edit(SEQ, (b) => delete b.Transitions[0].Match), path: [...D, 'Transitions', 0, 'Match'], message: 'Match is required in transition 1: a list with exactly one item, {On: field} or {From: field, To: field}' },
-  { name: 'two Match items', data: edit(SEQ, (b) => b.Transitions[0].Match.push({ On: 'host' })), path: [...D, 'Transitions', 0, 'Match'], message: 'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got 2 items' },
-  { name: 'empty Match list', data: edit(SEQ, (b) => (b.Transitions[0].Match = [])), path: [...D, 'Transitions', 0, 'Match'], message: 'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got 0 items' },
-  { name: 'Match a map, not a list', data: edit(SEQ, (b) => (b.Transitions[0].Match = { On: 'user' })), path: [...D, 'Transitions', 0, 'Match'], message: 'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got {"On":"user"}' },
-  { name: 'Match item with On and From', data: edit(SEQ, (b) => (b.Transitions[0].Match[0].From = 'x')), path: [...D, 'Transitions', 0, 'Match', 0], message: 'the Match item of transition 1 has both On and From/To; use On for the same field on both sides, or From and To' },
-  { name: 'Match item with From only', data: edit(SEQ, (b) => (b.Transitions[0].Match = [{ From: 'x' }])), path: [...D, 'Transitions', 0, 'Match', 0, 'To'], message: 'To is required in the Match item of transition 1' },
-  { name: 'empty Match item', data: edit(SEQ, (b) => (b.Transitions[0].Match = [{}])), path: [...D, 'Transitions', 0, 'Match', 0], message: 'the Match item of transition 1 needs On, or both From and To' },
-  { name: 'On not a string', data: edit(SEQ, (b) => (b.Transitions[0].Match = [{ On: true }])), path: [...D, 'Transitions', 0, 'Match', 0, 'On'], message: 'On in the Match item of transition 1 must be a non-empty string, got true' },
-  { name: 'unknown Match item key', data: edit(SEQ, (b) => (b.Transitions[0].Match[0].Field = 'x')), path: [...D, 'Transitions', 0, 'Match', 0, 'Field'], message: 'unknown key "Field" in a transition Match item (allowed: On, From, To)' },
+  {
+    name: 'time frame zero',
+    data: edit(SEQ, (b) => (b.Transitions[0].WithinTimeFrameMinutes = 0)),
+    path: [...D, 'Transitions', 0, 'WithinTimeFrameMinutes'],
+    message: 'WithinTimeFrameMinutes in transition 1 must be a positive integer, got 0',
+  },
+  {
+    name: 'no Match',
+    data: edit(SEQ, (b) => delete b.Transitions[0].Match),
+    path: [...D, 'Transitions', 0, 'Match'],
+    message: 'Match is required in transition 1: a list with exactly one item, {On: field} or {From: field, To: field}',
+  },
+  {
+    name: 'two Match items',
+    data: edit(SEQ, (b) => b.Transitions[0].Match.push({ On: 'host' })),
+    path: [...D, 'Transitions', 0, 'Match'],
+    message:
+      'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got 2 items',
+  },
+  {
+    name: 'empty Match list',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match = [])),
+    path: [...D, 'Transitions', 0, 'Match'],
+    message:
+      'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got 0 items',
+  },
+  {
+    name: 'Match a map, not a list',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match = { On: 'user' })),
+    path: [...D, 'Transitions', 0, 'Match'],
+    message:
+      'Match in transition 1 must be a list with exactly one item, {On: field} or {From: field, To: field}; got {"On":"user"}',
+  },
+  {
+    name: 'Match item with On and From',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match[0].From = 'x')),
+    path: [...D, 'Transitions', 0, 'Match', 0],
+    message:
+      'the Match item of transition 1 has both On and From/To; use On for the same field on both sides, or From and To',
+  },
+  {
+    name: 'Match item with From only',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match = [{ From: 'x' }])),
+    path: [...D, 'Transitions', 0, 'Match', 0, 'To'],
+    message: 'To is required in the Match item of transition 1',
+  },
+  {
+    name: 'empty Match item',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match = [{}])),
+    path: [...D, 'Transitions', 0, 'Match', 0],
+    message: 'the Match item of transition 1 needs On, or both From and To',
+  },
+  {
+    name: 'On not a string',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match = [{ On: true }])),
+    path: [...D, 'Transitions', 0, 'Match', 0, 'On'],
+    message: 'On in the Match item of transition 1 must be a non-empty string, got true',
+  },
+  {
+    name: 'unknown Match item key',
+    data: edit(SEQ, (b) => (b.Transitions[0].Match[0].Field = 'x')),
+    path: [...D, 'Transitions', 0, 'Match', 0, 'Field'],
+    message: 'unknown key "Field" in a transition Match item (allowed: On, From, To)',
+  },
 ]
 
 for (const row of rows) {
@@ -149,7 +511,9 @@ t.test('every problem of a block is reported at once', async (t) => {
 })
 
 t.test('valid rules compile with their defaults', async (t) => {
-  const seq = compileDetection(sequenceData([step('A', { MinMatchCount: 2 }), step('B'), step('C', { Absence: true })], [link('A', 'B', 10)]))
+  const seq = compileDetection(
+    sequenceData([step('A', { MinMatchCount: 2 }), step('B'), step('C', { Absence: true })], [link('A', 'B', 10)]),
+  )
   t.same(seq.errors, [])
   t.same(seq.warnings, [
     {
@@ -159,11 +523,14 @@ t.test('valid rules compile with their defaults', async (t) => {
   ])
   t.equal(seq.detection?.lookbackMinutes, 15)
   t.same(seq.detection?.gapMinutes, [10, 15], 'an unlinked pair gets the lookback window')
-  t.same(seq.detection?.steps.map((s) => [s.id, s.minMatchCount, s.maxMatchCount, s.absent, [...s.joinFields]]), [
-    ['A', 2, null, false, ['user']],
-    ['B', 1, null, false, ['user']],
-    ['C', 1, null, true, []],
-  ])
+  t.same(
+    seq.detection?.steps.map((s) => [s.id, s.minMatchCount, s.maxMatchCount, s.absent, [...s.joinFields]]),
+    [
+      ['A', 2, null, false, ['user']],
+      ['B', 1, null, false, ['user']],
+      ['C', 1, null, true, []],
+    ],
+  )
   const grp = compileDetection(groupData([step('A'), step('B'), step('C', { Absence: true })], ['A', 'B']))
   t.same(grp.errors, [])
   t.equal(grp.detection?.groupMinMatchCount, 2, 'default: every present member')
@@ -212,12 +579,18 @@ Detection:
 `)
   t.same(compileDetection(group).errors, [])
   t.same(compileDetection(sequence).errors, [])
-  t.equal(compileDetection(sequence).detection?.steps[0]?.joinFields.has('p_alert_context.user'), true, '`On` is a string key')
+  t.equal(
+    compileDetection(sequence).detection?.steps[0]?.joinFields.has('p_alert_context.user'),
+    true,
+    '`On` is a string key',
+  )
 })
 
 t.test('warnings: a time frame longer than the lookback, counts on an absent step', async (t) => {
   const result = compileDetection(
-    sequenceData([step('A'), step('B', { Absence: true, MinMatchCount: 2 })], [link('A', 'B', 90)], { LookbackWindowMinutes: 60 }),
+    sequenceData([step('A'), step('B', { Absence: true, MinMatchCount: 2 })], [link('A', 'B', 90)], {
+      LookbackWindowMinutes: 60,
+    }),
   )
   t.same(result.errors, [])
   t.same(result.warnings, [

@@ -11,12 +11,15 @@ const ctx = contextWith(exampleGlobal())
 
 t.test('the example rule passes all its tests with its global helper and its mock', async (t) => {
   const outcomes = await engine.runTests(exampleRule(), ctx)
-  t.same(outcomes.map((o) => [o.name, o.passed, o.actual, o.error]), [
-    ['three grants', true, true, null],
-    ['a single grant', true, false, null],
-    ['grants of another role', true, false, null],
-    ['threshold read from a mocked helper', true, true, null],
-  ])
+  t.same(
+    outcomes.map((o) => [o.name, o.passed, o.actual, o.error]),
+    [
+      ['three grants', true, true, null],
+      ['a single grant', true, false, null],
+      ['grants of another role', true, false, null],
+      ['threshold read from a mocked helper', true, true, null],
+    ],
+  )
   const first = outcomes[0]!
   t.equal(first.errored, false)
   t.same(first.functions, {
@@ -37,16 +40,30 @@ t.test('without the mock the mocked test fails: the mock really replaced the hel
 
 t.test('flipped expectations fail, each of them', async (t) => {
   const rule = exampleRule()
-  const flipped = (rule.data.Tests as Array<Record<string, unknown>>).map((x) => ({ ...x, ExpectedResult: !x.ExpectedResult }))
+  const flipped = (rule.data.Tests as Array<Record<string, unknown>>).map((x) => ({
+    ...x,
+    ExpectedResult: !x.ExpectedResult,
+  }))
   const outcomes = await engine.runTests({ ...rule, data: { ...rule.data, Tests: flipped } }, ctx)
-  t.same(outcomes.map((o) => o.passed), [false, false, false, false])
-  t.same(outcomes.map((o) => o.actual), [true, false, false, true])
+  t.same(
+    outcomes.map((o) => o.passed),
+    [false, false, false, false],
+  )
+  t.same(
+    outcomes.map((o) => o.actual),
+    [true, false, false, true],
+  )
 })
 
 t.test('without the global helper in the repository the rule is invalid, with the Python error and line', async (t) => {
   const problems = await checkPythonModule(exampleRule(), contextWith())
   t.equal(problems.length, 1)
-  t.match(problems[0], { path: ['Filename'], code: 'PythonImportError', line: 1, message: /No module named 'editor_helpers'/ })
+  t.match(problems[0], {
+    path: ['Filename'],
+    code: 'PythonImportError',
+    line: 1,
+    message: /No module named 'editor_helpers'/,
+  })
   const outcomes = await engine.runTests(exampleRule(), contextWith())
   t.ok(outcomes.every((o) => o.passed === false && /failed to import.*editor_helpers/.test(o.error ?? '')))
 })

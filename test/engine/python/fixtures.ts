@@ -46,7 +46,12 @@ export function contextWith(...globals: SupportFile[]): EngineContext {
 }
 
 export function globalFile(id: string, source: string): SupportFile {
-  return { analysisType: 'global', path: `global_helpers/${id}.yml`, data: { AnalysisType: 'global', GlobalID: id, Filename: `${id}.py` }, pythonSource: source }
+  return {
+    analysisType: 'global',
+    path: `global_helpers/${id}.yml`,
+    data: { AnalysisType: 'global', GlobalID: id, Filename: `${id}.py` },
+    pythonSource: source,
+  }
 }
 
 export interface InlineTest {
@@ -69,7 +74,12 @@ export function inlineRule(source: string, tests: InlineTest[], extra: Record<st
       Filename: 'inline.py',
       ScheduledQueries: [],
       Severity: 'Low',
-      Tests: tests.map((t) => ({ Name: t.name, ExpectedResult: t.expected, Log: t.log ?? {}, ...(t.mocks ? { Mocks: t.mocks } : {}) })),
+      Tests: tests.map((t) => ({
+        Name: t.name,
+        ExpectedResult: t.expected,
+        Log: t.log ?? {},
+        ...(t.mocks ? { Mocks: t.mocks } : {}),
+      })),
       ...extra,
     },
     pythonSource: source,

@@ -14,7 +14,12 @@ import { contextWith, exampleGlobal, exampleRule, inlineRule, type InlineTest } 
 const SECRET = `hunter2-${process.pid}`
 process.env.RK_TEST_SECRET = SECRET // what a server secret looks like: in the server's environment
 
-const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 1500, memoryBytes: 256 * 1024 * 1024 })
+const { engine, pool } = createPythonEngine({
+  command: 'python3',
+  poolSize: 1,
+  timeoutMs: 1500,
+  memoryBytes: 256 * 1024 * 1024,
+})
 t.teardown(() => pool.close())
 
 const outside = mkdtempSync(join(tmpdir(), 'rk-outside-'))
@@ -105,16 +110,36 @@ const HOSTILE: Array<InlineTest & { error?: RegExp }> = [
   { name: 'os.environ holds no secret', expected: false, log: { k: 'environ' } },
   { name: "no /proc environ holds the server's secret", expected: false, log: { k: 'proc-environ' } },
   { name: "the server's /proc entry does not exist for the rule", expected: false, log: { k: 'proc-environ-ctypes' } },
-  { name: 'raising its own limits', expected: true, log: { k: 'rlimit' }, error: /ValueError: not allowed to raise maximum limit/ },
+  {
+    name: 'raising its own limits',
+    expected: true,
+    log: { k: 'rlimit' },
+    error: /ValueError: not allowed to raise maximum limit/,
+  },
   { name: 'a file of the server is not there to read', expected: false, log: { k: 'read' } },
-  { name: 'writing outside the scratch directory', expected: true, log: { k: 'write' }, error: /FileNotFoundError|PermissionError|Read-only/ },
+  {
+    name: 'writing outside the scratch directory',
+    expected: true,
+    log: { k: 'write' },
+    error: /FileNotFoundError|PermissionError|Read-only/,
+  },
   { name: 'os._exit', expected: true, log: { k: 'exit' }, error: /exited with code 3/ },
   { name: 'ok after an exit', expected: true, log: { k: 'ok' } },
   { name: 'segfault through ctypes', expected: true, log: { k: 'segfault' }, error: /SIGSEGV/ },
-  { name: 'fork bomb', expected: true, log: { k: 'forkbomb' }, error: /PermissionError: \[Errno 1\] Operation not permitted/ },
+  {
+    name: 'fork bomb',
+    expected: true,
+    log: { k: 'forkbomb' },
+    error: /PermissionError: \[Errno 1\] Operation not permitted/,
+  },
   { name: 'printing 100 MB', expected: true, log: { k: 'print' }, error: /output limit/ },
   { name: 'flooding fd 1 below Python', expected: true, log: { k: 'fd-print' }, error: /output limit/ },
-  { name: 'flooding fd 1 fails an expected-false test too', expected: false, log: { k: 'fd-print' }, error: /output limit/ },
+  {
+    name: 'flooding fd 1 fails an expected-false test too',
+    expected: false,
+    log: { k: 'fd-print' },
+    error: /output limit/,
+  },
   { name: 'ok at the end', expected: true, log: { k: 'ok' } },
 ]
 
@@ -134,7 +159,11 @@ t.test('each hostile test fails with a clear error; the good ones in the same ru
     }
   })
   t.match(outcomes[0]!, { functions: { detection: { output: true, error: null } }, output: { stdout: 'fine\n' } })
-  t.match(outcomes[2]!.functions, { detection: { output: null, error: /timed out/ } }, 'the timeout is charged to rule()')
+  t.match(
+    outcomes[2]!.functions,
+    { detection: { output: null, error: /timed out/ } },
+    'the timeout is charged to rule()',
+  )
   t.notOk(existsSync(escapeFile), 'nothing was written outside')
 })
 
@@ -153,7 +182,10 @@ t.test('what the kernel refuses below Python: ctypes gets nothing further', asyn
   t.notOk(existsSync(ctypesFile))
   const forked = (outcomes[2]!.functions?.alertContext?.output as { forked: number[] }).forked
   t.equal(forked.length, 20, 'twenty fork attempts')
-  t.ok(forked.every((pid) => pid === -1), 'seccomp refused every fork')
+  t.ok(
+    forked.every((pid) => pid === -1),
+    'seccomp refused every fork',
+  )
 })
 
 t.test('the pool serves the next rule, unharmed', async (t) => {

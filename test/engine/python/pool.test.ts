@@ -45,7 +45,11 @@ t.test('no process before the first job; real interpreter, empty environment; cl
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
   t.teardown(() => pool.close())
   t.same(pool.pids(), [])
-  t.same(await engine.runTests(inlineRule('def rule(e):\n    return True\n', []), ctx), [], 'a rule without tests starts nothing')
+  t.same(
+    await engine.runTests(inlineRule('def rule(e):\n    return True\n', []), ctx),
+    [],
+    'a rule without tests starts nothing',
+  )
   t.same(childPids(), [], 'creating the engine started no process')
 
   const outcomes = await engine.runTests(exampleRule(), ctx)
@@ -61,10 +65,16 @@ t.test('no process before the first job; real interpreter, empty environment; cl
   const interpreterAt = command.indexOf(info.interpreter.executable)
   t.ok(interpreterAt >= 0, 'then the interpreter itself, no shim')
   t.same(command.slice(interpreterAt + 1, interpreterAt + 5), ['-I', '-B', '-S', '/rulekeeper/rulekeeper_runner.py'])
-  t.same(JSON.parse(command[interpreterAt + 5]!), info.interpreter.paths.slice(4), "then the interpreter's own sys.path (site is not run)")
+  t.same(
+    JSON.parse(command[interpreterAt + 5]!),
+    info.interpreter.paths.slice(4),
+    "then the interpreter's own sys.path (site is not run)",
+  )
   // tap's processinfo plugin patches spawn() to add its own _TAPJS_* variables (and NODE_OPTIONS)
   // to every child in the suite; nothing else may be there.
-  const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v && !/^(_TAPJS_|NODE_OPTIONS=)/.test(v))
+  const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+    .split('\0')
+    .filter((v) => v && !/^(_TAPJS_|NODE_OPTIONS=)/.test(v))
   t.same(environ, [], 'an empty environment')
 
   await pool.close()
@@ -100,7 +110,10 @@ t.test('a spare killed while it waits is replaced; the job still runs', async (t
   const [spare] = pool.pids()
   process.kill(-spare!, 'SIGKILL')
   t.ok(await gone(spare!), 'the spare is gone')
-  t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed), 'fresh sandboxes serve the next run')
+  t.ok(
+    (await engine.runTests(exampleRule(), ctx)).every((o) => o.passed),
+    'fresh sandboxes serve the next run',
+  )
   t.notOk(pool.pids().includes(spare!))
 })
 
@@ -116,10 +129,18 @@ t.test('every job runs in processes of its own: nothing one rule leaves is seen 
     [{ name: 'finds nothing', expected: false }],
   )
   const planted = await engine.runTests(planter, ctx)
-  t.match(planted[0], { passed: false, error: /malformed message/ }, 'patching the runtime garbles only its own report, which stops its own run')
+  t.match(
+    planted[0],
+    { passed: false, error: /malformed message/ },
+    'patching the runtime garbles only its own report, which stops its own run',
+  )
   const found = await engine.runTests(finder, ctx)
   t.equal(found[0]!.passed, true, 'the next rule sees no planted file and no patched module')
-  t.equal((found[0]!.functions!.alertContext!.output as { pid: number }).pid, 2, 'the rule is pid 2 of its own pid namespace')
+  t.equal(
+    (found[0]!.functions!.alertContext!.output as { pid: number }).pid,
+    2,
+    'the rule is pid 2 of its own pid namespace',
+  )
 })
 
 t.test('no python3: runTests and checkPythonModule reject with a clear 503', async (t) => {
@@ -131,22 +152,39 @@ t.test('no python3: runTests and checkPythonModule reject with a clear 503', asy
       (e: unknown) => e,
     )
     t.ok(isRulekeeperError(err), command)
-    t.match(err, { code: 'Unavailable', status: 503, message: /Python tests cannot run: python.command '.*python3.*' (was not found on the server's PATH|is not an executable file)/ })
+    t.match(err, {
+      code: 'Unavailable',
+      status: 503,
+      message:
+        /Python tests cannot run: python.command '.*python3.*' (was not found on the server's PATH|is not an executable file)/,
+    })
     await t.rejects(checkPythonModule(exampleRule(), ctx), { code: 'Unavailable', status: 503 })
     t.same(pool.pids(), [])
   }
 })
 
 t.test('python3 absent from the server PATH: 503, and nothing was started', async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000, serverEnv: { PATH: '/nonexistent-bin:/also-missing' } })
+  const { engine, pool } = createPythonEngine({
+    command: 'python3',
+    poolSize: 1,
+    timeoutMs: 5000,
+    serverEnv: { PATH: '/nonexistent-bin:/also-missing' },
+  })
   t.teardown(() => pool.close())
   const outcome = engine.runTests(exampleRule(), ctx)
-  await t.rejects(outcome, { code: 'Unavailable', status: 503, message: /python.command 'python3' was not found on the server's PATH/ })
+  await t.rejects(outcome, {
+    code: 'Unavailable',
+    status: 503,
+    message: /python.command 'python3' was not found on the server's PATH/,
+  })
   t.same(childPids(), [])
 })
 
 t.test('a command that is not Python is unavailable too', async (t) => {
   const { engine, pool } = createPythonEngine({ command: '/bin/false', poolSize: 1, timeoutMs: 5000 })
   t.teardown(() => pool.close())
-  await t.rejects(engine.runTests(exampleRule(), ctx), { code: 'Unavailable', message: /exited with code 1 when asked for its version/ })
+  await t.rejects(engine.runTests(exampleRule(), ctx), {
+    code: 'Unavailable',
+    message: /exited with code 1 when asked for its version/,
+  })
 })

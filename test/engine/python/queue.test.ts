@@ -13,7 +13,13 @@ const sleeper = (seconds: number, tests = 1) =>
 const scoped = (owner: string, signal?: AbortSignal) => ({ ...contextWith(), run: { owner, signal } })
 
 t.test('a full queue answers 503 with Retry-After; per caller too, without refusing others', async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000, queueLimit: 3, queuePerCaller: 2 })
+  const { engine, pool } = createPythonEngine({
+    command: 'python3',
+    poolSize: 1,
+    timeoutMs: 5000,
+    queueLimit: 3,
+    queuePerCaller: 2,
+  })
   t.teardown(() => pool.close())
   const running = engine.runTests(sleeper(0.8), scoped('a'))
   await new Promise((r) => setTimeout(r, 200)) // the first job left the queue for its sandbox
@@ -32,14 +38,19 @@ t.test('a full queue answers 503 with Retry-After; per caller too, without refus
   )
   t.match(full, { status: 503, message: /3 rules are waiting/ }, 'all callers together are bounded too')
   const results = await Promise.all([running, ...queued, other])
-  t.ok(results.flat().every((o) => o.passed === true), 'everything accepted ran and passed')
+  t.ok(
+    results.flat().every((o) => o.passed === true),
+    'everything accepted ran and passed',
+  )
 })
 
 t.test("round robin: one caller's burst delays another's rule by one job at most", async (t) => {
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000 })
   t.teardown(() => pool.close())
   const order: string[] = []
-  const burst = Array.from({ length: 6 }, (_, i) => engine.runTests(sleeper(0.15), scoped('burst')).then(() => order.push(`burst-${i}`)))
+  const burst = Array.from({ length: 6 }, (_, i) =>
+    engine.runTests(sleeper(0.15), scoped('burst')).then(() => order.push(`burst-${i}`)),
+  )
   await new Promise((r) => setTimeout(r, 50))
   const single = engine.runTests(sleeper(0.15), scoped('single')).then(() => order.push('single'))
   await Promise.all([...burst, single])
@@ -74,7 +85,10 @@ t.test('aborted while running: the sandbox is killed at once, the rest is not ru
   setTimeout(() => controller.abort(new Error("the request's test time budget of 1 s was used up")), 600)
   const outcomes = await running
   t.ok(Date.now() - started < 2500, `stopped within ${Date.now() - started} ms, not after 15 s of sleeping`)
-  t.match(outcomes[0], { passed: false, error: /not run to the end: the request's test time budget of 1 s was used up/ })
+  t.match(outcomes[0], {
+    passed: false,
+    error: /not run to the end: the request's test time budget of 1 s was used up/,
+  })
   t.match(outcomes[1], { passed: false, error: /not run: the request's test time budget/ })
   t.match(outcomes[2], { passed: false, error: /not run: the request's test time budget/ })
 })

@@ -13,7 +13,10 @@ import { describe, differential, type Case } from './harness.js'
 const { pool, runModuleTests } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 10_000 })
 t.teardown(() => pool.close())
 
-const ROOTS = [fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url)), fileURLToPath(new URL('../../../rules-repo-template/simple_rules', import.meta.url))]
+const ROOTS = [
+  fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url)),
+  fileURLToPath(new URL('../../../rules-repo-template/simple_rules', import.meta.url)),
+]
 
 function yamlFiles(dir: string): string[] {
   let out: string[] = []
@@ -33,7 +36,10 @@ function yamlFiles(dir: string): string[] {
 
 function exampleCases(): Case[] {
   return ROOTS.flatMap(yamlFiles).map((file) => {
-    const data = parseDocument(readFileSync(file, 'utf8'), { version: '1.2', schema: 'core' }).toJS() as Record<string, unknown>
+    const data = parseDocument(readFileSync(file, 'utf8'), { version: '1.2', schema: 'core' }).toJS() as Record<
+      string,
+      unknown
+    >
     const tests = (Array.isArray(data.Tests) ? data.Tests : []) as Array<Record<string, unknown>>
     return { name: file, data, events: tests.map((x) => x.Log) }
   })
@@ -50,11 +56,14 @@ t.test('every test of every example simple rule: Python and TypeScript agree', a
   t.equal(r.disagreements.length, 0, describe(r.disagreements))
 })
 
-t.test('the simple engine’s condition table (every condition and its negation, as a leaf and as a filter)', async (t) => {
-  const r = await differential(conditionCases(), runModuleTests)
-  t.ok(r.pairs > 600, `${r.pairs} pairs over ${r.rules} rules`)
-  t.equal(r.disagreements.length, 0, describe(r.disagreements))
-})
+t.test(
+  'the simple engine’s condition table (every condition and its negation, as a leaf and as a filter)',
+  async (t) => {
+    const r = await differential(conditionCases(), runModuleTests)
+    t.ok(r.pairs > 600, `${r.pairs} pairs over ${r.rules} rules`)
+    t.equal(r.disagreements.length, 0, describe(r.disagreements))
+  },
+)
 
 t.test('the simple engine’s shapes and key-specifier tables', async (t) => {
   const r = await differential([...shapeCases(), ...keySpecCases()], runModuleTests)

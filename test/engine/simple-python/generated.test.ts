@@ -4,7 +4,14 @@
 // both holding and failing. Coverage of conditions, key forms and shapes is asserted, not assumed.
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
-import { ACCEPTED_CONDITION_NAMES, canonicalCondition, compileRule, CONDITION_NAMES, CONDITIONS, positiveOf } from '../../../src/engine/simple/index.js'
+import {
+  ACCEPTED_CONDITION_NAMES,
+  canonicalCondition,
+  compileRule,
+  CONDITION_NAMES,
+  CONDITIONS,
+  positiveOf,
+} from '../../../src/engine/simple/index.js'
 import { event, KEY_FORMS, leaf, newCoverage, rng, ruleData, type Coverage } from './generator.js'
 import { describe, differential, type Case } from './harness.js'
 
@@ -20,7 +27,9 @@ function compiles(data: Record<string, unknown>): boolean {
 }
 
 function wholeRules(r: () => number, cov: Coverage): Case[] {
-  const firsts = ACCEPTED_CONDITION_NAMES.filter((n) => ['value', 'values', 'none'].includes(CONDITIONS[canonicalCondition(n)!].operand))
+  const firsts = ACCEPTED_CONDITION_NAMES.filter((n) =>
+    ['value', 'values', 'none'].includes(CONDITIONS[canonicalCondition(n)!].operand),
+  )
   const cases: Case[] = []
   for (let i = 0; cases.length < RULES; i++) {
     const data = ruleData(r, cov, `Gen.Rule.${i}`, firsts[cases.length % firsts.length])
@@ -30,7 +39,8 @@ function wholeRules(r: () => number, cov: Coverage): Case[] {
       ;(data.Detection as unknown[]).push({ Any: [{ [empty]: [] }, { Key: 'a', Condition: 'Exists' }] })
       cov.shapes.add(`${empty} empty`)
     }
-    if (!compiles(data)) throw new Error(`generated rule ${i} does not compile: ${JSON.stringify(compileRule(data).errors.slice(0, 2))}`)
+    if (!compiles(data))
+      throw new Error(`generated rule ${i} does not compile: ${JSON.stringify(compileRule(data).errors.slice(0, 2))}`)
     cases.push({ name: `rule ${i}`, data, events: Array.from({ length: EVENTS_PER_RULE }, () => event(r)) })
   }
   return cases
@@ -42,20 +52,46 @@ t.test(`${RULES} generated rules × ${EVENTS_PER_RULE} events (seed ${SEED})`, a
   const cases = wholeRules(r, cov)
   const res = await differential(cases, runModuleTests)
   t.ok(res.pairs >= RULES * EVENTS_PER_RULE, `${res.pairs} (detection, event) pairs`)
-  t.ok(res.matched >= res.pairs * 0.05 && res.matched <= res.pairs * 0.95, `both outcomes are common (${res.matched} matches)`)
+  t.ok(
+    res.matched >= res.pairs * 0.05 && res.matched <= res.pairs * 0.95,
+    `both outcomes are common (${res.matched} matches)`,
+  )
   t.equal(res.disagreements.length, 0, describe(res.disagreements))
   for (const name of ACCEPTED_CONDITION_NAMES) t.ok(cov.conditions.has(name), `condition ${name} generated`)
   for (const form of [...KEY_FORMS, 'element']) t.ok(cov.keyForms.has(form), `key form ${form} generated`)
-  const shapes = ['leaf', 'filter leaf', 'multi-key', 'absolute', 'All', 'Any', 'OnlyOne', 'None', 'All empty', 'Any empty', 'OnlyOne empty', 'None empty',
-    'comprehension AnyElement', 'comprehension AllElements', 'comprehension OnlyOneElement', 'comprehension NoElement', 'filter All', 'filter Any',
-    'title', 'context', 'dedup', 'severity']
+  const shapes = [
+    'leaf',
+    'filter leaf',
+    'multi-key',
+    'absolute',
+    'All',
+    'Any',
+    'OnlyOne',
+    'None',
+    'All empty',
+    'Any empty',
+    'OnlyOne empty',
+    'None empty',
+    'comprehension AnyElement',
+    'comprehension AllElements',
+    'comprehension OnlyOneElement',
+    'comprehension NoElement',
+    'filter All',
+    'filter Any',
+    'title',
+    'context',
+    'dedup',
+    'severity',
+  ]
   for (const s of shapes) t.ok(cov.shapes.has(s), `shape ${s} generated`)
 })
 
 t.test('one leaf per rule: every condition spelling × several key forms, each seen holding and failing', async (t) => {
   const r = rng(SEED + 1)
   const cov = newCoverage()
-  const value = ACCEPTED_CONDITION_NAMES.filter((n) => ['value', 'values', 'none'].includes(CONDITIONS[canonicalCondition(n)!].operand))
+  const value = ACCEPTED_CONDITION_NAMES.filter((n) =>
+    ['value', 'values', 'none'].includes(CONDITIONS[canonicalCondition(n)!].operand),
+  )
   const cases: Case[] = []
   // A negated spelling gets the very leaf its positive form got, so it fails where that one holds.
   for (const condition of value.filter((n) => positiveOf(canonicalCondition(n)!) === undefined)) {
@@ -70,7 +106,8 @@ t.test('one leaf per rule: every condition spelling × several key forms, each s
       const path = typeof expr.KeyPath === 'string' ? /^([a-z]+)$/.exec(expr.KeyPath) : null
       const given = 'Value' in expr ? expr.Value : Array.isArray(expr.Values) ? expr.Values[0] : undefined
       // A CIDR operand is echoed as its address, which lies in the network.
-      const operand = CONDITIONS[canonicalCondition(condition)!].operandType === 'cidr' ? String(given).split('/')[0] : given
+      const operand =
+        CONDITIONS[canonicalCondition(condition)!].operandType === 'cidr' ? String(given).split('/')[0] : given
       if (path !== null && operand !== undefined) {
         const at = (v: unknown) => ({ [path[1]!]: v })
         events.push(at(operand), at(typeof operand === 'string' ? operand.toUpperCase() : operand), at([operand]))

@@ -9,7 +9,11 @@ import { transpileSimpleRule } from '../../../src/engine/simple-python/index.js'
 
 export const NO_NEIGHBOURS: EngineContext = { findRule: () => undefined, findSupport: () => undefined }
 
-export type RunModule = (module: { source: string; severity?: string }, tests: unknown[], ctx: EngineContext) => Promise<PythonTestOutcome[]>
+export type RunModule = (
+  module: { source: string; severity?: string },
+  tests: unknown[],
+  ctx: EngineContext,
+) => Promise<PythonTestOutcome[]>
 
 export interface Case {
   name: string
@@ -41,7 +45,10 @@ export function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canon(o[k])}`).join(',')}}`
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(o[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(v) ?? 'undefined'
 }
@@ -101,6 +108,9 @@ export async function differential(cases: readonly Case[], run: RunModule): Prom
 export function describe(d: readonly Disagreement[], max = 5): string {
   return d
     .slice(0, max)
-    .map((x) => `${x.rule} ${x.field}: ts=${canon(x.ts)} py=${canon(x.py)} ${x.error ?? ''}\n  rule=${canon({ Detection: x.data.Detection, InlineFilters: x.data.InlineFilters })}\n  event=${canon(x.event)}`)
+    .map(
+      (x) =>
+        `${x.rule} ${x.field}: ts=${canon(x.ts)} py=${canon(x.py)} ${x.error ?? ''}\n  rule=${canon({ Detection: x.data.Detection, InlineFilters: x.data.InlineFilters })}\n  event=${canon(x.event)}`,
+    )
     .join('\n')
 }

@@ -12,7 +12,13 @@ import { describe, differential } from './harness.js'
 const { pool, runModuleTests } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 10_000 })
 t.teardown(() => pool.close())
 
-const base = { AnalysisType: 'rule', RuleID: 'Test.Transpile', Enabled: true, LogTypes: ['Test.Log'], Severity: 'Medium' }
+const base = {
+  AnalysisType: 'rule',
+  RuleID: 'Test.Transpile',
+  Enabled: true,
+  LogTypes: ['Test.Log'],
+  Severity: 'Medium',
+}
 const EXAMPLE = {
   ...base,
   Detection: [
@@ -48,14 +54,20 @@ t.test('the same rule gives the same bytes; a copy of it too', async (t) => {
 })
 
 t.test('a rule that does not validate has no Python', async (t) => {
-  t.equal(transpileSimpleRule({ ...base, Detection: [{ Key: 'a', Condition: 'NoSuchCondition', Value: 1 }] }), undefined)
+  t.equal(
+    transpileSimpleRule({ ...base, Detection: [{ Key: 'a', Condition: 'NoSuchCondition', Value: 1 }] }),
+    undefined,
+  )
   t.equal(transpileSimpleRule({ ...base, Detection: [] }), undefined)
 })
 
 t.test('the module reads like the rule', async (t) => {
   const py = transpileSimpleRule(EXAMPLE)!
   t.match(py, 'def rule(event):')
-  t.match(py, '# Detection[0]: KeyPath team_settings.setting_name Equals\n        Equals(_at(ev, "team_settings", "setting_name"), "privacy_mode_enforced")')
+  t.match(
+    py,
+    '# Detection[0]: KeyPath team_settings.setting_name Equals\n        Equals(_at(ev, "team_settings", "setting_name"), "privacy_mode_enforced")',
+  )
   t.match(py, 'and IsIn(_at(ev, "team_settings", "new_value"), ["false", "off", "0"])')
   t.match(py, 'def title(event):')
   t.match(py, 'def dedup(event):')
@@ -74,10 +86,21 @@ t.test('standard library only, Python 3.9 grammar, and the functions §1.7 names
   const view = pythonView(full)
   t.same(view.imports, ['functools', 'ipaddress', 'json', 're'])
   t.equal(view.py39, true)
-  for (const fn of ['rule', 'title', 'dedup', 'alert_context', 'severity']) t.ok(view.body.includes(`FunctionDef:${fn}`), fn)
+  for (const fn of ['rule', 'title', 'dedup', 'alert_context', 'severity'])
+    t.ok(view.body.includes(`FunctionDef:${fn}`), fn)
 })
 
-const HOSTILE = ['"); import os; os.system("id"); ("', "'''", '"""', '\\', '\n# injected\nimport socket\n', '\u202e\u2066', '\u0000', '}"', '\ud800']
+const HOSTILE = [
+  '"); import os; os.system("id"); ("',
+  "'''",
+  '"""',
+  '\\',
+  '\n# injected\nimport socket\n',
+  '\u202e\u2066',
+  '\u0000',
+  '}"',
+  '\ud800',
+]
 
 t.test('attacker-controlled strings stay data: same statements as a benign rule, and still equivalent', async (t) => {
   const rule = (s: (i: number) => string) => ({
@@ -109,10 +132,39 @@ t.test('64 levels of nested combinators and nested comprehensions compile and ag
   const deep = { ...base, Detection: [expr] }
   const comprehension = {
     ...base,
-    Detection: [{ KeyPath: 'g', Condition: 'AnyElement', Expressions: [{ Key: 'm', Condition: 'AllElements', Expressions: [{ Key: 'tags', Condition: 'NoElement', Expressions: [{ Key: 'k', Condition: 'Equals', Value: 'x' }] }] }] }],
+    Detection: [
+      {
+        KeyPath: 'g',
+        Condition: 'AnyElement',
+        Expressions: [
+          {
+            Key: 'm',
+            Condition: 'AllElements',
+            Expressions: [
+              { Key: 'tags', Condition: 'NoElement', Expressions: [{ Key: 'k', Condition: 'Equals', Value: 'x' }] },
+            ],
+          },
+        ],
+      },
+    ],
   }
-  const events = [{}, { a: 1 }, { a: 1, b0: null }, { a: 2, b1: 1, b2: 2 }, { b0: 1, b1: 1, b2: 1 }, { g: [{ m: [{ tags: [{ k: 'y' }] }] }] }, { g: [{ m: [{ tags: [{ k: 'x' }] }] }] }, { g: [{ m: [] }] }]
-  const r = await differential([{ name: 'deep', data: deep, events }, { name: 'comprehensions', data: comprehension, events }], runModuleTests)
+  const events = [
+    {},
+    { a: 1 },
+    { a: 1, b0: null },
+    { a: 2, b1: 1, b2: 2 },
+    { b0: 1, b1: 1, b2: 1 },
+    { g: [{ m: [{ tags: [{ k: 'y' }] }] }] },
+    { g: [{ m: [{ tags: [{ k: 'x' }] }] }] },
+    { g: [{ m: [] }] },
+  ]
+  const r = await differential(
+    [
+      { name: 'deep', data: deep, events },
+      { name: 'comprehensions', data: comprehension, events },
+    ],
+    runModuleTests,
+  )
   t.equal(r.disagreements.length, 0, describe(r.disagreements))
   t.ok(pythonView(transpileSimpleRule(deep)!).py39)
 })
@@ -121,24 +173,57 @@ t.test('regressions found by the differential tests', async (t) => {
   const cases = [
     // TypeScript was wrong (ipaddr.js): '::10.0.0.1' is '::a00:1' (not mapped), so it is not private
     // and not in 10.0.0.0/8; a '/' in a scope id makes no address. Fixed in src/engine/simple/ip.ts.
-    { name: 'embedded IPv4 after ::', data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddressPrivate' }] }, events: [{ ip: '::10.0.0.1' }, { ip: '::ffff:10.0.0.1' }, { ip: '1::10.0.0.1' }] },
-    { name: 'embedded IPv4 in a CIDR', data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddressInCIDR', Value: '::/96' }] }, events: [{ ip: '::10.0.0.1' }, { ip: '::ffff:10.0.0.1' }] },
-    { name: 'scope with a slash', data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddress' }] }, events: [{ ip: 'fe80::1%a/b' }, { ip: 'fe80::1%eth0' }] },
+    {
+      name: 'embedded IPv4 after ::',
+      data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddressPrivate' }] },
+      events: [{ ip: '::10.0.0.1' }, { ip: '::ffff:10.0.0.1' }, { ip: '1::10.0.0.1' }],
+    },
+    {
+      name: 'embedded IPv4 in a CIDR',
+      data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddressInCIDR', Value: '::/96' }] },
+      events: [{ ip: '::10.0.0.1' }, { ip: '::ffff:10.0.0.1' }],
+    },
+    {
+      name: 'scope with a slash',
+      data: { ...base, Detection: [{ Key: 'ip', Condition: 'IsIPAddress' }] },
+      events: [{ ip: 'fe80::1%a/b' }, { ip: 'fe80::1%eth0' }],
+    },
     // Python was wrong: the CIDR parse cache raised on a list operand (multi-key, unhashable).
-    { name: 'multi-key CIDR from a list', data: { ...base, Detection: [{ Condition: 'IsIPAddressNotInCIDR', Values: [{ Key: 'ip' }, { Key: 'net' }] }] }, events: [{ ip: '10.0.0.1', net: ['10.0.0.0/8'] }, { ip: '10.0.0.1', net: { a: 1 } }, { ip: '10.0.0.1', net: '10.0.0.0/8' }] },
+    {
+      name: 'multi-key CIDR from a list',
+      data: { ...base, Detection: [{ Condition: 'IsIPAddressNotInCIDR', Values: [{ Key: 'ip' }, { Key: 'net' }] }] },
+      events: [
+        { ip: '10.0.0.1', net: ['10.0.0.0/8'] },
+        { ip: '10.0.0.1', net: { a: 1 } },
+        { ip: '10.0.0.1', net: '10.0.0.0/8' },
+      ],
+    },
   ]
   const r = await differential(cases, runModuleTests)
   t.equal(r.disagreements.length, 0, describe(r.disagreements))
-  const py = (ip: string) => execFileSync('python3', ['-c', 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]); print(int(a))', ip]).toString().trim()
+  const py = (ip: string) =>
+    execFileSync('python3', ['-c', 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]); print(int(a))', ip])
+      .toString()
+      .trim()
   t.equal(py('::10.0.0.1'), String(0x0a000001), 'Python reads ::10.0.0.1 as the low 32 bits')
 })
 
 t.test('pythonFor: simple rules only, transpiled once per indexed rule', async (t) => {
   const pythonFor = createPythonFor()
-  const indexed = { kind: 'simple', id: 'Test.Transpile', path: 'x.yml', file: { kind: 'simple', id: 'Test.Transpile', path: 'x.yml', data: EXAMPLE }, view: {}, warnings: [] } as unknown as IndexedRule
+  const indexed = {
+    kind: 'simple',
+    id: 'Test.Transpile',
+    path: 'x.yml',
+    file: { kind: 'simple', id: 'Test.Transpile', path: 'x.yml', data: EXAMPLE },
+    view: {},
+    warnings: [],
+  } as unknown as IndexedRule
   const first = pythonFor(indexed)
   t.match(first, /def rule\(event\)/)
   t.equal(pythonFor(indexed), first)
   t.equal(pythonFor({ ...indexed, kind: 'scheduled' } as IndexedRule), undefined)
-  t.equal(pythonFor({ ...indexed, file: { ...indexed.file, data: { ...base, Detection: [] } } } as IndexedRule), undefined)
+  t.equal(
+    pythonFor({ ...indexed, file: { ...indexed.file, data: { ...base, Detection: [] } } } as IndexedRule),
+    undefined,
+  )
 })

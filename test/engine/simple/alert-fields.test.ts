@@ -81,7 +81,14 @@ t.test('AlertContext maps KeyName to the resolved value, missing → null', asyn
     ],
   })
   const ctx = rule.alertContext(EVENT)
-  t.same(Object.entries(ctx), [['actor', 'dana'], ['gone', null], ['nothing', null], ['names', ['x', 'y']], ['deep', 1], ['__proto__', 42]])
+  t.same(Object.entries(ctx), [
+    ['actor', 'dana'],
+    ['gone', null],
+    ['nothing', null],
+    ['names', ['x', 'y']],
+    ['deep', 1],
+    ['__proto__', 42],
+  ])
   t.equal(Object.getPrototypeOf(ctx), Object.prototype, 'a __proto__ KeyName stays data')
 })
 
@@ -90,7 +97,13 @@ t.test('DynamicSeverities: the first entry whose conditions all hold, else Sever
     Severity: 'Medium',
     Detection: yes,
     DynamicSeverities: [
-      { ChangeTo: 'critical', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 100 }, { Key: 'user', Condition: 'Equals', Value: 'root' }] },
+      {
+        ChangeTo: 'critical',
+        Conditions: [
+          { Key: 'n', Condition: 'IsGreaterThan', Value: 100 },
+          { Key: 'user', Condition: 'Equals', Value: 'root' },
+        ],
+      },
       { ChangeTo: 'HIGH', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 100 }] },
       { ChangeTo: 'Info', Conditions: [{ Key: 'n', Condition: 'IsGreaterThan', Value: 10 }] },
     ],
@@ -100,12 +113,19 @@ t.test('DynamicSeverities: the first entry whose conditions all hold, else Sever
   t.equal(rule.severity({ n: 11 }), 'INFO')
   t.equal(rule.severity({ n: 1 }), 'MEDIUM')
   t.equal(rule.severity({}), 'MEDIUM')
-  const empty = compileOrThrow({ Severity: 'LOW', Detection: yes, DynamicSeverities: [{ ChangeTo: 'HIGH', Conditions: [] }] })
+  const empty = compileOrThrow({
+    Severity: 'LOW',
+    Detection: yes,
+    DynamicSeverities: [{ ChangeTo: 'HIGH', Conditions: [] }],
+  })
   t.equal(empty.severity({}), 'HIGH', 'an empty Conditions list holds')
 })
 
 t.test('GroupBy: the dedup key is the JSON array of the values; no GroupBy → the title', async (t) => {
-  const rule = compileOrThrow({ Detection: yes, GroupBy: [{ Key: 'user' }, { KeyPath: 'missing.x' }, { Key: 'n' }, { KeyPath: 'users[*].name' }, { Key: 'nul' }] })
+  const rule = compileOrThrow({
+    Detection: yes,
+    GroupBy: [{ Key: 'user' }, { KeyPath: 'missing.x' }, { Key: 'n' }, { KeyPath: 'users[*].name' }, { Key: 'nul' }],
+  })
   t.equal(rule.dedup(EVENT), '["dana",null,42,["x","y"],null]')
   const byTitle = compileOrThrow({ Detection: yes, AlertTitle: 'user {user}' })
   t.equal(byTitle.dedup(EVENT), 'user dana')
@@ -115,9 +135,16 @@ t.test('GroupBy: the dedup key is the JSON array of the values; no GroupBy → t
 
 t.test('evaluateRule returns the alert fields only for a match', async (t) => {
   const { rule } = compileRule({
-    RuleID: 'R', Severity: 'high', Detection: [{ Key: 'user', Condition: 'Equals', Value: 'dana' }],
-    AlertTitle: 'by {user}', AlertContext: [{ KeyName: 'n', KeyValue: { Key: 'n' } }], GroupBy: [{ Key: 'user' }],
+    RuleID: 'R',
+    Severity: 'high',
+    Detection: [{ Key: 'user', Condition: 'Equals', Value: 'dana' }],
+    AlertTitle: 'by {user}',
+    AlertContext: [{ KeyName: 'n', KeyValue: { Key: 'n' } }],
+    GroupBy: [{ Key: 'user' }],
   })
-  t.same(evaluateRule(rule!, EVENT), { matched: true, alert: { title: 'by dana', dedup: '["dana"]', alertContext: { n: 42 }, severity: 'HIGH' } })
+  t.same(evaluateRule(rule!, EVENT), {
+    matched: true,
+    alert: { title: 'by dana', dedup: '["dana"]', alertContext: { n: 42 }, severity: 'HIGH' },
+  })
   t.same(evaluateRule(rule!, { user: 'eli' }), { matched: false })
 })

@@ -30,7 +30,11 @@ for (const { file, data } of examples) {
     for (let i = 0; i < tests.length; i++) {
       const flipped = tests.map((x, j) => (j === i ? { ...x, ExpectedResult: !x.ExpectedResult } : x))
       const outcomes = await simpleEngine.runTests(ruleFile({ ...data, Tests: flipped }), NO_NEIGHBOURS)
-      t.same(outcomes.map((o) => o.passed), tests.map((_, j) => j !== i), `flipped ${String(tests[i]!.Name)}`)
+      t.same(
+        outcomes.map((o) => o.passed),
+        tests.map((_, j) => j !== i),
+        `flipped ${String(tests[i]!.Name)}`,
+      )
       t.type(outcomes[i]!.error, 'string')
     }
   })

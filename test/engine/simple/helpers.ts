@@ -20,7 +20,10 @@ export function exampleRules(): Array<{ file: string; data: Record<string, unkno
   return readdirSync(EXAMPLES_DIR)
     .filter((f) => f.endsWith('.yml') || f.endsWith('.yaml'))
     .sort()
-    .map((file) => ({ file, data: parseYaml(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Record<string, unknown> }))
+    .map((file) => ({
+      file,
+      data: parseYaml(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as Record<string, unknown>,
+    }))
 }
 
 export function ruleFile(data: Record<string, unknown>): RuleFile {

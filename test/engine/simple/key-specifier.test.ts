@@ -60,7 +60,11 @@ const CASES: Array<[string, KeySpec, unknown]> = [
   ['KeyPath [*] on a non-list is missing', keyPath('a.s[*]'), M],
   ['KeyPath [*] on null is missing', keyPath('nul[*]'), M],
   ['KeyPath [*] on an absent field is missing', keyPath('zzz[*].a'), M],
-  ['KeyPath [*] alone drops null elements', keyPath('users[*]'), [EVENT.users[0], EVENT.users[1], EVENT.users[2], 'scalar']],
+  [
+    'KeyPath [*] alone drops null elements',
+    keyPath('users[*]'),
+    [EVENT.users[0], EVENT.users[1], EVENT.users[2], 'scalar'],
+  ],
   ['KeyPath [*].name drops null names and scalars', keyPath('users[*].name'), ['ann']],
   ['KeyPath nested [*] flattens', keyPath('users[*].roles[*].id'), ['r1', 'r2', 'r3']],
   ['KeyPath [*][*] flattens nested lists', keyPath('nested[*][*]'), [1, 2, 3]],
@@ -95,9 +99,15 @@ t.test('every key-specifier form works inside a match expression', async (t) => 
     [{ KeyPath: 'users[*].name', Condition: 'Equals', Value: 'ann' }, false],
     [{ KeyPath: 'empty[*].x', Condition: 'Exists' }, true],
     [{ KeyPath: 'empty[*].x', Condition: 'IsNullOrEmpty' }, true],
-    [{ Enrichment: { Table: 'ipinfo', Selector: 'src_ip', FieldPath: 'city' }, Condition: 'Equals', Value: 'Oslo' }, true],
+    [
+      { Enrichment: { Table: 'ipinfo', Selector: 'src_ip', FieldPath: 'city' }, Condition: 'Equals', Value: 'Oslo' },
+      true,
+    ],
     [{ Enrichment: { Table: 'ipinfo', Selector: 'src_ip', FieldPath: 'country' }, Condition: 'DoesNotExist' }, true],
-    [{ Enrichment: { Table: 'ipinfo', Selector: 'src_ip', FieldPath: 'tags' }, Condition: 'IsIn', Values: ['b'] }, true],
+    [
+      { Enrichment: { Table: 'ipinfo', Selector: 'src_ip', FieldPath: 'tags' }, Condition: 'IsIn', Values: ['b'] },
+      true,
+    ],
   ]
   for (const [expr, expected] of rows) t.equal(holds(expr, EVENT), expected, JSON.stringify(expr))
 })

@@ -23,12 +23,47 @@ const base = {
 t.test('the verdict compares match / no match, with the inline filters first', async (t) => {
   const rows: Array<[string, boolean, Record<string, unknown>, boolean | null, boolean, RegExp | null]> = [
     ['match expected and found', true, { env: 'prod', user: 'dana', login: { success: false } }, true, true, null],
-    ['match expected, filters missing field passes', true, { user: 'dana', login: { success: false } }, true, true, null],
-    ['match expected, detection false', true, { env: 'prod', login: { success: true } }, false, false, /expected a match .* did not match$/],
-    ['match expected, filters block it', true, { env: 'dev', login: { success: false } }, false, false, /InlineFilters did not pass/],
+    [
+      'match expected, filters missing field passes',
+      true,
+      { user: 'dana', login: { success: false } },
+      true,
+      true,
+      null,
+    ],
+    [
+      'match expected, detection false',
+      true,
+      { env: 'prod', login: { success: true } },
+      false,
+      false,
+      /expected a match .* did not match$/,
+    ],
+    [
+      'match expected, filters block it',
+      true,
+      { env: 'dev', login: { success: false } },
+      false,
+      false,
+      /InlineFilters did not pass/,
+    ],
     ['no match expected and none', false, { env: 'prod', login: { success: true } }, false, true, null],
-    ['no match expected, filters block a true detection', false, { env: 'dev', login: { success: false } }, false, true, null],
-    ['no match expected but matched', false, { env: 'prod', login: { success: false } }, true, false, /expected no match .* the rule matched/],
+    [
+      'no match expected, filters block a true detection',
+      false,
+      { env: 'dev', login: { success: false } },
+      false,
+      true,
+      null,
+    ],
+    [
+      'no match expected but matched',
+      false,
+      { env: 'prod', login: { success: false } },
+      true,
+      false,
+      /expected no match .* the rule matched/,
+    ],
   ]
   const tests = rows.map(([Name, ExpectedResult, Log]) => ({ Name, ExpectedResult, Log }))
   const outcomes = await simpleEngine.runTests(ruleFile({ ...base, Tests: tests }), NO_NEIGHBOURS)
@@ -50,7 +85,12 @@ t.test('every function is computed and reported for each test', async (t) => {
     ruleFile({
       ...base,
       Tests: [
-        { Name: 'root', ExpectedResult: true, Log: { env: 'prod', user: 'root', login: { success: false } }, Mocks: [{ objectName: 'x', returnValue: 'y' }] },
+        {
+          Name: 'root',
+          ExpectedResult: true,
+          Log: { env: 'prod', user: 'root', login: { success: false } },
+          Mocks: [{ objectName: 'x', returnValue: 'y' }],
+        },
         { Name: 'other', ExpectedResult: false, Log: { env: 'prod', login: { success: true } } },
       ],
     }),
@@ -75,7 +115,12 @@ t.test('every function is computed and reported for each test', async (t) => {
 
 t.test('without AlertContext its output is null; the static fields default to null', async (t) => {
   const [o] = await simpleEngine.runTests(
-    ruleFile({ RuleID: 'R', Severity: 'LOW', Detection: [{ Condition: 'AlwaysTrue' }], Tests: [{ Name: 'x', ExpectedResult: true, Log: {} }] }),
+    ruleFile({
+      RuleID: 'R',
+      Severity: 'LOW',
+      Detection: [{ Condition: 'AlwaysTrue' }],
+      Tests: [{ Name: 'x', ExpectedResult: true, Log: {} }],
+    }),
     NO_NEIGHBOURS,
   )
   t.same(o!.functions!.alertContext, { output: null, error: null })
@@ -86,8 +131,18 @@ t.test('without AlertContext its output is null; the static fields default to nu
 
 t.test('a failing alert field fails a true expectation only', async (t) => {
   const { rule } = compileRule({ RuleID: 'R', Severity: 'LOW', Detection: [{ Condition: 'AlwaysTrue' }] })
-  const broken: CompiledRule = { ...rule!, title: () => { throw new TypeError('cannot render') } }
-  const data = { Tests: [{ Name: 'expects match', ExpectedResult: true, Log: {} }, { Name: 'expects none', ExpectedResult: false, Log: {} }] }
+  const broken: CompiledRule = {
+    ...rule!,
+    title: () => {
+      throw new TypeError('cannot render')
+    },
+  }
+  const data = {
+    Tests: [
+      { Name: 'expects match', ExpectedResult: true, Log: {} },
+      { Name: 'expects none', ExpectedResult: false, Log: {} },
+    ],
+  }
   const [yes, no] = runSimpleRuleTests(data, broken, [])
   t.equal(yes!.actual, true)
   t.equal(yes!.passed, false)
@@ -103,7 +158,12 @@ t.test('a failing alert field fails a true expectation only', async (t) => {
 
 t.test('a detection that throws errors the test with a null outcome', async (t) => {
   const { rule } = compileRule({ RuleID: 'R', Severity: 'LOW', Detection: [{ Condition: 'AlwaysTrue' }] })
-  const throwing: CompiledRule = { ...rule!, detection: () => { throw new RangeError('boom') } }
+  const throwing: CompiledRule = {
+    ...rule!,
+    detection: () => {
+      throw new RangeError('boom')
+    },
+  }
   const [o] = runSimpleRuleTests({ Tests: [{ Name: 'x', ExpectedResult: false, Log: {} }] }, throwing, [])
   t.equal(o!.actual, null)
   t.equal(o!.passed, false)
@@ -113,23 +173,49 @@ t.test('a detection that throws errors the test with a null outcome', async (t) 
 
 t.test('an invalid rule fails every test with its first problem', async (t) => {
   const outcomes = await simpleEngine.runTests(
-    ruleFile({ RuleID: 'R', Detection: [{ Key: 'a', Condition: 'Nope' }, { Key: 'b' }], Tests: [{ Name: 'a', ExpectedResult: false, Log: {} }, { Name: 'b', ExpectedResult: true, Log: {} }] }),
+    ruleFile({
+      RuleID: 'R',
+      Detection: [{ Key: 'a', Condition: 'Nope' }, { Key: 'b' }],
+      Tests: [
+        { Name: 'a', ExpectedResult: false, Log: {} },
+        { Name: 'b', ExpectedResult: true, Log: {} },
+      ],
+    }),
     NO_NEIGHBOURS,
   )
   t.equal(outcomes.length, 2)
   for (const o of outcomes) {
     t.equal(o.passed, false)
     t.equal(o.actual, null)
-    t.match(o.error, /^the rule is invalid: Detection\.0\.Condition: unknown condition 'Nope'.*\(and 1 more problems\)$/)
+    t.match(
+      o.error,
+      /^the rule is invalid: Detection\.0\.Condition: unknown condition 'Nope'.*\(and 1 more problems\)$/,
+    )
   }
 })
 
 t.test('malformed test items fail with a reason instead of throwing', async (t) => {
   const outcomes = await simpleEngine.runTests(
-    ruleFile({ ...base, Tests: [{ Name: 'no log', ExpectedResult: true }, { Name: 'bad expectation', ExpectedResult: 'yes', Log: {} }, null, { ExpectedResult: false, Log: 'a string log' }] }),
+    ruleFile({
+      ...base,
+      Tests: [
+        { Name: 'no log', ExpectedResult: true },
+        { Name: 'bad expectation', ExpectedResult: 'yes', Log: {} },
+        null,
+        { ExpectedResult: false, Log: 'a string log' },
+      ],
+    }),
     NO_NEIGHBOURS,
   )
-  t.same(outcomes.map((o) => [o.name, o.passed]), [['no log', false], ['bad expectation', false], ['test 3', false], ['test 4', true]])
+  t.same(
+    outcomes.map((o) => [o.name, o.passed]),
+    [
+      ['no log', false],
+      ['bad expectation', false],
+      ['test 3', false],
+      ['test 4', true],
+    ],
+  )
   t.match(outcomes[0]!.error, /no Log/)
   t.match(outcomes[1]!.error, /ExpectedResult must be true or false/)
   t.same(await simpleEngine.runTests(ruleFile({ ...base }), NO_NEIGHBOURS), [], 'no Tests → no outcomes')
@@ -146,6 +232,9 @@ t.test('a rule with 10 tests runs them all, each compiled afresh', async (t) => 
     // A fresh object each run, so nothing is served from the compilation cache.
     const outcomes = await simpleEngine.runTests(ruleFile({ ...base, Tests: tests }), NO_NEIGHBOURS)
     t.equal(outcomes.length, 10)
-    t.ok(outcomes.every((o) => o.passed), 'all ten pass')
+    t.ok(
+      outcomes.every((o) => o.passed),
+      'all ten pass',
+    )
   }
 })

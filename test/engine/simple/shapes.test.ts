@@ -34,14 +34,20 @@ t.test('combinators: all, any, exactly one, none — empty ones included', async
     ['None', [no, no], true],
     ['None', [no, yes], false],
   ]
-  for (const [op, items, expected] of rows) t.equal(holds({ [op]: items }, {}), expected, `${op} ${JSON.stringify(items.map((i) => i === yes))}`)
+  for (const [op, items, expected] of rows)
+    t.equal(holds({ [op]: items }, {}), expected, `${op} ${JSON.stringify(items.map((i) => i === yes))}`)
 })
 
 t.test('combinators nest freely and see the same event', async (t) => {
   const expr = {
     Any: [
       { All: [{ Key: 'a', Condition: 'Equals', Value: 1 }, { None: [{ Key: 'b', Condition: 'Exists' }] }] },
-      { OnlyOne: [{ Key: 'c', Condition: 'IsIn', Values: ['x', 'y'] }, { Key: 'd', Condition: 'IsIn', Values: ['x', 'y'] }] },
+      {
+        OnlyOne: [
+          { Key: 'c', Condition: 'IsIn', Values: ['x', 'y'] },
+          { Key: 'd', Condition: 'IsIn', Values: ['x', 'y'] },
+        ],
+      },
     ],
   }
   const rows: Array<[Record<string, unknown>, boolean]> = [
@@ -55,31 +61,73 @@ t.test('combinators nest freely and see the same event', async (t) => {
 })
 
 t.test('Detection holds only when every expression holds', async (t) => {
-  const rule = compileOrThrow({ Detection: [{ Key: 'a', Condition: 'Equals', Value: 1 }, { Key: 'b', Condition: 'Equals', Value: 2 }] })
+  const rule = compileOrThrow({
+    Detection: [
+      { Key: 'a', Condition: 'Equals', Value: 1 },
+      { Key: 'b', Condition: 'Equals', Value: 2 },
+    ],
+  })
   t.equal(rule.matches({ a: 1, b: 2 }), true)
   t.equal(rule.matches({ a: 1, b: 3 }), false)
   t.equal(rule.matches({ b: 2 }), false)
 })
 
 t.test('list comprehension over lists of objects, with paths relative to the element', async (t) => {
-  const admin = [{ KeyPath: 'role', Condition: 'Equals', Value: 'admin' }, { KeyPath: 'mfa.enabled', Condition: 'Equals', Value: false }]
+  const admin = [
+    { KeyPath: 'role', Condition: 'Equals', Value: 'admin' },
+    { KeyPath: 'mfa.enabled', Condition: 'Equals', Value: false },
+  ]
   const lists: Array<[string, unknown, Record<string, boolean>]> = [
-    ['two matching', [{ role: 'admin', mfa: { enabled: false } }, { role: 'admin', mfa: { enabled: false } }], { AnyElement: true, AllElements: true, OnlyOneElement: false, NoElement: false }],
-    ['one of two', [{ role: 'admin', mfa: { enabled: false } }, { role: 'admin', mfa: { enabled: true } }], { AnyElement: true, AllElements: false, OnlyOneElement: true, NoElement: false }],
-    ['none matching', [{ role: 'user' }, { mfa: { enabled: false } }], { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
+    [
+      'two matching',
+      [
+        { role: 'admin', mfa: { enabled: false } },
+        { role: 'admin', mfa: { enabled: false } },
+      ],
+      { AnyElement: true, AllElements: true, OnlyOneElement: false, NoElement: false },
+    ],
+    [
+      'one of two',
+      [
+        { role: 'admin', mfa: { enabled: false } },
+        { role: 'admin', mfa: { enabled: true } },
+      ],
+      { AnyElement: true, AllElements: false, OnlyOneElement: true, NoElement: false },
+    ],
+    [
+      'none matching',
+      [{ role: 'user' }, { mfa: { enabled: false } }],
+      { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true },
+    ],
     ['empty list', [], { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
-    ['scalars and nulls as elements', [null, 'admin', 3], { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
-    ['not a list (object)', { role: 'admin', mfa: { enabled: false } }, { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
+    [
+      'scalars and nulls as elements',
+      [null, 'admin', 3],
+      { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true },
+    ],
+    [
+      'not a list (object)',
+      { role: 'admin', mfa: { enabled: false } },
+      { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true },
+    ],
     ['not a list (string)', 'admin', { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
     ['null', null, { AnyElement: false, AllElements: false, OnlyOneElement: false, NoElement: true }],
   ]
   for (const [name, list, want] of lists) {
     for (const [op, expected] of Object.entries(want)) {
-      t.equal(holds({ KeyPath: 'users', Condition: op, Expressions: admin }, { users: list }), expected, `${op} on ${name}`)
+      t.equal(
+        holds({ KeyPath: 'users', Condition: op, Expressions: admin }, { users: list }),
+        expected,
+        `${op} on ${name}`,
+      )
     }
   }
   for (const op of ['AnyElement', 'AllElements', 'OnlyOneElement', 'NoElement']) {
-    t.equal(holds({ Key: 'users', Condition: op, Expressions: admin }, {}), op === 'NoElement', `${op} on a missing field`)
+    t.equal(
+      holds({ Key: 'users', Condition: op, Expressions: admin }, {}),
+      op === 'NoElement',
+      `${op} on a missing field`,
+    )
   }
 })
 
@@ -87,16 +135,29 @@ t.test('list comprehensions nest, and work on a [*] projection', async (t) => {
   const expr = {
     KeyPath: 'groups',
     Condition: 'AnyElement',
-    Expressions: [{ Key: 'members', Condition: 'AllElements', Expressions: [{ Key: 'active', Condition: 'Equals', Value: true }] }],
+    Expressions: [
+      { Key: 'members', Condition: 'AllElements', Expressions: [{ Key: 'active', Condition: 'Equals', Value: true }] },
+    ],
   }
-  t.equal(holds(expr, { groups: [{ members: [{ active: false }] }, { members: [{ active: true }, { active: true }] }] }), true)
+  t.equal(
+    holds(expr, { groups: [{ members: [{ active: false }] }, { members: [{ active: true }, { active: true }] }] }),
+    true,
+  )
   t.equal(holds(expr, { groups: [{ members: [{ active: false }] }, { members: [] }] }), false)
-  const projected = { KeyPath: 'groups[*].members[*]', Condition: 'OnlyOneElement', Expressions: [{ Key: 'active', Condition: 'Equals', Value: true }] }
+  const projected = {
+    KeyPath: 'groups[*].members[*]',
+    Condition: 'OnlyOneElement',
+    Expressions: [{ Key: 'active', Condition: 'Equals', Value: true }],
+  }
   t.equal(holds(projected, { groups: [{ members: [{ active: false }] }, { members: [{ active: true }] }] }), true)
 })
 
 t.test('multi-key compares two fields of the event', async (t) => {
-  const eq = (c: string, extra: Record<string, unknown> = {}) => ({ Condition: c, Values: [{ Key: 'left' }, { KeyPath: 'r.v' }], ...extra })
+  const eq = (c: string, extra: Record<string, unknown> = {}) => ({
+    Condition: c,
+    Values: [{ Key: 'left' }, { KeyPath: 'r.v' }],
+    ...extra,
+  })
   const rows: Array<[string, Record<string, unknown>, boolean]> = [
     ['Equals', { left: 'x', r: { v: 'x' } }, true],
     ['Equals', { left: 'x', r: { v: 'y' } }, false],
@@ -142,7 +203,10 @@ t.test('inline filters: a leaf on a missing field passes whatever the condition'
     const rule = compileOrThrow({ Detection: [yes], InlineFilters: [{ KeyPath: 'f.g', ...c }] })
     t.equal(rule.filtersPass({}), true, `${JSON.stringify(c)} on a missing field`)
     t.equal(rule.matches({ f: 'not an object' }), true, `${JSON.stringify(c)} on a path through a string`)
-    const viaEnrichment = compileOrThrow({ Detection: [yes], InlineFilters: [{ Enrichment: { Table: 't', Selector: 's', FieldPath: 'f' }, ...c }] })
+    const viaEnrichment = compileOrThrow({
+      Detection: [yes],
+      InlineFilters: [{ Enrichment: { Table: 't', Selector: 's', FieldPath: 'f' }, ...c }],
+    })
     t.equal(viaEnrichment.filtersPass({}), true, `${JSON.stringify(c)} on missing enrichment`)
   }
 })
@@ -179,7 +243,12 @@ t.test('inline filters with values, combinators, and their effect on the outcome
     Detection: [{ Key: 'action', Condition: 'Equals', Value: 'delete' }],
     InlineFilters: [
       { KeyPath: 'env', Condition: 'IsIn', Values: ['prod'] },
-      { Any: [{ KeyPath: 'user.type', Condition: 'Equals', Value: 'human' }, { KeyPath: 'user.name', Condition: 'StartsWith', Value: 'svc-' }] },
+      {
+        Any: [
+          { KeyPath: 'user.type', Condition: 'Equals', Value: 'human' },
+          { KeyPath: 'user.name', Condition: 'StartsWith', Value: 'svc-' },
+        ],
+      },
       { All: [] },
     ],
   })
