@@ -60,8 +60,7 @@ function resolveNaive(expr: { key: Parameters<typeof keySpecSegments>[0] }, even
   for (const s of keySpecSegments(expr.key)) {
     if (s.kind === 'wildcard') throw new Error('not needed by the benchmark rule')
     if (s.kind === 'field') {
-      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, s.name))
-        return MISSING
+      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, s.name)) return MISSING
       v = (v as Record<string, unknown>)[s.name]
     } else {
       if (!Array.isArray(v) || s.index >= v.length) return MISSING

@@ -28,6 +28,6 @@ export function createLogger(opts: { level?: string; destination?: NodeJS.Writab
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    typeof dest === 'number' ? pino.destination({ fd: dest, sync: false }) : (dest as any),
+    typeof dest === 'number' ? pino.destination({ fd: dest, sync: false }) : (dest as pino.DestinationStream),
   )
 }

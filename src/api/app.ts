@@ -32,6 +32,7 @@ export interface AppDeps {
   /** Wall clock for all the unit tests of one request (default 120 s). */
   testBudgetMs?: number
   /** Routers mounted at the root as they are (the HTTP log sources). */
+  // biome-ignore lint/suspicious/noExplicitAny: each log source's router has its own state and context types
   rootRouters?: Array<Router<any, any>>
 }
 
@@ -77,6 +78,7 @@ interface RouterLayer {
   path: string
   name?: string
   methods: string[]
+  // biome-ignore lint/suspicious/noExplicitAny: @koa/router's layer stack is untyped in its declarations
   stack: Array<Koa.Middleware<any>>
   paramNames: Array<{ name: string }>
 }
@@ -133,6 +135,7 @@ function getByIdFastPath(api: Router<ApiState>): Koa.Middleware<ApiState> | null
     const id = path.slice(slash + 1)
     if (!route || id === '' || id.includes('%')) return next()
     const { layer, matched, run } = route
+    // biome-ignore lint/suspicious/noExplicitAny: sets @koa/router's own (undeclared) match fields, as its dispatch does
     const c = ctx as any
     c.matched = matched
     c.router = api

@@ -28,8 +28,9 @@ function inspect(v: unknown, max: number): { tooDeep: boolean; problems: FieldPr
     if (d > max) return { tooDeep: true, problems }
     if (typeof cur === 'number' && !Number.isFinite(cur))
       problems.push({ path: at, message: 'the number is out of range' })
-    else if (Array.isArray(cur)) cur.forEach((x, i) => stack.push([x, d + 1, `${at}/${i}`]))
-    else if (cur && typeof cur === 'object') {
+    else if (Array.isArray(cur)) {
+      for (const [i, x] of cur.entries()) stack.push([x, d + 1, `${at}/${i}`])
+    } else if (cur && typeof cur === 'object') {
       for (const [k, x] of Object.entries(cur)) {
         if (k === '__proto__') problems.push({ path: `${at}/${pointerPart(k)}`, message: 'unknown field __proto__' })
         stack.push([x, d + 1, `${at}/${pointerPart(k)}`])

@@ -65,9 +65,12 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
   if (sources === undefined) return problems
   if (!Array.isArray(sources)) return [...problems, '/logSources must be a list']
   const seen = new Set<string>()
-  sources.forEach((s, i) => {
+  for (const [i, s] of sources.entries()) {
     const at = `/logSources/${i}`
-    if (!isObject(s)) return void problems.push(`${at} must be an object`)
+    if (!isObject(s)) {
+      problems.push(`${at} must be an object`)
+      continue
+    }
     for (const k of Object.keys(s)) {
       if (!['id', 'logType', 'auth', 'limits'].includes(k)) problems.push(`${at}/${k} is not a known setting`)
     }
@@ -86,7 +89,7 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
       }
     }
     if (s.limits !== undefined) problems.push(...checkLimits(`${at}/limits`, s.limits))
-  })
+  }
   return problems
 }
 
@@ -116,11 +119,17 @@ export function resolveLogSources(config: Record<string, unknown>): {
     dedupWindowHours: audit.dedupWindowHours ?? DEFAULT_AUDIT.dedupWindowHours,
     maxErrorsInResponse: audit.maxErrorsInResponse ?? DEFAULT_AUDIT.maxErrorsInResponse,
   }
-  const raw = (config.logSources ?? []) as Array<Record<string, any>>
+  // Checked above: every source has these shapes.
+  const raw = (config.logSources ?? []) as Array<{
+    id: string
+    logType: string
+    auth: { method: AuthMethod; tokenEnv: string }
+    limits?: Partial<SourceLimits>
+  }>
   const sources = raw.map((s) => ({
-    id: s.id as string,
-    logType: s.logType as string,
-    auth: { method: s.auth.method as AuthMethod, tokenEnv: s.auth.tokenEnv as string },
+    id: s.id,
+    logType: s.logType,
+    auth: { method: s.auth.method, tokenEnv: s.auth.tokenEnv },
     limits: { ...baseLimits, ...(s.limits ?? {}) },
   }))
   return { sources, audit: settings }

@@ -35,7 +35,7 @@ const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
   ]),
 )
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Sorted distinct non-empty values, `unknown` excluded (the vendor's placeholder for system events). */
 function indicatorList(values: unknown[]): string[] {
@@ -76,8 +76,8 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
     return { ok: false, reason: `the record names more than one event kind: ${extra.join(', ')}` }
   }
 
-  const metadata = value.metadata as Record<string, any>
-  const eventMs = Date.parse(metadata.timestamp)
+  const metadata = value.metadata as Record<string, unknown>
+  const eventMs = Date.parse(String(metadata.timestamp))
   if (!Number.isFinite(eventMs)) return { ok: false, reason: 'metadata.timestamp cannot be read as a point in time' }
 
   if (kind !== undefined) {

@@ -146,14 +146,14 @@ export async function recoverSourceFiles(opts: {
     const lines = createInterface({ input: createReadStream(path.join(root, rel)), crlfDelay: Infinity })
     for await (const line of lines) {
       if (line === '') continue
-      let rec: any
+      let rec: { metadata?: { id?: unknown }; p_parse_time?: unknown; p_source_id?: unknown } | null
       try {
         rec = JSON.parse(line)
       } catch {
         continue // only complete lines remain after the pass above; this is belt and braces
       }
       const id = rec?.metadata?.id
-      const at = Date.parse(rec?.p_parse_time)
+      const at = Date.parse(String(rec?.p_parse_time))
       if (rec?.p_source_id !== sourceId) continue
       if (typeof id === 'string' && id !== '' && Number.isFinite(at) && at >= now - filter.windowMs)
         found.push({ id, at })

@@ -198,7 +198,11 @@ export class TokenStore {
 
   revoke(id: string): boolean {
     let found = false
-    this.mutate((list) => list.filter((t) => (t.id === id ? ((found = true), false) : true)))
+    this.mutate((list) => {
+      const kept = list.filter((t) => t.id !== id)
+      found = kept.length < list.length
+      return kept
+    })
     return found
   }
 

@@ -44,10 +44,10 @@ function readYamlFile(file: string): unknown {
 }
 
 function envOverrides(env: Env): Record<string, unknown> {
-  const o: Record<string, any> = {}
+  const o: Record<string, unknown> = {}
   const set = (keys: string[], value: unknown) => {
     let cur = o
-    for (const k of keys.slice(0, -1)) cur = cur[k] ??= {}
+    for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Record<string, unknown>
     cur[keys[keys.length - 1]!] = value
   }
   if (env.RULEKEEPER_DATA_DIR) set(['dataDir'], env.RULEKEEPER_DATA_DIR)

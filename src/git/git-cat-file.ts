@@ -71,7 +71,10 @@ export class CatFileReader {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk])
     for (;;) {
       const req = this.pending[0]
-      if (!req) return this.hold(false)
+      if (!req) {
+        this.hold(false)
+        return
+      }
       const nl = this.buf.indexOf(0x0a)
       if (nl === -1) return
       const header = this.buf.subarray(0, nl).toString('latin1')

@@ -125,7 +125,9 @@ export function validateWriteBody(kind: RuleKind, body: unknown): Array<{ path: 
     const parts = errorPath(e)
     const item = { path: pointer(parts), message: messageOf(e, parts) }
     const key = `${item.path}\0${item.message}`
-    if (!seen.has(key)) out.push(item), seen.add(key)
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push(item)
   }
   return out
 }

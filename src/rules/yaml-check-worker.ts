@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads'
 import { parseYaml } from './yaml-text.js'
 
 parentPort!.on('message', (msg: { id: number; text: string }) => {
-  let errors
+  let errors: Array<{ message: string }>
   try {
     errors = parseYaml(msg.text).errors
   } catch (err) {

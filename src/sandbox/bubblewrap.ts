@@ -100,7 +100,7 @@ function ancestors(paths: string[]): string[] {
 function legacyLibDirs(): string[] {
   const args: string[] = []
   for (const dir of ['/lib', '/lib64']) {
-    let st
+    let st: ReturnType<typeof lstatSync>
     try {
       st = lstatSync(dir)
     } catch {

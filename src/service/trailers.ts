@@ -3,6 +3,7 @@
 // line here (JavaScript's `^`/`$` with the `m` flag would), and a value written must be one line.
 
 /** Characters that some reader could take as the end of a line, or that git strips. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const LINE_BREAKING = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/u
 
 /**

@@ -354,7 +354,9 @@ function sendOnce(
     let settled = false
     let answered = false
     const done = (s: Sent & { retryable?: boolean }) => {
-      if (!settled) (settled = true), resolve(s)
+      if (settled) return
+      settled = true
+      resolve(s)
     }
     let req: http.ClientRequest
     try {
@@ -365,7 +367,9 @@ function sendOnce(
           const chunks: Buffer[] = []
           let size = 0
           res.on('data', (d: Buffer) => {
-            if (size < 4 * MiB) chunks.push(d), (size += d.length)
+            if (size >= 4 * MiB) return
+            chunks.push(d)
+            size += d.length
           })
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8')

@@ -37,7 +37,7 @@ function run(arch: SandboxArch, nr: number, args: number[] = [], archValue = AUD
   const data = Buffer.alloc(64)
   data.writeUInt32LE(nr, 0)
   data.writeUInt32LE(archValue >>> 0, 4)
-  args.forEach((a, i) => data.writeBigInt64LE(BigInt(a), 16 + 8 * i))
+  for (const [i, a] of args.entries()) data.writeBigInt64LE(BigInt(a), 16 + 8 * i)
   const prog = compileFilter(arch)
   let acc = 0
   for (let pc = 0; pc < prog.length / 8; ) {

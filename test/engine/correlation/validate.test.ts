@@ -272,7 +272,9 @@ const rows: Row[] = [
   },
   {
     name: 'every member absent',
-    data: edit(GRP, (b) => b.Group.forEach((m: Any) => (m.Absence = true))),
+    data: edit(GRP, (b) => {
+      for (const m of b.Group) m.Absence = true
+    }),
     path: [...D, 'Group'],
     message: 'every member of the Group is an Absence member; at least one must be present for the rule to match',
   },

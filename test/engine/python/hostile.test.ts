@@ -180,7 +180,7 @@ t.test('what the kernel refuses below Python: ctypes gets nothing further', asyn
   t.equal(outcomes[0]!.passed, true, 'the server environ is not there')
   t.equal(outcomes[1]!.passed, true, 'nothing outside the scratch directory is writable')
   t.notOk(existsSync(ctypesFile))
-  const forked = (outcomes[2]!.functions?.alertContext?.output as { forked: number[] }).forked
+  const forked = (outcomes[2]!.functions!.alertContext!.output as { forked: number[] }).forked
   t.equal(forked.length, 20, 'twenty fork attempts')
   t.ok(
     forked.every((pid) => pid === -1),

@@ -118,6 +118,7 @@ t.test('attacker-controlled strings stay data: same statements as a benign rule,
   t.type(hostile, 'string')
   t.equal(hostile.split('\n').length, benign.split('\n').length, 'no string added a line')
   t.same(pythonView(hostile).body, pythonView(benign).body, 'no string added a statement')
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the check is for control characters
   t.notMatch(hostile, /[^\x0a\x20-\x7e]/, 'the module is printable ASCII (escapes for everything else)')
   const events = HOSTILE.flatMap((s) => [{ [s]: s, x: s }, { [s]: `${s}!`, list: [s] }, { list: ['other'] }])
   const r = await differential([{ name: 'hostile', data: rule((i) => HOSTILE[i]!), events }], runModuleTests)
