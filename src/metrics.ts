@@ -41,18 +41,18 @@ export function registerCatalogMetrics(registry: Registry, index: () => ServedIn
     registers: [registry],
     collect() {
       const current = index()
-      let n = invalid.get(current)
-      if (n === undefined) invalid.set(current, (n = current.invalidFiles().length))
+      const n = invalid.get(current) ?? current.invalidFiles().length
+      invalid.set(current, n)
       this.set(n)
     },
   })
 }
 
-export type TestOutcomeLabel = 'pass' | 'fail' | 'error' | 'not_run'
+type TestOutcomeLabel = 'pass' | 'fail' | 'error' | 'not_run'
 const OUTCOMES: readonly TestOutcomeLabel[] = ['pass', 'fail', 'error', 'not_run']
 
 /** pass; fail (ran, wrong verdict); error (the rule raised, timed out or crashed); not_run (could not run). */
-export function testOutcomeLabel(o: TestOutcome): TestOutcomeLabel {
+function testOutcomeLabel(o: TestOutcome): TestOutcomeLabel {
   if (o.passed === true) return 'pass'
   if (o.passed === null) return 'not_run'
   return o.errored || o.actual === null ? 'error' : 'fail'

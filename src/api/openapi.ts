@@ -51,7 +51,7 @@ let portableIdPattern_: string | undefined
  * without the flag; surrogates stay allowed (without the flag they are the halves of every astral
  * character), so only the server refuses the few astral format and private-use characters.
  */
-export function portableIdPattern(): string {
+function portableIdPattern(): string {
   if (portableIdPattern_ === undefined) {
     const allowed = new RegExp(ID_PATTERN, 'u')
     const hex = (n: number) => `\\u${n.toString(16).padStart(4, '0')}`
@@ -134,7 +134,9 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
     q('tag', list, 'Has any of these tags (case-insensitive).'),
     q('created-by', { type: 'string' }, 'createdBy.id equals this.'),
     q('last-modified-by', { type: 'string' }, 'lastModifiedBy.id equals this.'),
-    ...def.listFilters.map((f) => q(f.param, list, `${f.description[0]!.toUpperCase()}${f.description.slice(1)}.`)),
+    ...def.listFilters.map((f) =>
+      q(f.param, list, `${f.description.charAt(0).toUpperCase()}${f.description.slice(1)}.`),
+    ),
     ...includePython,
   ]
   const writeParams = [

@@ -152,7 +152,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       requestId: ctx.state.requestId,
       reason: reason || undefined,
     })
-    ctx.state.write = { kind, ruleId: ctx.params.id!, change: outcome.status, commit: outcome.commit }
+    ctx.state.write = { kind, ruleId: ctx.params.id ?? '', change: outcome.status, commit: outcome.commit }
     ctx.status = 204
   })
 }

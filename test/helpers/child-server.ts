@@ -98,10 +98,11 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   }
   const stdout: Buffer[] = []
   let stdoutBytes = 0
-  child.stdout!.on('data', (c: Buffer) => {
-    if ((stdoutBytes += c.length) <= 8 << 20) stdout.push(c)
+  child.stdout?.on('data', (c: Buffer) => {
+    stdoutBytes += c.length
+    if (stdoutBytes <= 8 << 20) stdout.push(c)
   })
-  child.stdout!.on('data', keep)
+  child.stdout?.on('data', keep)
   child.stderr!.on('data', keep)
   const gone = exited(child)
   const kill = async () => {
