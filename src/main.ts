@@ -2,6 +2,7 @@
 // engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
 // server; the CLI's `serve` calls startServer and handles signals.
 import http from 'node:http'
+import { performance } from 'node:perf_hooks'
 import type Koa from 'koa'
 import type { ApiState } from './api/context.js'
 import path from 'node:path'
@@ -15,7 +16,7 @@ import { closeEngines, createEngineRegistry } from './engine/registry.js'
 import { createPythonFor } from './engine/simple-python/index.js'
 import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
-import { createMetricsRegistry } from './metrics.js'
+import { createMetricsRegistry, instrumentEngines, registerCatalogMetrics } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { RuleStore } from './service/rule-store.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
@@ -31,6 +32,8 @@ export interface StartOptions {
   defaultMetrics?: boolean
   /** The rule engines to use instead of this build's (tests of the 501 paths). */
   engines?: EngineRegistry
+  /** Log lines for a person instead of JSON (`serve --pretty`, or stdout on a terminal). */
+  pretty?: boolean
 }
 
 export interface RunningServer {
@@ -40,15 +43,19 @@ export interface RunningServer {
   config: Config
   dataDir: string
   store: RuleStore
+  /** What the start-up banner says (also logged, one structured line each). */
   bannerLines: string[]
+  logger: Logger
+  /** Stops everything; logs the shutdown and its duration. */
   close(): Promise<void>
 }
 
 export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'rules-repo-template')
 
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
+  const startedAt = performance.now()
   const config = loadConfig(opts.env, opts.configOverrides)
-  const logger = opts.logger ?? createLogger({ level: config.log.level })
+  const logger = opts.logger ?? createLogger({ level: config.log.level, pretty: opts.pretty })
   const dataDir = path.resolve(config.dataDir)
   // Private from the first byte: the umask applies before the data directory is even created.
   if (!restrictUmask())
@@ -61,7 +68,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   try {
     reportPrivacy(logger, secureDataDir(dataDir))
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
-    const engines = opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env } })
+    const engines = instrumentEngines(
+      opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env, metrics } }),
+      metrics,
+    )
     cleanups.push(() => closeEngines(engines))
     // In the background: a host where the sandbox cannot start is logged now, not at the first save.
     for (const engine of Object.values(engines)) void engine?.prepare?.().catch(() => {})
@@ -88,6 +98,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       metrics,
     })
     cleanups.push(() => store.close())
+    registerCatalogMetrics(metrics, () => store.index)
     const tokens = new TokenStore(dataDir)
     const bannerLines: string[] = []
     const boot = ensureBootstrapToken(tokens, opts.env.RULEKEEPER_BOOTSTRAP_TOKEN)
@@ -156,10 +167,20 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         remote: remote?.displayUrl ?? null,
         revision: store.index.revision,
         rules: store.index.rules.size,
+        startMs: Math.round(performance.now() - startedAt),
       },
       'rulekeeper is serving',
     )
-    return { url, app, config, dataDir, store, bannerLines, close: cleanup }
+    // The banner as log lines: stdout carries JSON only (secrets are never in it: paths and names).
+    for (const line of bannerLines) logger.info({ banner: true }, line)
+    const close = async () => {
+      const stopping = performance.now()
+      logger.info('rulekeeper is shutting down')
+      await cleanup()
+      logger.info({ shutdownMs: Math.round(performance.now() - stopping) }, 'rulekeeper stopped')
+      logger.flush()
+    }
+    return { url, app, config, dataDir, store, bannerLines, logger, close }
   } catch (err) {
     await cleanup()
     throw err

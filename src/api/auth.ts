@@ -3,7 +3,7 @@
 // 403 for a known token without the permission the method needs.
 import type Koa from 'koa'
 import { RulekeeperError } from '../errors.js'
-import type { Permission, TokenStore } from '../auth/token-store.js'
+import { type Permission, type TokenStore, tokenIdOf } from '../auth/token-store.js'
 import type { ApiState } from './context.js'
 
 export function requirePermission(tokens: TokenStore, permission: Permission): Koa.Middleware<ApiState> {
@@ -12,8 +12,12 @@ export function requirePermission(tokens: TokenStore, permission: Permission): K
     const secret = (ctx.req.headers['x-api-key'] as string | undefined) || ''
     if (!secret) throw new RulekeeperError('Unauthorized', 'missing X-API-Key header')
     const token = tokens.verify(secret)
-    if (!token) throw new RulekeeperError('Unauthorized', 'unknown, revoked or expired API token')
+    if (!token) {
+      ctx.state.presentedTokenId = tokenIdOf(secret)
+      throw new RulekeeperError('Unauthorized', 'unknown, revoked or expired API token')
+    }
     if (!token.permissions.includes(permission)) {
+      ctx.state.presentedTokenId = token.id
       throw new RulekeeperError('Forbidden', `this token lacks the ${permission} permission`)
     }
     ctx.state.token = token

@@ -1,6 +1,7 @@
-// Per-request observability: one JSON log line (request id, actor, route, status, duration) and
-// the Prometheus request counter and histogram, labelled by the matched route, not the raw path,
-// so ids never explode the label set.
+// Per-request observability: one JSON log line (request id, actor, route, status, duration; at
+// warn for a refused credential, with the token id presented), one more for a write (kind, rule
+// id, change, commit, actor), and the Prometheus request counter and histogram, labelled by the
+// matched route, not the raw path, so ids never explode the label set.
 import { performance } from 'node:perf_hooks'
 import type Koa from 'koa'
 import type { Logger } from '../log.js'
@@ -32,17 +33,32 @@ export function observe(logger: Logger, registry: Registry): Koa.Middleware<ApiS
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) }
       requests.inc(labels)
       duration.observe(labels, seconds)
-      logger.info(
-        {
-          requestId: ctx.state.requestId,
-          actor: ctx.state.token?.id,
-          method: ctx.method,
-          route: labels.route,
-          status: ctx.status,
-          ms: Math.round(seconds * 1e4) / 10,
-        },
-        'request',
-      )
+      const { requestId, token, write, presentedTokenId } = ctx.state
+      const fields = {
+        requestId,
+        actor: token?.id,
+        method: ctx.method,
+        route: labels.route,
+        status: ctx.status,
+        ms: Math.round(seconds * 1e4) / 10,
+      }
+      if (ctx.status === 401 || ctx.status === 403)
+        // Every refused credential (API token, log-source token, webhook signature); the id of the
+        // token presented when there is one, never the secret.
+        logger.warn({ ...fields, tokenId: presentedTokenId }, 'request')
+      else logger.info(fields, 'request')
+      if (write && ctx.status < 300)
+        logger.info(
+          {
+            requestId,
+            actor: token?.id,
+            kind: write.kind,
+            ruleId: write.ruleId,
+            change: write.change,
+            commit: write.commit,
+          },
+          `rule ${write.change}`,
+        )
     }
   }
 }

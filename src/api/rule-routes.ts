@@ -133,6 +133,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
           `${kind} rule ${prepared.rule.id} was changed by another writer meanwhile`,
         )
       ctx.status = outcome.status === 'created' && method === 'PUT' ? 201 : 200
+      ctx.state.write = { kind, ruleId: prepared.rule.id, change: outcome.status, commit: outcome.commit }
       ctx.body = ruleRepresentation(rc(), saved)
     }
 
@@ -143,7 +144,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     rejectUnknownParams(ctx.query, [])
     const reason = ctx.get('X-Change-Reason')
     if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
-    await store.writer.submit({
+    const outcome = await store.writer.submit({
       type: 'delete',
       kind,
       id: ctx.params.id!,
@@ -151,6 +152,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       requestId: ctx.state.requestId,
       reason: reason || undefined,
     })
+    ctx.state.write = { kind, ruleId: ctx.params.id ?? '', change: outcome.status, commit: outcome.commit }
     ctx.status = 204
   })
 }

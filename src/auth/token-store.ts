@@ -38,6 +38,12 @@ export interface TokenInfo {
 
 const SECRET_RE = /^rk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
 
+/** The token id a well-formed secret names (`rk_<id>_…` → `tok_<id>`; not a secret), else undefined. */
+export function tokenIdOf(secret: string): string | undefined {
+  const m = SECRET_RE.exec(secret)
+  return m ? `tok_${m[1]}` : undefined
+}
+
 const hashDigest = (salt: string, secret: string) =>
   createHash('sha256').update(salt).update('\0').update(secret).digest()
 const hashSecret = (salt: string, secret: string) => hashDigest(salt, secret).toString('hex')

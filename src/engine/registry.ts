@@ -10,7 +10,15 @@ import { simpleEngine } from './simple/index.js'
 export interface EngineSettings {
   python?: Pick<
     PythonEngineOptions,
-    'command' | 'poolSize' | 'timeoutMs' | 'serverEnv' | 'queueLimit' | 'queuePerCaller' | 'scratchBytes' | 'uidBase'
+    | 'command'
+    | 'poolSize'
+    | 'timeoutMs'
+    | 'serverEnv'
+    | 'queueLimit'
+    | 'queuePerCaller'
+    | 'scratchBytes'
+    | 'uidBase'
+    | 'metrics'
   > & { logger?: Logger }
 }
 

@@ -7,10 +7,10 @@
 // status conditions. Runs never overlap; a trigger during a run queues exactly one more.
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
-import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
+import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { RuleCatalog } from '../service/catalog.js'
 import type { RevisionFollower } from '../service/follower.js'
-import { outcomeOfError, readTheIndex, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
+import { outcomeOfError, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
 export type { Condition } from './summarize.js'
@@ -45,7 +45,6 @@ export class Reconciler {
   private backoffUntil = 0
   private readonly runs: Counter
   private readonly durations: Histogram
-  private readonly invalid: Gauge
   /** The steps of a run, in order. */
   private readonly steps: Step[] = [(run) => this.fetch(run), (run) => this.follow(run)]
 
@@ -63,11 +62,6 @@ export class Reconciler {
     this.durations = new Histogram({
       name: 'rulekeeper_reconcile_duration_seconds',
       help: 'Reconcile run duration',
-      registers: [registry],
-    })
-    this.invalid = new Gauge({
-      name: 'rulekeeper_invalid_files',
-      help: 'Invalid files in the applied revision',
       registers: [registry],
     })
   }
@@ -139,8 +133,8 @@ export class Reconciler {
       this.requeue(outcome)
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
+      // (rulekeeper_invalid_files is read from the published index at scrape time: metrics.ts.)
       const invalid = this.deps.catalog.index.invalidFiles().length
-      if (readTheIndex(outcome)) this.invalid.set(invalid)
       this.conditions.summarize(outcome, invalid)
       const durationMs = Date.now() - started
       const label = runLabel(outcome)

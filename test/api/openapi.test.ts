@@ -24,7 +24,7 @@ type Ajv04Ctor = new (
   opts?: Record<string, unknown>,
 ) => { validate(schema: unknown, data: unknown): boolean; errors?: unknown[] | null }
 const Ajv04 = ((ajvDraft04 as any).default?.default ?? (ajvDraft04 as any).default) as Ajv04Ctor
-const ROOT_ROUTES = new Set(['/healthz', '/metrics', '/hooks/git', '/http/:sourceId'])
+const ROOT_ROUTES = ['/healthz', '/metrics', '/hooks/git', '/http/:sourceId']
 
 const require = createRequire(import.meta.url)
 const OPENAPI_30_SCHEMA = JSON.parse(
@@ -104,44 +104,66 @@ for (const basePath of ['/', '/v1']) {
         'X-API-Key security scheme',
       )
 
-      // Every rule route of the app's router table, and /status and /reconcile, is in `paths` (paths
-      // are relative to the server URL, i.e. without the base path), with 401 and 403 documented.
+      // Every route of the app's router table is in `paths`: under the base path (the server URL)
+      // or, for the root routes when there is a base path, with a path-level server `/`.
       const table = routeTable(s)
       const documented = new Set<string>()
-      for (const [p, item] of Object.entries<any>(doc.paths ?? {}))
-        for (const m of HTTP_METHODS) if (item?.[m]) documented.add(`${m.toUpperCase()} ${p}`)
-      t.ok(
-        table.some((r) => r.path === '/healthz'),
-        'the router table includes the root routes (which stay out of the document)',
-      )
-      const apiRoutes = table.filter(
-        (r) => r.path.startsWith(`${prefix}/`) && !ROOT_ROUTES.has(r.path) && r.path !== `${prefix}/openapi.json`,
-      )
+      for (const [p, item] of Object.entries<any>(doc.paths ?? {})) {
+        const base = item?.servers?.[0]?.url === '/' ? '' : prefix
+        for (const m of HTTP_METHODS) if (item?.[m]) documented.add(`${m.toUpperCase()} ${base}${p}`)
+      }
       const asDocumented = (r: { method: string; path: string }) =>
-        `${r.method} ${r.path.slice(prefix.length).replace(/:([A-Za-z]+)/g, '{$1}')}`
-      const ruleRoutes = apiRoutes.filter((r) =>
-        KINDS.some((k) => r.path.slice(prefix.length).startsWith(KIND_PATH[k])),
-      )
+        `${r.method} ${r.path.replace(/:([A-Za-z]+)/g, '{$1}')}`
+      for (const root of ROOT_ROUTES)
+        t.ok(
+          table.some((r) => r.path === root),
+          `the router table includes ${root}`,
+        )
+      const ruleRoutes = table.filter((r) => KINDS.some((k) => r.path.startsWith(`${prefix}${KIND_PATH[k]}`)))
       t.equal(ruleRoutes.length, 15, 'the router has 5 routes for each of the 3 kinds')
       t.same(
-        apiRoutes.map(asDocumented).filter((r) => !documented.has(r)),
+        table.map(asDocumented).filter((r) => !documented.has(r)),
         [],
-        'every rule route (and /status, /reconcile) of the router table is documented',
+        'every route of the router table is documented (rules, operations, open and root routes)',
       )
-      const served = new Set(apiRoutes.map(asDocumented))
+      const served = new Set(table.map(asDocumented))
       t.same(
         [...documented].filter((d) => !served.has(d)),
         [],
         'the document lists no operation the router does not serve',
       )
+      const operations: Array<[string, any]> = []
+      for (const [p, item] of Object.entries<any>(doc.paths ?? {}))
+        for (const m of HTTP_METHODS) if (item?.[m]) operations.push([`${m.toUpperCase()} ${p}`, item[m]])
+      const ids = new Set<string>()
+      for (const [name, op] of operations) {
+        t.ok(
+          typeof op.summary === 'string' && op.summary && typeof op.description === 'string' && op.description,
+          `${name} has a summary and a description`,
+        )
+        t.ok(op.tags?.length === 1 && doc.tags.some((tag: any) => tag.name === op.tags[0]), `${name} has a defined tag`)
+        t.ok(op.operationId && !ids.has(op.operationId), `${name} has a unique operationId`)
+        ids.add(op.operationId)
+        const open = Array.isArray(op.security) && op.security.length === 0
+        const expectOpen = ['GET /healthz', 'GET /metrics', 'GET /openapi.json'].includes(name)
+        t.equal(open, expectOpen, `${name} is ${expectOpen ? 'open' : 'authenticated'} in the document`)
+        if (!open && !op.security)
+          t.ok(op.responses?.['401'] && op.responses?.['403'], `${name} (X-API-Key) documents 401 and 403`)
+        if (op.security && !open) t.ok(op.responses?.['401'], `${name} (its own credential) documents 401`)
+      }
+      t.same(
+        doc.paths['/hooks/git'].post.security,
+        [{ gitHubSignature: [] }, { gitLabToken: [] }],
+        'the webhook is signed',
+      )
+      t.same(doc.paths['/http/{sourceId}'].post.security, [{ logSourceBearer: [] }], 'log sources take their bearer')
       for (const r of ruleRoutes) {
-        const [m, p] = asDocumented(r).split(' ') as [string, string]
-        const op = doc.paths[p][m.toLowerCase()]
-        t.ok(op.responses?.['401'] && op.responses?.['403'], `${m} ${p} documents 401 and 403`)
+        const [m, full] = asDocumented(r).split(' ') as [string, string]
+        const op = doc.paths[full.slice(prefix.length)][m.toLowerCase()]
         if (m === 'POST' || m === 'PUT')
           t.ok(
             op.responses?.['413'] && op.responses?.['415'] && op.requestBody,
-            `${m} ${p} documents its body, 413 and 415`,
+            `${m} ${full} documents its body, 413 and 415`,
           )
       }
       t.equal(

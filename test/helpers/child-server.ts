@@ -23,6 +23,8 @@ export interface ChildServer {
   stop(graceMs?: number): Promise<number | string | null>
   /** The last few KB of the child's stdout and stderr (for failure messages). */
   output(): string
+  /** Everything the child wrote to stdout so far (up to 8 MiB). */
+  stdout(): string
 }
 
 export interface StartChildOptions {
@@ -94,7 +96,13 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   const keep = (c: Buffer) => {
     out = (out + c.toString()).slice(-8192)
   }
-  child.stdout!.on('data', keep)
+  const stdout: Buffer[] = []
+  let stdoutBytes = 0
+  child.stdout?.on('data', (c: Buffer) => {
+    stdoutBytes += c.length
+    if (stdoutBytes <= 8 << 20) stdout.push(c)
+  })
+  child.stdout?.on('data', keep)
   child.stderr!.on('data', keep)
   const gone = exited(child)
   const kill = async () => {
@@ -136,6 +144,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
       return child.exitCode ?? child.signalCode
     },
     output: () => out,
+    stdout: () => Buffer.concat(stdout).toString('utf8'),
   }
 }
 

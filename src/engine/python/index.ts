@@ -2,6 +2,7 @@
 // scheduled-rule engine on top of it, and the import check the API and `validate` call. The caller
 // (engine registry / main) owns the pool's life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
+import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext, RuleEngine } from '../engine.js'
 import type { RunLimits } from './protocol.js'
@@ -39,6 +40,8 @@ export interface PythonEngineOptions {
   scratchBytes?: number
   /** Root only: the first uid of concurrent runs. */
   uidBase?: number
+  /** Where the pool registers its metrics. */
+  metrics?: Registry
 }
 
 export interface PythonPool {
@@ -78,6 +81,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     queuePerCaller: opts.queuePerCaller,
     scratchBytes: opts.scratchBytes,
     uidBase: opts.uidBase,
+    metrics: opts.metrics,
   })
   const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits)
   const pool: PythonPool = {

@@ -10,6 +10,7 @@
 import { dirname } from 'node:path'
 import { RulekeeperError, unavailable } from '../../errors.js'
 import type { Logger } from '../../log.js'
+import { type PythonPoolMetrics, type Registry, registerPythonPoolMetrics } from '../../metrics.js'
 import { bwrapArgs, hasSetpriv, RUNTIME_DIR, type SandboxLayout } from '../../sandbox/bubblewrap.js'
 import { compileFilter } from '../../sandbox/seccomp.js'
 import { currentArch } from '../../sandbox/syscalls.js'
@@ -52,6 +53,8 @@ export interface PoolOptions {
   scratchBytes?: number
   /** Root only: runs get uids from uidBase up, in rotation over 4096 (never two alive at once). */
   uidBase?: number
+  /** Where the pool's series go (workers by state, queue length, run durations, timeouts, kills). */
+  metrics?: Registry
 }
 
 export interface Isolation {
@@ -95,8 +98,20 @@ export class WorkerPool {
   private nextSlot = 0
   private hello: Isolation | undefined
   private avgJobMs = 200
+  private readonly metrics: PythonPoolMetrics | undefined
 
-  constructor(private readonly opts: PoolOptions) {}
+  constructor(private readonly opts: PoolOptions) {
+    this.metrics =
+      opts.metrics &&
+      registerPythonPoolMetrics(opts.metrics, {
+        workers: () => {
+          const live = this.spares.filter((s) => !s.dead)
+          const idle = live.filter((s) => s.hello !== undefined).length
+          return { idle, starting: live.length - idle, busy: this.running.size }
+        },
+        queued: () => this.queued,
+      })
+  }
 
   /** Resolves the interpreter and checks that the sandbox starts (the spares, kept for the first jobs). */
   async describe(): Promise<PoolInfo> {
@@ -320,6 +335,7 @@ export class WorkerPool {
       try {
         await spare.start()
       } catch (err) {
+        this.metrics?.kills.inc({ reason: 'start_failed' })
         if (attempt === 2 || !(err instanceof SandboxStartError)) throw this.noteSandboxError(err)
         continue
       }
@@ -353,11 +369,23 @@ export class WorkerPool {
       this.execute(q.job, q.signal)
         .then(q.resolve, q.reject)
         .finally(() => {
-          this.avgJobMs = this.avgJobMs * 0.8 + (performance.now() - started) * 0.2
+          const ms = performance.now() - started
+          this.avgJobMs = this.avgJobMs * 0.8 + ms * 0.2
+          this.metrics?.runSeconds.observe({ op: q.job.op }, ms / 1000)
           this.active--
           this.pump()
         })
     }
+  }
+
+  /** A run that ended otherwise than by finishing its job was killed (sandbox-run.ts `stop`). */
+  private countStop(last: TestRecord | undefined): void {
+    if (!this.metrics || !last || last.status === 'ok') return
+    // An AbortSignal (caller gone, request budget spent) ends a run with status timeout too.
+    const cancelled = last.status === 'timeout' && last.message?.startsWith('not run to the end')
+    if (last.status === 'timeout' && !cancelled) this.metrics.timeouts.inc()
+    const reason = cancelled ? 'cancelled' : last.status.replace('-', '_')
+    this.metrics.kills.inc({ reason })
   }
 
   private async execute(job: Job, signal?: AbortSignal): Promise<TestRecord[]> {
@@ -376,6 +404,7 @@ export class WorkerPool {
         this.running.delete(sandbox)
       }
       for (const r of batch) r.i += first
+      this.countStop(batch[batch.length - 1])
       records.push(...batch)
       if (batch.length === 0) break // cannot happen with a sane runner; never loop on it
     } while (records.length < wanted)
