@@ -2,7 +2,19 @@
 // existing file is edited where the rule changed, by meaning (a default-valued key, a severity's
 // spelling, a number in Reports stay as written). When every change is a scalar, the edit is made
 // on the file's own text (its layout, quoting and comments untouched); otherwise on the document.
-import { Composer, CST, isAlias, isMap, isNode, isScalar, isSeq, Parser, YAMLMap, type Document } from 'yaml'
+import {
+  Composer,
+  CST,
+  isAlias,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  Parser,
+  visit,
+  type Document,
+  type YAMLMap,
+} from 'yaml'
 import type { YAMLSeq } from 'yaml'
 import type { FieldSpec } from './fields.js'
 import { fieldsOf } from './kinds/index.js'
@@ -81,6 +93,7 @@ function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string,
     if (Object.hasOwn(data, key) || !fields.has(key)) continue
     // The rule has the key's default: a file that says so (`Threshold: 1`, `Tags: []`) stays as written.
     if (same(key, old[key], undefined)) continue
+    detachAnchor(doc, root.get(key, true))
     doc.delete(key)
     log.structural = true
   }
@@ -133,6 +146,7 @@ function editEntry(
       editEntry(doc, node, [...path, k], before[k], v, Object.hasOwn(before, k), log)
     for (const k of Object.keys(before)) {
       if (Object.hasOwn(after, k)) continue
+      detachAnchor(doc, node.get(k, true))
       node.delete(k)
       log.structural = true
     }
@@ -147,8 +161,27 @@ function editEntry(
     log.scalars.push({ path, value: after })
     return
   }
+  detachAnchor(doc, node)
   parent.set(key, doc.createNode(after))
   log.structural = true
+}
+
+/**
+ * Before a node is replaced or removed, the aliases to anchors in it get a copy of the anchored
+ * value, so they keep meaning what they meant (and none is left pointing at nothing).
+ */
+function detachAnchor(doc: Document, node: unknown): void {
+  if (!isNode(node) || isAlias(node)) return
+  const values = new Map<string, unknown>()
+  const collect = (n: unknown) => {
+    if (isNode(n) && !isAlias(n) && n.anchor !== undefined) values.set(n.anchor, n.toJS(doc, { maxAliasCount: -1 }))
+  }
+  collect(node)
+  if (isMap(node) || isSeq(node)) visit(node, { Node: (_, n) => void collect(n) })
+  if (values.size === 0) return
+  visit(doc, {
+    Alias: (_, alias) => (values.has(alias.source) ? doc.createNode(values.get(alias.source)) : undefined),
+  })
 }
 
 /**
