@@ -153,7 +153,7 @@ function editEntry(
     return
   }
   if (!shared && isSeq(node) && Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
-    after.forEach((v, i) => editEntry(doc, node, [...path, i], before[i], v, true, log))
+    for (const [i, v] of after.entries()) editEntry(doc, node, [...path, i], before[i], v, true, log)
     return
   }
   if (!shared && isScalar(node) && (after === null || typeof after !== 'object')) {
