@@ -1,6 +1,7 @@
 // Turns the bytes of one analysis file (and the .py beside it) into a FileRecord of the index:
 // parsed, classified by AnalysisType, checked structurally and by its kind's engine (both at once),
-// with every problem located by line and column. Used for full loads, incremental reindexing and API writes.
+// with every problem located by line and column. Used for full loads, incremental reindexing and
+// API writes.
 import path from 'node:path'
 import { checkRule } from '../engine/check-rule.js'
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
