@@ -1,6 +1,7 @@
-// A write body → the rule in file form, or a 400 listing every problem: schema errors as JSON
-// pointers, YAML-text fields parsed with line and column, the kind's engine check mapped back to
-// the field it came from. Then the unit tests (run-tests-first / run-tests-only).
+// A write body → the rule in file form, or a 400 listing every problem at once: schema errors as
+// JSON pointers, YAML-text fields parsed with line and column, the file form's structural and
+// language problems (the kind's engine) mapped back to the field they came from. Then the unit
+// tests (run-tests-first / run-tests-only).
 import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
 import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { TEST_KEYS, RULE_OUTPUT_KEYS } from '../rules/fields.js'
@@ -9,6 +10,7 @@ import { bodyToFileData } from '../rules/mapping.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import { checkRuleData } from '../rules/rule-file.js'
 import { jsonPointer, readOnlyFieldsOf, validateWriteBody } from '../rules/schemas.js'
+import { checkRule } from '../engine/check-rule.js'
 import { checkYamlOffThread, OFFLOAD_MIN_CHARS } from '../rules/yaml-offload.js'
 import { locate, parseYaml, type ParsedYaml, type YamlProblem } from '../rules/yaml-text.js'
 
@@ -157,24 +159,30 @@ export async function prepareRule(
     const v = parseTextField(f.api, f.file, body[f.api] as string, problems, texts, offThread[i])
     if (v !== undefined) structures[f.api] = v
   }
-  if (problems.length > 0) throw validationFailed(problems)
+  // Schema and YAML problems do not stop here: the file form is checked too (structure and
+  // language), so one 400 lists every problem of the body.
   const companion = kindDef(kind).companion
   const pythonSource = companion ? (body[companion.apiField] as string) : undefined
   const data = bodyToFileData(kind, body, structures, companion?.placeholder)
   const rule: RuleFile = { kind, id: body.id as string, path: '', data, pythonSource }
   // The companion's name is a placeholder here: its problems are the engine's to find.
-  const fileProblems = checkRuleData(kind, data, pythonSource).filter(
+  const structural = checkRuleData(kind, data, pythonSource).filter(
     (p) => companion === undefined || p.path[0] !== companion.fileKey,
   )
   const engine = engines[kind]
-  if (fileProblems.length === 0 && engine) {
-    const checked = engine.check(rule, ctx)
-    fileProblems.push(...checked.errors)
-    // On an API write a reference to a rule that does not exist is an error, not a warning.
-    fileProblems.push(...checked.warnings.filter((w) => w.code === 'DanglingReference'))
+  const checked = checkRule(rule, structural, engine, ctx)
+  // On an API write a reference to a rule that does not exist is an error, not a warning.
+  const fileProblems = [...checked.errors, ...checked.warnings.filter((w) => w.code === 'DanglingReference')]
+  // What the body's schema or YAML already said of a field is not said again from the file form.
+  const said = (p: FieldProblem) =>
+    problems.some((q) => q.path !== '' && (p.path === q.path || p.path.startsWith(`${q.path}/`)))
+  problems.push(...fileProblems.map((p) => toFieldProblem(kind, p, texts)).filter((p) => !said(p)))
+  if (problems.length > 0) throw validationFailed(problems)
+  // Checks that run code (a Python module's import) come once the rest is valid.
+  if (engine?.checkAsync) {
+    const ran = await engine.checkAsync(rule, ctx)
+    if (ran.length > 0) throw validationFailed(ran.map((p) => toFieldProblem(kind, p, texts)))
   }
-  if (fileProblems.length === 0 && engine?.checkAsync) fileProblems.push(...(await engine.checkAsync(rule, ctx)))
-  if (fileProblems.length > 0) throw validationFailed(fileProblems.map((p) => toFieldProblem(kind, p, texts)))
   // The engines saw a module name; the writer picks the real file name beside the YAML.
   const fileData = { ...data }
   if (companion) delete fileData[companion.fileKey]

@@ -64,6 +64,8 @@ export const PYTHON_TEST_SCHEMA = {
     log: {},
     mocks: { type: 'array', items: mockSchema },
     resource: str,
+    /** The log type of the test's event (the file's `LogType`, §5.2). */
+    logType: str,
   },
 }
 
@@ -102,6 +104,7 @@ export const TEST_KEYS: Record<string, string> = {
   log: 'Log',
   mocks: 'Mocks',
   resource: 'Resource',
+  logType: 'LogType',
   ruleOutputs: 'RuleOutputs',
 }
 export const RULE_OUTPUT_KEYS: Record<string, string> = { id: 'ID', matches: 'Matches' }
@@ -125,6 +128,7 @@ export const COMMON_FIELDS: readonly FieldSpec[] = [
   { api: 'dedupPeriodMinutes', file: 'DedupPeriodMinutes', schema: { type: 'integer', minimum: 1 }, default: 60 },
   { api: 'threshold', file: 'Threshold', schema: { type: 'integer', minimum: 1 }, default: 1 },
   { api: 'outputIDs', file: 'OutputIds', schema: strList, default: [] },
+  // Numbers in a file's lists are read as strings (rules/reports.ts); the API takes strings only.
   { api: 'reports', file: 'Reports', schema: { type: 'object', additionalProperties: strList }, default: {} },
   { api: 'summaryAttributes', file: 'SummaryAttributes', schema: strList, default: [] },
   { api: 'tags', file: 'Tags', schema: strList, default: [] },
@@ -151,6 +155,10 @@ export const DETECTION_FIELD: FieldSpec = {
   yamlText: true,
   alwaysWritten: true,
 }
+/** A field sent and returned as YAML text, stored as structure in the file. */
+export const yamlTextField = (api: string, file: string): FieldSpec => ({ api, file, schema: str, yamlText: true })
+/** `InlineFilters`: the simple-rule filter language, on simple and Python rules alike (§1.4, §4). */
+export const INLINE_FILTERS_FIELD = yamlTextField('inlineFilters', 'InlineFilters')
 export const testsField = (style: TestStyle): FieldSpec => ({
   api: 'tests',
   file: 'Tests',

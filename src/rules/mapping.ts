@@ -1,8 +1,9 @@
 // API resource ⇄ file form. A rule's API view (camelCase, YAML-text fields as text, defaults
 // filled in) is derived from its file data; a write body becomes file data in the canonical key
-// order, leaving out optional keys that hold their default so files stay what a person would write.
+// order, leaving out optional keys that hold their default (a hand-written file keeps its own:
+// rules/rule-file.ts compares effective values, so a default-valued key a person wrote stays).
 import { SEVERITIES, type RuleKind, type Severity } from './model.js'
-import { RULE_OUTPUT_KEYS, TEST_KEYS } from './fields.js'
+import { RULE_OUTPUT_KEYS, TEST_KEYS, type FieldSpec } from './fields.js'
 import { fieldsOf, kindDef } from './kinds/index.js'
 import { stringifyYaml } from './yaml-text.js'
 
@@ -154,6 +155,19 @@ function defineLazyText(view: Record<string, unknown>, key: string, raw: unknown
   })
 }
 
+/**
+ * The effective value of one non-text field from its file value: the default for a missing or null
+ * key, the API's spelling of a severity, test items with their API keys and defaults. Two file
+ * values with the same effective value mean the same rule (rules/rule-file.ts keeps what was written).
+ */
+export function effectiveFileValue(kind: RuleKind, f: FieldSpec, raw: unknown): unknown {
+  let v = raw === undefined || raw === null ? f.default : raw
+  if (f.api === 'severity') v = apiSeverity(v)
+  if (f.api === 'tests') v = withTestDefaults(kind, testsFromFile(v))
+  if (f.api === 'id' && typeof v !== 'string' && v !== undefined) v = String(v)
+  return v
+}
+
 /** File data → the API view of the rule (every field with its effective value; no metadata). */
 export function fileDataToView(
   kind: RuleKind,
@@ -168,10 +182,7 @@ export function fileDataToView(
       else if (f.requiredOnWrite) view[f.api] = ''
       continue
     }
-    let v = raw === undefined || raw === null ? f.default : raw
-    if (f.api === 'severity') v = apiSeverity(v)
-    if (f.api === 'tests') v = withTestDefaults(kind, testsFromFile(v))
-    if (f.api === 'id' && typeof v !== 'string' && v !== undefined) v = String(v)
+    const v = effectiveFileValue(kind, f, raw)
     if (v !== undefined) view[f.api] = v
   }
   const companion = kindDef(kind).companion

@@ -1,12 +1,12 @@
-// One analysis file of the repository: parse it, decide its kind from `AnalysisType`, check it
-// (unknown keys, schema), and render a rule back to YAML. Rendering edits the existing document
-// when there is one, so the comments, key order and untouched fields people wrote survive.
-import { isMap, isScalar, type Document } from 'yaml'
+// One analysis file of the repository: parse it (numbers in `Reports` lists read as strings),
+// decide its kind from `AnalysisType`, check it (unknown keys, schema). Writing a rule back to YAML
+// is rules/rule-render.ts.
 import type { DataPath, RuleKind, RuleProblem } from './model.js'
-import { fieldsOf, fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
+import { fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
 import { fileDataToView } from './mapping.js'
+import { reportsAsStrings, reportsHaveNumbers } from './reports.js'
 import { validateFileView } from './schemas.js'
-import { loadYamlFast, locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
+import { loadYamlFast, locate, parseYaml, type ParsedYaml } from './yaml-text.js'
 
 export interface ParsedAnalysisFile {
   path: string
@@ -55,7 +55,10 @@ export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFil
   }
   const value = fast ? fast.value : full().value
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
-  const data = value as Record<string, unknown>
+  let data = value as Record<string, unknown>
+  // Numbers in `Reports` lists are read as strings, spelled as written (§5.2; rare, so the full
+  // reader's document is asked only then).
+  if (reportsHaveNumbers(data.Reports)) data = { ...data, Reports: reportsAsStrings(data.Reports, full().doc) }
   const analysisType = typeof data.AnalysisType === 'string' ? data.AnalysisType : undefined
   return { path, locate: at, data, analysisType, kind: kindOf(data), id: idOf(data), problems: [] }
 }
@@ -84,42 +87,4 @@ export function checkRuleData(kind: RuleKind, data: Record<string, unknown>, com
   }
   problems.push(...validateFileView(kind, fileDataToView(kind, data, companionSource)))
   return problems
-}
-
-const deepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
-
-/**
- * The YAML text of a rule. With `existing` (the file's current text), the document is edited in
- * place: keys whose value did not change keep their node (and comments), changed keys are replaced
- * where they stand, new keys are appended, and keys of the field table that the rule no longer has
- * are removed. Keys outside the table (housekeeping, unknown) are left as they are.
- */
-export function renderRuleFile(kind: RuleKind, data: Record<string, unknown>, existing?: string): string {
-  if (existing !== undefined) {
-    const parsed = parseYaml(existing)
-    if (parsed.errors.length === 0 && isMap(parsed.doc.contents)) return editDocument(kind, parsed.doc, data)
-  }
-  return stringifyYaml(data)
-}
-
-function editDocument(kind: RuleKind, doc: Document.Parsed, data: Record<string, unknown>): string {
-  // parseYaml bounded this document's aliases by their expanded size.
-  const old = (doc.toJS({ maxAliasCount: -1 }) ?? {}) as Record<string, unknown>
-  // Only keys the API writes may be removed; housekeeping and read-only keys (CreatedBy) stay.
-  const owned = new Set(
-    fieldsOf(kind)
-      .filter((f) => !f.readOnly)
-      .map((f) => f.file),
-  )
-  for (const [key, value] of Object.entries(data)) {
-    if (key in old && deepEqual(old[key], value)) continue
-    const node = doc.get(key, true)
-    // A changed scalar keeps its node (and so its comment); anything else is a new node in place.
-    if (isScalar(node) && (value === null || typeof value !== 'object')) node.value = value
-    else doc.set(key, doc.createNode(value))
-  }
-  for (const key of Object.keys(old)) {
-    if (!(key in data) && owned.has(key)) doc.delete(key)
-  }
-  return stringifyDocument(doc)
 }

@@ -1,7 +1,9 @@
 // Turns the bytes of one analysis file (and the .py beside it) into a FileRecord of the index:
-// parsed, classified by AnalysisType, checked structurally and by its kind's engine, with every
-// problem located by line and column. Used for full loads, incremental reindexing and API writes.
+// parsed, classified by AnalysisType, checked structurally and by its kind's engine (both at once),
+// with every problem located by line and column. Used for full loads, incremental reindexing and
+// API writes.
 import path from 'node:path'
+import { checkRule } from '../engine/check-rule.js'
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import type { RuleFile, RuleProblem, SupportFile } from '../rules/model.js'
 import { fileDataToView } from '../rules/mapping.js'
@@ -56,17 +58,14 @@ export async function buildFileRecord(
     return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [], idAt }
   }
   const kind = f.kind
-  const errors: RuleProblem[] = []
-  if (f.id === undefined) errors.push({ path: ['RuleID'], message: 'RuleID is required' })
-  errors.push(...checkRuleData(kind, data, pythonSource))
+  const structural: RuleProblem[] = []
+  if (f.id === undefined) structural.push({ path: ['RuleID'], message: 'RuleID is required' })
+  structural.push(...checkRuleData(kind, data, pythonSource))
   const ruleFile: RuleFile = { kind, id: f.id ?? '', path: filePath, data, pythonSource, pythonPath }
-  let warnings: RuleProblem[] = []
-  const engine = src.engines[kind]
-  if (errors.length === 0 && engine) {
-    const checked = engine.check(ruleFile, src.ctx)
-    errors.push(...checked.errors.filter((e) => !isContextual(e)))
-    warnings = checked.warnings.filter((w) => !isContextual(w))
-  }
+  // Structure and language at once: a bad Severity does not hide a bad condition.
+  const checked = checkRule(ruleFile, structural, src.engines[kind], src.ctx)
+  const errors = checked.errors.filter((e) => !isContextual(e))
+  const warnings = checked.warnings.filter((w) => !isContextual(w))
   const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id, idAt }
   if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f, errors) }
   const view = fileDataToView(kind, data, pythonSource)

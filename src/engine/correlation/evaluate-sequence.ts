@@ -5,7 +5,7 @@
 import type { StepTimes } from './evaluate-group.js'
 
 /**
- * steps: in list order; gaps[i]: the window (in the times' unit) from step i to step i + 1.
+ * steps: in sequence order (the transitions', §5.2); gaps[i]: the window (in the times' unit) from step i to step i + 1.
  * Between two present steps with absent steps in between, the window is the sum of the links.
  */
 export function evaluateSequence(steps: readonly StepTimes[], gaps: readonly number[]): boolean {

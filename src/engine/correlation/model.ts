@@ -9,7 +9,7 @@ export interface CompiledStep {
   /** The `ID` tests refer to. */
   id: string
   ruleId: string
-  /** Position in the member/step list. */
+  /** Position in `CompiledDetection.steps` (a Sequence's in transition order, not list order). */
   index: number
   /** `MinMatchCount` (default 1). */
   minMatchCount: number
@@ -22,6 +22,7 @@ export interface CompiledStep {
 
 export interface CompiledDetection {
   shape: BlockShape
+  /** Group: the member list. Sequence: the steps in the order the transitions give (§5.2). */
   steps: CompiledStep[]
   /** `LookbackWindowMinutes` (default 15). */
   lookbackMinutes: number

@@ -1,6 +1,7 @@
-// Validation of a Sequence's `Transitions`: each links a step to the step right after it in list
-// order (the list order IS the sequence), names existing steps, has a positive time frame and
-// exactly one `Match` item (`On`, or `From` and `To`). Produces join fields and per-link windows.
+// Validation of a Sequence's `Transitions` and the order they give the steps: each transition links
+// its `From` step to its `To` step (in either direction of the list: the order is the transitions',
+// not the list's), names existing steps, has a positive time frame and at most one `Match` item
+// (`On`, or `From` and `To`; none = the link joins nothing). Produces the order, join fields and windows.
 import type { DataPath } from '../../rules/model.js'
 import { checkKeys, describe, isPlainObject, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
 import { indexOfStep, stepNames, type StepDraft } from './validate-steps.js'
@@ -9,9 +10,19 @@ const TRANSITION_KEYS = ['ID', 'From', 'To', 'WithinTimeFrameMinutes', 'Match'] 
 const MATCH_KEYS = ['On', 'From', 'To'] as const
 
 export interface SequenceLinks {
+  /** Join fields per step, keyed by the step's position in the Sequence list. */
   joinFields: Map<number, Set<string>>
-  /** gapMinutes[i]: the window from step i to step i + 1. */
+  /** The list positions of the steps in sequence order (the order the evaluator walks). */
+  order: number[]
+  /** gapMinutes[i]: the window from order[i] to order[i + 1]. */
   gapMinutes: number[]
+}
+
+interface Link {
+  from: number
+  to: number
+  transition: number
+  within: number | undefined
 }
 
 export function validateTransitions(
@@ -22,19 +33,22 @@ export function validateTransitions(
   out: ProblemList,
 ): SequenceLinks {
   const joinFields = new Map<number, Set<string>>()
-  const gapMinutes: number[] = drafts.slice(1).map(() => lookbackMinutes)
+  const listOrder = drafts.map((_, i) => i)
+  const implicit = () => ({ joinFields, order: listOrder, gapMinutes: listOrder.slice(1).map(() => lookbackMinutes) })
   const addField = (index: number, field: string) => {
     let fields = joinFields.get(index)
     if (fields === undefined) joinFields.set(index, (fields = new Set()))
     fields.add(field)
   }
-  if (transitions === undefined) return { joinFields, gapMinutes }
+  if (transitions === undefined) return implicit()
   if (!Array.isArray(transitions)) {
     out.error(path, `Transitions must be a list, got ${describe(transitions)}`)
-    return { joinFields, gapMinutes }
+    return implicit()
   }
   const transitionIds = new Map<string, number>()
-  const linkOwner = new Map<number, number>()
+  // next[i] / previous[i]: the link leaving / entering step i (each step has at most one of each).
+  const next = new Map<number, Link>()
+  const previous = new Map<number, Link>()
   transitions.forEach((transition, t) => {
     const tPath = [...path, t]
     if (!isPlainObject(transition)) {
@@ -67,42 +81,83 @@ export function validateTransitions(
     if (to !== undefined && toIndex < 0) {
       out.error([...tPath, 'To'], `To "${to}" names no step of the Sequence (steps: ${stepNames(drafts)})`)
     }
-    const match = validateTransitionMatch(transition.Match, [...tPath, 'Match'], where, out)
+    // No Match: the transition orders its steps and sets the window, but joins nothing.
+    const match =
+      transition.Match === undefined
+        ? undefined
+        : validateTransitionMatch(transition.Match, [...tPath, 'Match'], where, out)
     if (fromIndex < 0 || toIndex < 0) return
-    if (toIndex !== fromIndex + 1) {
-      // Steps are ordered by the list; a transition elsewhere would give a second, conflicting order.
-      const next = drafts[fromIndex + 1]?.id
+    if (fromIndex === toIndex) {
+      out.error([...tPath, 'To'], `${where} goes from "${from}" to itself; a transition links two different steps`)
+      return
+    }
+    const leaving = next.get(fromIndex)
+    if (leaving !== undefined) {
+      const other = drafts[leaving.to]!.id
       out.error(
-        [...tPath, 'To'],
-        next === undefined
-          ? `${where} goes from "${from}", the last step; a transition must link a step to the one right after it in the Sequence list`
-          : `${where} goes from "${from}" to "${to}"; a transition must link a step to the one right after it in the Sequence list (here "${next}")`,
+        tPath,
+        other === to
+          ? `${where} links "${from}" to "${to}" again (transition ${leaving.transition + 1} already does)`
+          : `${where} goes from "${from}" to "${to}", but transition ${leaving.transition + 1} already goes from "${from}" to "${other}"; a sequence is one chain, so a step is followed by one step only`,
       )
       return
     }
-    const owner = linkOwner.get(fromIndex)
-    if (owner !== undefined) {
-      out.error(tPath, `${where} links "${from}" to "${to}" again (transition ${owner + 1} already does)`)
+    const entering = previous.get(toIndex)
+    if (entering !== undefined) {
+      out.error(
+        tPath,
+        `${where} goes from "${from}" to "${to}", but transition ${entering.transition + 1} already goes from "${drafts[entering.from]!.id}" to "${to}"; a sequence is one chain, so a step is preceded by one step only`,
+      )
       return
     }
-    linkOwner.set(fromIndex, t)
-    if (within !== undefined) gapMinutes[fromIndex] = within
+    const link: Link = { from: fromIndex, to: toIndex, transition: t, within }
+    next.set(fromIndex, link)
+    previous.set(toIndex, link)
     if (match !== undefined) {
       addField(fromIndex, match.fromField)
       addField(toIndex, match.toField)
     }
   })
+  // The chains the links make, each from a step nothing leads to; a step on none is on a cycle.
+  const chains: number[][] = []
+  const onChain = new Set<number>()
+  for (const head of listOrder) {
+    if (previous.has(head)) continue
+    const chain = [head]
+    onChain.add(head)
+    for (let link = next.get(head); link !== undefined; link = next.get(link.to)) {
+      chain.push(link.to)
+      onChain.add(link.to)
+    }
+    chains.push(chain)
+  }
+  const cycle = listOrder.filter((i) => !onChain.has(i))
+  if (cycle.length > 0) {
+    out.error(
+      path,
+      `the transitions form a cycle through ${cycle.map((i) => JSON.stringify(drafts[i]!.id)).join(', ')}; a sequence must have a first step`,
+    )
+    return implicit()
+  }
+  // Chains follow one another in the list order of their first steps (with transitions in list
+  // order this is the list itself); where one chain ends and the next begins, the implicit link
+  // joins nothing and its window is the lookback.
+  const order = chains.flat()
+  const gapMinutes = order.slice(1).map((to, i) => {
+    const link = next.get(order[i]!)
+    return link !== undefined && link.to === to ? (link.within ?? lookbackMinutes) : lookbackMinutes
+  })
   if (transitions.length > 0 && out.errors.length === 0) {
-    // Legal (the link falls back to the implicit chain), but usually a forgotten transition.
-    for (let i = 0; i + 1 < drafts.length; i++) {
-      if (linkOwner.has(i)) continue
+    // Legal, but usually a forgotten transition.
+    for (let i = 0; i + 1 < order.length; i++) {
+      if (next.get(order[i]!)?.to === order[i + 1]) continue
       out.warning(
         path,
-        `no transition links "${drafts[i]!.id}" to "${drafts[i + 1]!.id}": that link joins nothing and its window is LookbackWindowMinutes (${lookbackMinutes})`,
+        `no transition links "${drafts[order[i]!]!.id}" to "${drafts[order[i + 1]!]!.id}": that link joins nothing and its window is LookbackWindowMinutes (${lookbackMinutes})`,
       )
     }
   }
-  return { joinFields, gapMinutes }
+  return { joinFields, order, gapMinutes }
 }
 
 function validateTransitionMatch(
@@ -111,13 +166,6 @@ function validateTransitionMatch(
   where: string,
   out: ProblemList,
 ): { fromField: string; toField: string } | undefined {
-  if (match === undefined) {
-    out.error(
-      path,
-      `Match is required in ${where}: a list with exactly one item, {On: field} or {From: field, To: field}`,
-    )
-    return undefined
-  }
   if (!Array.isArray(match) || match.length !== 1) {
     const got = Array.isArray(match) ? `${match.length} items` : describe(match)
     out.error(

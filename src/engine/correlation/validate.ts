@@ -77,6 +77,7 @@ function compileInto(detection: unknown, out: ProblemList): CompiledDetection | 
   const drafts = validateSteps(block[shape], [...blockPath, shape], shape, out)
   let joinFields: Map<number, Set<string>>
   let gapMinutes: number[] = []
+  let stepOrder = drafts.map((_, i) => i)
   let groupMin = 0
   if (shape === 'Group') {
     joinFields = validateMatchCriteria(block.MatchCriteria, [...blockPath, 'MatchCriteria'], drafts, out)
@@ -86,17 +87,21 @@ function compileInto(detection: unknown, out: ProblemList): CompiledDetection | 
     const links = validateTransitions(block.Transitions, [...blockPath, 'Transitions'], drafts, lookback, out)
     joinFields = links.joinFields
     gapMinutes = links.gapMinutes
+    stepOrder = links.order
   }
   if (out.errors.length > 0) return null
-  const steps: CompiledStep[] = drafts.map((d) => ({
-    id: d.id!,
-    ruleId: d.ruleId!,
-    index: d.index,
-    minMatchCount: d.minMatchCount,
-    maxMatchCount: d.maxMatchCount,
-    absent: d.absent,
-    joinFields: joinFields.get(d.index) ?? new Set<string>(),
-  }))
+  // A Sequence's steps in the order its transitions give them (a Group keeps its list order).
+  const steps: CompiledStep[] = stepOrder
+    .map((listIndex) => drafts[listIndex]!)
+    .map((d, position) => ({
+      id: d.id!,
+      ruleId: d.ruleId!,
+      index: position,
+      minMatchCount: d.minMatchCount,
+      maxMatchCount: d.maxMatchCount,
+      absent: d.absent,
+      joinFields: joinFields.get(d.index) ?? new Set<string>(),
+    }))
   return { shape, steps, lookbackMinutes: lookback, groupMinMatchCount: groupMin, gapMinutes }
 }
 

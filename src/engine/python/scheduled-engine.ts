@@ -1,10 +1,12 @@
-// The RuleEngine for scheduled rules (Python): static checks in check(), the import check in
-// checkPythonModule() (a worker run: it executes the module's top level), and runTests(), which
-// sends all tests of a rule to one worker as one job and turns each report into a §3.2 verdict.
+// The RuleEngine for scheduled rules (Python): static checks in check() (InlineFilters included),
+// the import check in checkPythonModule() (a worker run: it executes the module's top level), and
+// runTests(), which applies the InlineFilters first, sends the tests they let through to one worker
+// as one job and turns each report into a §3.2 verdict.
 import { isRulekeeperError } from '../../errors.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
 import { collectGlobals } from './imports.js'
+import { compileRuleFilters } from './inline-filters.js'
 import type { JobRule, JobTest, RunLimits, TestRecord } from './protocol.js'
 import { importProblem, testOutcome, type PythonTestOutcome } from './verdict.js'
 import { abortReason } from './sandbox-run.js'
@@ -62,6 +64,21 @@ interface TestSpec {
   job: JobTest
 }
 
+/** A test whose event the InlineFilters reject: a non-match, rule() not called (§4). */
+function filteredOut(name: string, expected: boolean): PythonTestOutcome {
+  return {
+    name,
+    expected,
+    actual: false,
+    passed: !expected,
+    error: expected
+      ? 'expected a match (ExpectedResult: true) but the rule did not match (InlineFilters did not pass)'
+      : null,
+    errored: false,
+    functions: { detection: { output: false, error: null } },
+  }
+}
+
 function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
   return tests.map((raw, i) => {
@@ -79,8 +96,9 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
 
 export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
   function check(rule: RuleFile, ctx: EngineContext): CheckResult {
-    const errors = moduleProblems(rule)
-    const warnings: RuleProblem[] = []
+    const filters = compileRuleFilters(rule.data)
+    const errors = [...moduleProblems(rule), ...filters.errors]
+    const warnings: RuleProblem[] = [...filters.warnings]
     const queries = Array.isArray(rule.data.ScheduledQueries) ? (rule.data.ScheduledQueries as unknown[]) : []
     queries.forEach((q, i) => {
       if (typeof q === 'string' && !ctx.findSupport(q)) {
@@ -121,7 +139,27 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
         functions: {},
       }))
     }
-    return runModule(jobRule(rule), specs, ctx)
+    const filters = compileRuleFilters(rule.data)
+    if (filters.errors.length > 0) {
+      const error = `InlineFilters are invalid: ${filters.errors[0]!.message}`
+      return specs.map((s) => ({
+        name: s.name,
+        expected: s.expected === true,
+        actual: null,
+        passed: false,
+        error,
+        errored: true,
+        functions: {},
+      }))
+    }
+    const pass = filters.filtersPass
+    if (pass === null) return runModule(jobRule(rule), specs, ctx)
+    // Only the events the filters let through go to the worker; the others are non-matches.
+    const runs = specs.map((s) => typeof s.expected !== 'boolean' || pass(s.job.log))
+    const through = specs.filter((_, i) => runs[i])
+    const ran = through.length > 0 ? await runModule(jobRule(rule), through, ctx) : []
+    let next = 0
+    return specs.map((s, i) => (runs[i] ? ran[next++]! : filteredOut(s.name, s.expected === true)))
   }
 
   async function runModuleTests(

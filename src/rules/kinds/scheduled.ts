@@ -1,6 +1,13 @@
 // Scheduled rules: a Python module (the `.py` named by `Filename`, beside the YAML file) run over
-// the results of scheduled queries (engine/python/).
-import { COMMON_EXTRA_FIELDS, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
+// the results of scheduled queries (engine/python/), behind optional InlineFilters.
+import {
+  COMMON_EXTRA_FIELDS,
+  INLINE_FILTERS_FIELD,
+  managedField,
+  PYTHON_TESTS,
+  ruleFields,
+  STRING_LIST_SCHEMA,
+} from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
 export const scheduled: RuleKindDef<'scheduled'> = {
@@ -19,6 +26,8 @@ export const scheduled: RuleKindDef<'scheduled'> = {
         default: [],
         alwaysWritten: true,
       },
+      // Applied before rule() (§4); real scheduled rules carry them (§5.2).
+      INLINE_FILTERS_FIELD,
     ],
     PYTHON_TESTS,
   ),

@@ -3,15 +3,15 @@
 import {
   COMMON_EXTRA_FIELDS,
   DETECTION_FIELD,
+  INLINE_FILTERS_FIELD,
   managedField,
   PYTHON_TESTS,
   ruleFields,
   STRING_LIST_SCHEMA,
   STRING_SCHEMA,
+  yamlTextField as yamlText,
 } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
-
-const yamlText = (api: string, file: string) => ({ api, file, schema: STRING_SCHEMA, yamlText: true })
 
 export const simple: RuleKindDef<'simple'> = {
   name: 'simple',
@@ -25,7 +25,7 @@ export const simple: RuleKindDef<'simple'> = {
       managedField(false),
       DETECTION_FIELD,
       { api: 'logTypes', file: 'LogTypes', schema: STRING_LIST_SCHEMA, default: [], alwaysWritten: true },
-      yamlText('inlineFilters', 'InlineFilters'),
+      INLINE_FILTERS_FIELD,
       yamlText('alertTitle', 'AlertTitle'),
       yamlText('alertContext', 'AlertContext'),
       yamlText('dynamicSeverities', 'DynamicSeverities'),

@@ -39,6 +39,24 @@ const PARTLY_JOINED = sequenceData([step('A'), step('B'), step('C')], [link('A',
 })
 // From/To transition: A's actor is B's target.
 const FROM_TO = sequenceData([step('A'), step('B')], [link('A', 'B', 10, ['actor', 'target'])])
+// §5.2: listed A, B but the transition goes B → A: B must come first.
+const BA = sequenceData([step('A'), step('B')], [link('B', 'A', 10)], { LookbackWindowMinutes: 60 })
+// §5.2: listed A, B, C, chained C → A (within 5) → B (within 20).
+const C_A_B = sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 20), link('C', 'A', 5)], {
+  LookbackWindowMinutes: 60,
+})
+// §5.2: listed A (absent), B; the transition B → A: B, then no A within 10.
+const B_NOT_A = sequenceData([step('A', { Absence: true }), step('B')], [link('B', 'A', 10)], {
+  LookbackWindowMinutes: 60,
+})
+// §5.2: a transition without Match: ordered and timed (10), but joining nothing.
+const AB_NO_MATCH = sequenceData(
+  [step('A'), step('B')],
+  [{ ID: 'A then B', From: 'A', To: 'B', WithinTimeFrameMinutes: 10 }],
+  {
+    LookbackWindowMinutes: 60,
+  },
+)
 
 interface Row {
   name: string
@@ -359,6 +377,62 @@ const rows: Row[] = [
     rule: AB,
     signals: { A: { alice: ['2026-11-20T08:00:00Z'] }, B: { alice: ['2026-11-20T09:00:00+01:00'] } },
     expected: true,
+  },
+  // §5.2: the order is the transitions' From → To, not the list's.
+  { name: 'B → A: B then A matches', rule: BA, signals: { A: { alice: [5] }, B: { alice: [0] } }, expected: true },
+  {
+    name: 'B → A: A then B (the list order) does not match',
+    rule: BA,
+    signals: { A: { alice: [0] }, B: { alice: [5] } },
+    expected: false,
+  },
+  {
+    name: 'B → A: the transition’s window applies (A 11 after B does not match)',
+    rule: BA,
+    signals: { A: { alice: [11] }, B: { alice: [0] } },
+    expected: false,
+  },
+  {
+    name: 'C → A → B: C, A, B within their windows matches',
+    rule: C_A_B,
+    signals: { C: { alice: [0] }, A: { alice: [5] }, B: { alice: [25] } },
+    expected: true,
+  },
+  {
+    name: 'C → A → B: the list order A, B, C does not match',
+    rule: C_A_B,
+    signals: { A: { alice: [0] }, B: { alice: [5] }, C: { alice: [10] } },
+    expected: false,
+  },
+  {
+    name: 'C → A → B: each link keeps its own window (A 6 after C does not match)',
+    rule: C_A_B,
+    signals: { C: { alice: [0] }, A: { alice: [6] }, B: { alice: [10] } },
+    expected: false,
+  },
+  {
+    name: 'B then no A: an A within 10 after B fails it',
+    rule: B_NOT_A,
+    signals: { B: { alice: [0] }, A: { alice: [4] } },
+    expected: false,
+  },
+  {
+    name: 'B then no A: an A before B does not matter (it is not the list’s first step)',
+    rule: B_NOT_A,
+    signals: { A: { alice: [0] }, B: { alice: [5] } },
+    expected: true,
+  },
+  {
+    name: 'no Match: the steps are unjoined, so different values chain',
+    rule: AB_NO_MATCH,
+    signals: { A: { alice: [0] }, B: { bob: [5] } },
+    expected: true,
+  },
+  {
+    name: 'no Match: the window still applies',
+    rule: AB_NO_MATCH,
+    signals: { A: { alice: [0] }, B: { bob: [11] } },
+    expected: false,
   },
   {
     name: 'RFC 3339: B one second before A does not match',

@@ -185,3 +185,82 @@ t.test('tests of a rule whose Detection is invalid report why, and fail', async 
 t.test('a rule without tests has no outcomes', async (t) => {
   t.same(await correlationEngine.runTests(ruleFile(AB), ctx), [])
 })
+
+// Panther documents (panther-labs/panther-analysis, style_guides/CORRELATION_RULES_STYLE_GUIDE.md)
+// that `WithinTimeFrameMinutes` is optional and defaults to `LookbackWindowMinutes`, and its
+// published rules join a transition's two ends on different fields with a `From`/`To` Match item
+// and end a sequence on an Absence step (e.g. a login NOT FOLLOWED BY a push approval). A rule of
+// that shape, with its steps listed in the reverse of the transition's order (§5.2):
+t.test('a Panther-shaped sequence: From/To Match, absent last step, default window, reversed list', async (t) => {
+  const data = parseYaml(`
+AnalysisType: correlation_rule
+RuleID: Login.Without.Approval
+Enabled: true
+Severity: High
+Detection:
+  - Sequence:
+      - ID: Approval
+        RuleID: Push.Approved
+        Absence: true
+      - ID: Login
+        RuleID: IdP.Login
+    Transitions:
+      - ID: Login NOT FOLLOWED BY Approval
+        From: Login
+        To: Approval
+        Match:
+          - From: actor.alternateId
+            To: new.email
+    Schedule:
+      RateMinutes: 5
+      TimeoutMinutes: 2
+    LookbackWindowMinutes: 30
+Tests:
+  - Name: login then approval by the same person
+    ExpectedResult: false
+    RuleOutputs:
+      - ID: Login
+        Matches: { actor.alternateId: { frodo@example.com: [0] } }
+      - ID: Approval
+        Matches: { new.email: { frodo@example.com: [3] } }
+  - Name: login, no approval
+    ExpectedResult: true
+    RuleOutputs:
+      - ID: Login
+        Matches: { actor.alternateId: { frodo@example.com: [0] } }
+  - Name: login then approval by someone else
+    ExpectedResult: true
+    RuleOutputs:
+      - ID: Login
+        Matches: { actor.alternateId: { frodo@example.com: [0] } }
+      - ID: Approval
+        Matches: { new.email: { sam@example.com: [3] } }
+  - Name: an approval 30 minutes after the login is inside the default window (the lookback, 30)
+    ExpectedResult: false
+    RuleOutputs:
+      - ID: Login
+        Matches: { actor.alternateId: { frodo@example.com: [0] } }
+      - ID: Approval
+        Matches: { new.email: { frodo@example.com: [30] } }
+  - Name: an approval before the login does not clear it
+    ExpectedResult: true
+    RuleOutputs:
+      - ID: Approval
+        Matches: { new.email: { frodo@example.com: [0] } }
+      - ID: Login
+        Matches: { actor.alternateId: { frodo@example.com: [5] } }
+`)
+  const checked = correlationEngine.check(ruleFile(data), ctx)
+  t.same(checked.errors, [])
+  const outcomes = await correlationEngine.runTests(ruleFile(data), ctx)
+  t.same(
+    outcomes.map((o) => [o.name, o.error, o.passed]),
+    (data.Tests as Array<{ Name: string }>).map((test) => [test.Name, null, true]),
+  )
+  t.same(
+    compiled(data).steps.map((s) => s.id),
+    ['Login', 'Approval'],
+    'the transition orders Login before Approval',
+  )
+  t.same(compiled(data).gapMinutes, [30], 'no WithinTimeFrameMinutes: the window is the lookback')
+})

@@ -384,22 +384,38 @@ const rows: Row[] = [
     path: [...D, 'Transitions', 0, 'To'],
     message: 'To is required in transition 1',
   },
+  // §5.2: a transition may go to an earlier step of the list (valid, below); the links must make one chain.
   {
-    name: 'transition backwards',
-    data: edit(SEQ, (b) => Object.assign(b.Transitions[0], { From: 'B', To: 'A' })),
+    name: 'transition to itself',
+    data: edit(SEQ, (b) => (b.Transitions[0].To = 'A')),
     path: [...D, 'Transitions', 0, 'To'],
-    message:
-      'transition 1 goes from "B", the last step; a transition must link a step to the one right after it in the Sequence list',
+    message: 'transition 1 goes from "A" to itself; a transition links two different steps',
   },
   {
-    name: 'transition skipping a step',
+    name: 'a step followed by two steps',
     data: edit(SEQ, (b) => {
       b.Sequence.push(step('C'))
-      b.Transitions[0].To = 'C'
+      b.Transitions.push({ ...b.Transitions[0], ID: 'A to C', To: 'C' })
     }),
-    path: [...D, 'Transitions', 0, 'To'],
+    path: [...D, 'Transitions', 1],
     message:
-      'transition 1 goes from "A" to "C"; a transition must link a step to the one right after it in the Sequence list (here "B")',
+      'transition 2 goes from "A" to "C", but transition 1 already goes from "A" to "B"; a sequence is one chain, so a step is followed by one step only',
+  },
+  {
+    name: 'a step preceded by two steps',
+    data: edit(SEQ, (b) => {
+      b.Sequence.push(step('C'))
+      b.Transitions.push({ ...b.Transitions[0], ID: 'C to B', From: 'C' })
+    }),
+    path: [...D, 'Transitions', 1],
+    message:
+      'transition 2 goes from "C" to "B", but transition 1 already goes from "A" to "B"; a sequence is one chain, so a step is preceded by one step only',
+  },
+  {
+    name: 'transitions in a cycle',
+    data: edit(SEQ, (b) => b.Transitions.push({ ...b.Transitions[0], ID: 'B to A', From: 'B', To: 'A' })),
+    path: [...D, 'Transitions'],
+    message: 'the transitions form a cycle through "A", "B"; a sequence must have a first step',
   },
   {
     name: 'two transitions for one link',
@@ -421,12 +437,6 @@ const rows: Row[] = [
     data: edit(SEQ, (b) => (b.Transitions[0].WithinTimeFrameMinutes = 0)),
     path: [...D, 'Transitions', 0, 'WithinTimeFrameMinutes'],
     message: 'WithinTimeFrameMinutes in transition 1 must be a positive integer, got 0',
-  },
-  {
-    name: 'no Match',
-    data: edit(SEQ, (b) => delete b.Transitions[0].Match),
-    path: [...D, 'Transitions', 0, 'Match'],
-    message: 'Match is required in transition 1: a list with exactly one item, {On: field} or {From: field, To: field}',
   },
   {
     name: 'two Match items',
@@ -606,4 +616,60 @@ t.test('warnings: a time frame longer than the lookback, counts on an absent ste
         'WithinTimeFrameMinutes (90) of transition 1 exceeds LookbackWindowMinutes (60); signals older than the lookback window are never seen',
     },
   ])
+})
+
+t.test('§5.2: the transitions give the order, whatever the list order', async (t) => {
+  // The list says A, B; the transition says B → A.
+  const back = compileDetection(sequenceData([step('A'), step('B')], [link('B', 'A', 10)]))
+  t.same(back.errors, [])
+  t.same(back.warnings, [])
+  t.same(
+    back.detection?.steps.map((s) => [s.id, s.index, [...s.joinFields]]),
+    [
+      ['B', 0, ['user']],
+      ['A', 1, ['user']],
+    ],
+  )
+  t.same(back.detection?.gapMinutes, [10])
+  // Three steps listed A, B, C and chained C → A → B.
+  const rotated = compileDetection(
+    sequenceData([step('A'), step('B'), step('C')], [link('A', 'B', 5), link('C', 'A', 7)]),
+  )
+  t.same(rotated.errors, [])
+  t.same(
+    rotated.detection?.steps.map((s) => s.id),
+    ['C', 'A', 'B'],
+  )
+  t.same(rotated.detection?.gapMinutes, [7, 5])
+  // A transition skipping a step of the list: the chain A → C, then B (chains follow the list
+  // order of their first steps); the link C → B is implicit, and said so.
+  const skip = compileDetection(sequenceData([step('A'), step('B'), step('C')], [link('A', 'C', 10)]))
+  t.same(skip.errors, [])
+  t.same(
+    skip.detection?.steps.map((s) => s.id),
+    ['A', 'C', 'B'],
+  )
+  t.same(skip.detection?.gapMinutes, [10, 15])
+  t.same(skip.warnings, [
+    {
+      path: [...D, 'Transitions'],
+      message: 'no transition links "C" to "B": that link joins nothing and its window is LookbackWindowMinutes (15)',
+    },
+  ])
+})
+
+t.test('§5.2: a transition without Match orders and times its steps but joins nothing', async (t) => {
+  const noMatch = link('A', 'B', 10)
+  delete noMatch.Match
+  const result = compileDetection(sequenceData([step('A'), step('B')], [noMatch]))
+  t.same(result.errors, [])
+  t.same(result.warnings, [])
+  t.same(
+    result.detection?.steps.map((s) => [s.id, [...s.joinFields]]),
+    [
+      ['A', []],
+      ['B', []],
+    ],
+  )
+  t.same(result.detection?.gapMinutes, [10])
 })
