@@ -264,9 +264,9 @@ async function runWithEngines(
   const missingNames = o.testNames.filter((n) => !namesSeen.has(n))
   if (counts.analysisFiles === 0)
     report.error = `nothing to check: no analysis file under ${o.dir}${o.ignore.length ? ' (after --ignore-files)' : ''}`
-  else if (selecting && rules.length === 0) report.error = 'the filters select no rule'
   else if (missingNames.length > 0)
     report.error = `no selected rule has a test named ${missingNames.map((n) => JSON.stringify(n)).join(', ')}`
+  else if (selecting && rules.length === 0) report.error = 'the filters select no rule'
   const failed =
     summary.invalid +
     summary.failedChecks +
