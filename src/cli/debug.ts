@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { FunctionOutcome } from '../engine/engine.js'
+import type { PythonTestOutcome } from '../engine/python/verdict.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
@@ -57,7 +58,9 @@ export async function debugCommand(argv: string[], env: Record<string, string | 
     const [outcome] = await runTests(file, indexContext(index), engines)
     if (!outcome) throw new Error('the engine reported no outcome')
     if (args.options.json) {
-      process.stdout.write(`${JSON.stringify({ id: ruleId, kind: rule.kind, path: rule.path, test: outcome }, null, 2)}\n`)
+      process.stdout.write(
+        `${JSON.stringify({ id: ruleId, kind: rule.kind, path: rule.path, test: outcome }, null, 2)}\n`,
+      )
       return outcome.passed === true ? 0 : 1
     }
     const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -65,19 +68,15 @@ export async function debugCommand(argv: string[], env: Record<string, string | 
     out(`${ruleId}: ${testName} (${rule.path}, ${rule.kind} rule)`)
     out(`${verdict} expected ${outcome.expected}, got ${outcome.actual}`)
     if (outcome.error) out(`error: ${outcome.error}`)
-    const functions = Object.entries(outcome.functions ?? {}) as Array<[string, FunctionOutcome & { traceback?: string }]>
+    const functions = Object.entries(outcome.functions ?? {}) as Array<[string, FunctionOutcome]>
     if (functions.length > 0) {
       out('functions:')
       for (const [name, fn] of functions)
         out(`  ${name}: ${fn.error === null ? JSON.stringify(fn.output) : `error: ${fn.error}`}`)
-      for (const [name, fn] of functions) {
-        if (!fn.traceback) continue
-        out(`traceback (${name}):`)
-        out(indent(fn.traceback))
-      }
     }
+    const { output: printed, tracebacks } = outcome as PythonTestOutcome
+    for (const [name, text] of Object.entries(tracebacks ?? {})) out(`traceback (${name}):\n${indent(text)}`)
     for (const w of outcome.warnings ?? []) out(`warning: ${w}`)
-    const printed = (outcome as { output?: { stdout: string; stderr: string } }).output
     if (printed?.stdout) out(`printed (stdout):\n${indent(printed.stdout)}`)
     if (printed?.stderr) out(`printed (stderr):\n${indent(printed.stderr)}`)
     if (!printed?.stdout && !printed?.stderr && rule.kind === 'scheduled') out('printed: nothing')

@@ -43,8 +43,14 @@ export function parseFilter(arg: string): FileFilter {
   if (!m) throw new UsageError(`--filter takes KEY=VALUE[,VALUE…] or KEY!=VALUE[,VALUE…]; got ${JSON.stringify(arg)}`)
   const keys = filterKeys()
   const key = keys.get(m[1]!.trim().toLowerCase())
-  if (!key) throw new UsageError(`--filter: ${JSON.stringify(m[1])} is not a key of a rule file (e.g. RuleID, Severity, LogTypes, Tags, Enabled, AnalysisType)`)
-  const raw = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '')
+  if (!key)
+    throw new UsageError(
+      `--filter: ${JSON.stringify(m[1])} is not a key of a rule file (e.g. RuleID, Severity, LogTypes, Tags, Enabled, AnalysisType)`,
+    )
+  const raw = m[3]!
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
   if (raw.length === 0) throw new UsageError(`--filter ${arg}: no value`)
   let values: Array<string | boolean> = raw
   if (key === 'Enabled') {
@@ -56,7 +62,10 @@ export function parseFilter(arg: string): FileFilter {
   }
   if (key === 'AnalysisType') {
     const unknown = raw.find((v) => !ANALYSIS_TYPES.includes(v))
-    if (unknown) throw new UsageError(`--filter AnalysisType: unknown type ${JSON.stringify(unknown)}; use ${ANALYSIS_TYPES.join(', ')}`)
+    if (unknown)
+      throw new UsageError(
+        `--filter AnalysisType: unknown type ${JSON.stringify(unknown)}; use ${ANALYSIS_TYPES.join(', ')}`,
+      )
   }
   return { key, values, inverted: m[2] === '!' }
 }
@@ -112,10 +121,11 @@ export function globToRegExp(glob: string): RegExp {
 
 /** `--minimum-tests N`: why a rule's tests are not enough, or null (PAT's two checks). */
 export function coverageProblem(tests: readonly unknown[], minimum: number): string | null {
-  if (tests.length < minimum)
-    return `insufficient test coverage: ${minimum} tests required, ${tests.length} found`
+  if (tests.length < minimum) return `insufficient test coverage: ${minimum} tests required, ${tests.length} found`
   if (minimum >= 2) {
-    const expected = tests.map((t) => (t !== null && typeof t === 'object' ? (t as Record<string, unknown>).ExpectedResult : undefined))
+    const expected = tests.map((t) =>
+      t !== null && typeof t === 'object' ? (t as Record<string, unknown>).ExpectedResult : undefined,
+    )
     if (!expected.includes(true) || !expected.includes(false))
       return 'insufficient test coverage: at least one test expecting true and one expecting false are required'
   }
@@ -124,5 +134,8 @@ export function coverageProblem(tests: readonly unknown[], minimum: number): str
 
 /** Splits a comma-separated option value, trimming and dropping empty items. */
 export function commaList(values: readonly string[]): string[] {
-  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '')
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
 }

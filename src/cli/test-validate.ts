@@ -14,14 +14,7 @@ import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
 import { parseArgs, UsageError } from './args.js'
 import { printReport } from './report-human.js'
-import {
-  commaList,
-  coverageProblem,
-  ignoreMatcher,
-  matchesFilters,
-  parseFilter,
-  type FileFilter,
-} from './selection.js'
+import { commaList, coverageProblem, ignoreMatcher, matchesFilters, parseFilter, type FileFilter } from './selection.js'
 
 const HELP = (cmd: 'test' | 'validate') => `Usage: rulekeeper ${cmd} [DIR] [options]
 
@@ -213,7 +206,9 @@ async function runWithEngines(
         }
       } catch (err) {
         report.valid = false
-        report.errors = [{ message: `cannot check the Python module: ${(err as Error).message}`, line: null, column: null }]
+        report.errors = [
+          { message: `cannot check the Python module: ${(err as Error).message}`, line: null, column: null },
+        ]
       }
       if (!report.valid) summary.failedChecks++
     }

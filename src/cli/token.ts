@@ -36,7 +36,7 @@ function dataDirOf(option: string | true | undefined, env: Record<string, string
   if (explicit || fs.existsSync(dir)) return dir
   throw new Error(
     `no data directory at ${dir} (the default, relative to the current folder): run this where the server runs, ` +
-      'or name the server\'s data directory with --data-dir DIR or RULEKEEPER_DATA_DIR',
+      "or name the server's data directory with --data-dir DIR or RULEKEEPER_DATA_DIR",
   )
 }
 
@@ -57,7 +57,8 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
   restrictUmask()
   if (!['create', 'list', 'revoke'].includes(sub))
     throw new UsageError(`unknown token subcommand ${JSON.stringify(sub)}; use create, list or revoke`)
-  const store = new TokenStore(dataDirOf(args.options['data-dir'], env))
+  // Resolved after the arguments are checked: a usage error is reported as such wherever it runs.
+  const store = () => new TokenStore(dataDirOf(args.options['data-dir'], env))
   switch (sub) {
     case 'create': {
       const name = args.options.name
@@ -74,7 +75,7 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       const exp = args.options['expires-in']
       const expiresAt = typeof exp === 'string' ? new Date(Date.now() + parseDuration(exp)).toISOString() : null
       if (args.positionals.length > 0) throw new UsageError(`unexpected argument ${args.positionals[0]}`)
-      const { token, secret } = store.create({ name, permissions, expiresAt })
+      const { token, secret } = store().create({ name, permissions, expiresAt })
       if (args.options.json) {
         process.stdout.write(`${JSON.stringify({ ...token, secret }, null, 2)}\n`)
         return 0
@@ -86,7 +87,7 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       return 0
     }
     case 'list': {
-      const list = store.list()
+      const list = store().list()
       if (args.options.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`)
       else {
         process.stdout.write(
@@ -103,7 +104,7 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
     case 'revoke': {
       const id = args.positionals[0]
       if (!id || args.positionals.length > 1) throw new UsageError('revoke takes exactly one token ID (see token list)')
-      if (!store.revoke(id)) {
+      if (!store().revoke(id)) {
         process.stderr.write(`rulekeeper token: no token ${id}\n`)
         return 1
       }

@@ -118,7 +118,8 @@ function account(f: FileRecord, problems: RuleProblem[] | undefined): FileAccoun
   const at = { analysisType: f.analysisType ?? null, id: f.id ?? null }
   if (problems && problems.length > 0)
     return { path: f.path, status: 'invalid', ...at, problems: problems.map(pub), reason: null }
-  if (f.unsupported !== undefined) return { path: f.path, status: 'unsupported', ...at, problems: [], reason: f.unsupported }
+  if (f.unsupported !== undefined)
+    return { path: f.path, status: 'unsupported', ...at, problems: [], reason: f.unsupported }
   return { path: f.path, status: 'valid', ...at, problems: [], reason: null }
 }
 

@@ -62,7 +62,8 @@ export async function buildFileRecord(
   if (!f.kind) {
     const unsupported = (classifyUnserved(data) as { unsupported: string }).unsupported
     const analysisType = f.analysisType!
-    if (f.id === undefined && analysisType !== 'global') return { path: filePath, analysisType, errors: [], unsupported }
+    if (f.id === undefined && analysisType !== 'global')
+      return { path: filePath, analysisType, errors: [], unsupported }
     const support: SupportFile = { analysisType, path: filePath, data, pythonSource }
     return { path: filePath, analysisType, id: f.id, support, errors: [], idAt, unsupported }
   }

@@ -18,14 +18,23 @@ function everyKindTree(): string {
     fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true })
     fs.writeFileSync(path.join(dir, p), text)
   }
-  put('policies/s3.yml', 'AnalysisType: policy\nPolicyID: AWS.S3.Public\nFilename: s3.py\nEnabled: true\nSeverity: High\nResourceTypes: [AWS.S3.Bucket]\n')
+  put(
+    'policies/s3.yml',
+    'AnalysisType: policy\nPolicyID: AWS.S3.Public\nFilename: s3.py\nEnabled: true\nSeverity: High\nResourceTypes: [AWS.S3.Bucket]\n',
+  )
   put('policies/s3.py', 'def policy(resource):\n    return True\n')
-  put('data_models/ct.yml', 'AnalysisType: datamodel\nDataModelID: Standard.CT\nLogTypes: [AWS.CloudTrail]\nEnabled: true\nMappings:\n  - Name: actor\n    Path: userIdentity.arn\n')
+  put(
+    'data_models/ct.yml',
+    'AnalysisType: datamodel\nDataModelID: Standard.CT\nLogTypes: [AWS.CloudTrail]\nEnabled: true\nMappings:\n  - Name: actor\n    Path: userIdentity.arn\n',
+  )
   put('packs/aws.yml', 'AnalysisType: pack\nPackID: Managed.AWS\nPackDefinition:\n  IDs: [AWS.S3.Public]\n')
   put('lookup_tables/ips.yml', 'AnalysisType: lookup_table\nLookupName: ips\nEnabled: true\n')
   put('queries/saved.yml', 'AnalysisType: saved_query\nQueryName: Saved.One\nQuery: select 1\n')
   put('rules/derived.yml', 'AnalysisType: derived\nRuleID: Derived.One\nBaseDetection: Editor.Audit.LoginFailed\n')
-  put('rules/py_rule.yml', 'AnalysisType: rule\nRuleID: Python.One\nFilename: py_rule.py\nEnabled: true\nLogTypes: [X]\nSeverity: Low\n')
+  put(
+    'rules/py_rule.yml',
+    'AnalysisType: rule\nRuleID: Python.One\nFilename: py_rule.py\nEnabled: true\nLogTypes: [X]\nSeverity: Low\n',
+  )
   put('rules/py_rule.py', 'def rule(event):\n    return True\n')
   // Issue 13: a YAML syntax error, a mistyped AnalysisType, an analysis file without one.
   put('rules/broken.yml', 'AnalysisType: rule\nRuleID: "Broken\n  x: [\n')
@@ -144,7 +153,13 @@ t.test('the CLI and a server serving the same tree report the same accounting', 
     execFileSync('git', args, {
       cwd: work,
       encoding: 'utf8',
-      env: { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'P',
+        GIT_AUTHOR_EMAIL: 'p@x',
+        GIT_COMMITTER_NAME: 'P',
+        GIT_COMMITTER_EMAIL: 'p@x',
+      },
     })
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   const tree = everyKindTree()
