@@ -107,9 +107,10 @@ export function accountFiles(index: RuleIndex): FileAccount[] {
   if (out) return out
   // Duplicate ids and case collisions are problems of the files involved (as /status lists them).
   const invalid = new Map(index.invalidFiles().map((f) => [f.path, f]))
-  out = []
-  for (const f of index.files.values()) out.push(account(f, invalid.get(f.path)?.errors))
-  out.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))
+  // Byte order of the UTF-8 paths (as invalidFiles() sorts), each path encoded once.
+  const keyed = [...index.files.values()].map((f) => ({ key: Buffer.from(f.path), f }))
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
+  out = keyed.map(({ f }) => account(f, invalid.get(f.path)?.errors))
   cache.set(index, out)
   return out
 }
