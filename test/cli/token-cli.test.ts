@@ -32,8 +32,8 @@ t.test('in a folder without the data directory, token commands refuse and create
   const cwd = tempDir('rk-token-cwd-')
   for (const args of [['create', '--name', 'ci', '--permissions', 'ViewRules'], ['list'], ['revoke', 'tok_x']]) {
     const r = await runCli(['token', ...args], NO_DIR, cwd)
-    t.equal(r.code, 1, args[0])
-    t.match(r.stderr, /no data directory at .*data .*--data-dir DIR or RULEKEEPER_DATA_DIR/, args[0])
+    t.equal(r.code, 1, args[0]!)
+    t.match(r.stderr, /no data directory at .*data .*--data-dir DIR or RULEKEEPER_DATA_DIR/, args[0]!)
   }
   t.notOk(fs.existsSync(path.join(cwd, 'data')), 'no ./data was created')
   t.equal(
