@@ -24,7 +24,7 @@ Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_P
 `
 
 /** The version of this installation (its package.json, found the same way from src/ and dist/). */
-export function version(): string {
+function version(): string {
   const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
   return pkg.version
 }

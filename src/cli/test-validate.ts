@@ -46,7 +46,7 @@ filters select nothing; 2 usage error.
 
 type Problem = { message: string; line: number | null; column: number | null }
 
-export interface RuleReport {
+interface RuleReport {
   id: string | null
   kind: RuleKind | null
   path: string
@@ -65,7 +65,7 @@ export interface RuleReport {
   }>
 }
 
-export interface RunSummary {
+interface RunSummary {
   files: number
   valid: number
   invalid: number

@@ -5,7 +5,7 @@ import { KINDS } from './kinds/index.js'
 import type { RuleProblem } from './model.js'
 import type { FileRecord, RuleIndex } from './rule-index.js'
 
-export type FileStatus = 'valid' | 'invalid' | 'unsupported'
+type FileStatus = 'valid' | 'invalid' | 'unsupported'
 
 export interface FileAccount {
   path: string
@@ -64,7 +64,7 @@ const ANALYSIS_KEYS = [
   'DedupPeriodMinutes',
 ]
 
-export const NOT_ANALYSIS = 'not an analysis file (no AnalysisType key): ignored'
+const NOT_ANALYSIS = 'not an analysis file (no AnalysisType key): ignored'
 
 /** Every `AnalysisType` value of the format, served or not. */
 export const ANALYSIS_TYPES: readonly string[] = [
