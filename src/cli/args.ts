@@ -40,7 +40,8 @@ export function parseArgs(
     if (Object.hasOwn(repeatable, name)) {
       const v = eq >= 0 ? a.slice(eq + 1) : argv[++i]
       if (v === undefined) throw new UsageError(`option --${name} needs a value`)
-      const list = (out.lists[name] ??= [])
+      const list = out.lists[name] ?? []
+      out.lists[name] = list
       list.push(v)
       const more = repeatable[name]
       while (more && i + 1 < argv.length && more.test(argv[i + 1]!)) list.push(argv[++i]!)
