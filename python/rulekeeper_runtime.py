@@ -60,6 +60,18 @@ def _register_source(filename, source):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
 
+MAX_TRACEBACK_CHARS = 16 * 1024
+
+
+def rule_traceback(exc, filenames):
+    """The traceback as Python prints it, keeping only the frames of rule and global code (the
+    runner's own frames say nothing to a rule author); for `rulekeeper debug`."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in filenames]
+    text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames)
+                   + traceback.format_exception_only(type(exc), exc))
+    return text if len(text) <= MAX_TRACEBACK_CHARS else "…" + text[-MAX_TRACEBACK_CHARS:]
+
+
 def describe_error(exc, filenames):
     """'Type: message (file, line N)', the line being the deepest frame in rule or global code."""
     text = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
@@ -260,7 +272,7 @@ def run_test(job, test, emit):
         if name != "detection" and not callable(fn):
             continue
         emit({"t": "start", "fn": name})
-        output, error = None, None
+        output, error, trace = None, None, None
         if not callable(fn):
             error = "the module defines no rule(event) function"
         else:
@@ -268,7 +280,11 @@ def run_test(job, test, emit):
                 output, error = _check_output(name, fn(event), default_severity)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
                 error = describe_error(exc, filenames)[0]
-        line = to_json({"t": "fn", "fn": name, "output": output, "error": error})
+                trace = rule_traceback(exc, filenames)
+        event_fn = {"t": "fn", "fn": name, "output": output, "error": error}
+        if trace is not None:
+            event_fn["traceback"] = trace
+        line = to_json(event_fn)
         if len(line) > MAX_OUTPUT_BYTES:
             line = to_json({"t": "fn", "fn": name, "output": None,
                             "error": "%s output too large (%d bytes, limit %d)" % (attr, len(line), MAX_OUTPUT_BYTES)})

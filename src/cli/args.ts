@@ -6,10 +6,21 @@ export class UsageError extends Error {}
 export interface ParsedArgs {
   positionals: string[]
   options: Record<string, string | true>
+  /** Every value of a repeatable option, in order (`--filter A=1 --filter B=2`). */
+  lists: Record<string, string[]>
 }
 
-export function parseArgs(argv: string[], valued: readonly string[], flags: readonly string[]): ParsedArgs {
-  const out: ParsedArgs = { positionals: [], options: {} }
+/**
+ * `repeatable` options may be given more than once; each also takes the values that follow it
+ * while they match `more` (panther_analysis_tool's `--filter A=1 B=2`).
+ */
+export function parseArgs(
+  argv: string[],
+  valued: readonly string[],
+  flags: readonly string[],
+  repeatable: Readonly<Record<string, RegExp | null>> = {},
+): ParsedArgs {
+  const out: ParsedArgs = { positionals: [], options: {}, lists: {} }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--') {
@@ -26,7 +37,15 @@ export function parseArgs(argv: string[], valued: readonly string[], flags: read
     }
     const eq = a.indexOf('=')
     const name = a.slice(2, eq < 0 ? undefined : eq)
-    if (flags.includes(name) || name === 'help') {
+    if (Object.hasOwn(repeatable, name)) {
+      const v = eq >= 0 ? a.slice(eq + 1) : argv[++i]
+      if (v === undefined) throw new UsageError(`option --${name} needs a value`)
+      const list = out.lists[name] ?? []
+      out.lists[name] = list
+      list.push(v)
+      const more = repeatable[name]
+      while (more && i + 1 < argv.length && more.test(argv[i + 1]!)) list.push(argv[++i]!)
+    } else if (flags.includes(name) || name === 'help') {
       if (eq >= 0) throw new UsageError(`option --${name} takes no value`)
       out.options[name] = true
     } else if (valued.includes(name)) {

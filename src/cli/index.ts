@@ -1,5 +1,8 @@
-// The `rulekeeper` command: dispatches to serve, init, token, test and validate. Each command
+// The `rulekeeper` command: dispatches to serve, init, token, test, validate and debug. Each command
 // prints its own --help; usage errors exit with 2, failures with 1. Reads process.env here only.
+import fs from 'node:fs'
+import { debugCommand } from './debug.js'
+import { guardStdout } from './output.js'
 import { serveCommand } from './serve.js'
 import { initCommand } from './init.js'
 import { tokenCommand } from './token.js'
@@ -14,21 +17,34 @@ Commands:
   token create|list|revoke   manage API tokens in the data directory
   test [DIR]            run the unit tests of every rule under DIR
   validate [DIR]        check every rule file under DIR without running tests
+  debug RULE_ID TEST_NAME [DIR]   run one test and show everything the rule produced
 
-Run 'rulekeeper <command> --help' for the options of a command.
+Run 'rulekeeper <command> --help' for the options of a command; 'rulekeeper --version'.
 Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_PORT, RULEKEEPER_CONFIG, …
 `
+
+/** The version of this installation (its package.json, found the same way from src/ and dist/). */
+function version(): string {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}
 
 type Command = (argv: string[], env: Record<string, string | undefined>) => Promise<number>
 
 export async function main(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+  guardStdout()
   const [cmd, ...rest] = argv
+  if (cmd === '--version' || cmd === '-V' || cmd === 'version') {
+    process.stdout.write(`rulekeeper ${version()}\n`)
+    return 0
+  }
   const commands: Record<string, Command> = {
     serve: serveCommand,
     init: initCommand,
     token: tokenCommand,
     test: testCommand,
     validate: validateCommand,
+    debug: debugCommand,
   }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)

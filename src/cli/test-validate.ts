@@ -1,32 +1,60 @@
-// `rulekeeper test [DIR]` and `rulekeeper validate [DIR]` (detections.md §4): load a repository
-// directory, check every rule (validate) and run every test (test). Exit 0 when all pass, 1 when a
-// test fails, did not run, or a file is invalid, 2 on a usage error. `--json` prints one document.
-import path from 'node:path'
+// `rulekeeper test [DIR]` and `rulekeeper validate [DIR]` (detections.md §5): load a directory as the
+// server reads a revision, account for every YAML file (rules/file-accounting.ts, as /status does),
+// check the selected rules (validate) and run their tests (test). Exit 0 all good, 1 otherwise, 2 usage.
 import fs from 'node:fs'
-import type { EngineRegistry, TestOutcome } from '../engine/engine.js'
+import path from 'node:path'
+import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
+import { RulekeeperError } from '../errors.js'
+import { accountFiles, countFiles, type FileAccount } from '../rules/file-accounting.js'
 import { isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
-import type { RuleKind, RuleProblem } from '../rules/model.js'
+import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
+import type { FileRecord, RuleIndex } from '../rules/rule-index.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
-import { RulekeeperError } from '../errors.js'
 import { parseArgs, UsageError } from './args.js'
+import { printReport } from './report-human.js'
+import { commaList, coverageProblem, ignoreMatcher, matchesFilters, parseFilter, type FileFilter } from './selection.js'
 
-const HELP = (
-  cmd: string,
-) => `Usage: rulekeeper ${cmd} [DIR] [--json] [--filter id=ID] [--kind ${RULE_KINDS.join('|')}]${cmd === 'test' ? ' [--skip-disabled]' : ''}
+const HELP = (cmd: 'test' | 'validate') => `Usage: rulekeeper ${cmd} [DIR] [options]
 
 ${cmd === 'test' ? 'Runs the unit tests of every rule under DIR (default .), disabled rules too.' : 'Loads and checks every rule file under DIR (default .) without running tests.'}
-Exit code: 0 all good, 1 a test failed or did not run or a file is invalid, 2 usage error.
+Every .yml/.yaml file under DIR (hidden folders, __pycache__ and node_modules aside) is accounted
+for as valid, invalid or unsupported.
+
+Options:
+  --json                       one JSON document on stdout (files, rules, summary)
+  --filter KEY=V1,V2           only rules whose file key KEY has one of the values (RuleID,
+                               Severity, LogTypes, Tags, Enabled, AnalysisType, …); repeat to AND;
+                               Severity and Tags ignore case
+  --filter KEY!=V1,V2          only rules whose KEY has none of the values
+  --kind ${RULE_KINDS.join('|')}
+  --skip-disabled              leave out rules with Enabled: false
+  --ignore-files GLOB,…        leave these files out entirely (paths relative to DIR; * ? **)
+  --show-failures-only         human output: only failures, invalid and unsupported files, counts${
+    cmd === 'test'
+      ? `
+  --test-names NAME,…          run only the tests with these names
+  --minimum-tests N            a rule with fewer than N tests fails; N >= 2 also needs a test
+                               expecting true and one expecting false`
+      : ''
+  }
+
+Exit code: 0 all good; 1 a test failed or did not run, a file is invalid, nothing to check, or the
+filters select nothing; 2 usage error.
 `
+
+type Problem = { message: string; line: number | null; column: number | null }
 
 interface RuleReport {
   id: string | null
   kind: RuleKind | null
   path: string
   valid: boolean
-  errors: Array<{ message: string; line: number | null; column: number | null }>
-  warnings?: Array<{ message: string; line: number | null; column: number | null }>
+  errors: Problem[]
+  warnings?: Problem[]
+  /** `--minimum-tests`: why the rule's tests are not enough. */
+  coverage?: string
   tests: Array<{
     name: string
     expected: boolean
@@ -37,63 +65,139 @@ interface RuleReport {
   }>
 }
 
-const pub = (p: RuleProblem) => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
+interface RunSummary {
+  files: number
+  valid: number
+  invalid: number
+  unsupported: number
+  rules: number
+  /** Rules whose module failed a check that runs code (validate: the Python module must import). */
+  failedChecks: number
+  insufficientTests: number
+  tests: number
+  passed: number
+  failed: number
+  notRun: number
+}
+
+export interface RunReport {
+  summary: RunSummary
+  files: FileAccount[]
+  rules: RuleReport[]
+  /** Why the run fails although nothing above failed: nothing to check, a filter selecting nothing. */
+  error?: string
+}
+
+const pub = (p: RuleProblem): Problem => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
+
+interface Options {
+  cmd: 'test' | 'validate'
+  dir: string
+  json: boolean
+  kind?: RuleKind
+  filters: FileFilter[]
+  skipDisabled: boolean
+  ignore: string[]
+  testNames: string[]
+  minimumTests: number
+  failuresOnly: boolean
+}
+
+function parseOptions(cmd: 'test' | 'validate', argv: string[]): Options {
+  const valued = ['kind', ...(cmd === 'test' ? ['minimum-tests'] : [])]
+  const repeatable: Record<string, RegExp | null> = {
+    filter: /^[A-Za-z][\w-]*!?=/,
+    'ignore-files': null,
+    ...(cmd === 'test' ? { 'test-names': null } : {}),
+  }
+  const args = parseArgs(argv, valued, ['json', 'skip-disabled', 'show-failures-only'], repeatable)
+  if (args.positionals.length > 1) throw new UsageError('at most one DIR')
+  const dir = path.resolve(args.positionals[0] ?? '.')
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory`)
+  const kind = args.options.kind
+  if (kind !== undefined && !isRuleKind(kind))
+    throw new UsageError(`--kind must be ${RULE_KINDS.slice(0, -1).join(', ')} or ${RULE_KINDS[RULE_KINDS.length - 1]}`)
+  const min = args.options['minimum-tests']
+  if (min !== undefined && (typeof min !== 'string' || !/^\d{1,4}$/.test(min)))
+    throw new UsageError('--minimum-tests takes a whole number (0 or more)')
+  return {
+    cmd,
+    dir,
+    json: args.options.json === true,
+    kind: kind as RuleKind | undefined,
+    filters: (args.lists.filter ?? []).map(parseFilter),
+    skipDisabled: args.options['skip-disabled'] === true,
+    ignore: commaList(args.lists['ignore-files'] ?? []),
+    testNames: commaList(args.lists['test-names'] ?? []),
+    minimumTests: min === undefined ? 0 : Number(min),
+    failuresOnly: args.options['show-failures-only'] === true,
+  }
+}
 
 export async function runDirectory(
   cmd: 'test' | 'validate',
   argv: string[],
   env: Record<string, string | undefined>,
-): Promise<{ code: number; report: { summary: Record<string, number>; rules: RuleReport[] } }> {
+): Promise<{ code: number; report: RunReport; options: Options }> {
+  const options = parseOptions(cmd, argv)
   const engines = createEngineRegistry({
     python: { ...DEFAULT_PYTHON, command: env.RULEKEEPER_PYTHON || DEFAULT_PYTHON.command, serverEnv: env },
   })
   try {
-    return await runWithEngines(cmd, argv, engines)
+    const index = await loadDirectory(options.dir, engines, ignoreMatcher(options.ignore))
+    return { ...(await runWithEngines(options, index, engines)), options }
   } finally {
     await closeEngines(engines)
   }
 }
 
+/** What filters can see of a file: its data when it was read as a rule, else its id and type. */
+function dataOf(f: FileRecord): Readonly<Record<string, unknown>> {
+  return f.rule?.file.data ?? { RuleID: f.id, AnalysisType: f.analysisType }
+}
+
 async function runWithEngines(
-  cmd: 'test' | 'validate',
-  argv: string[],
+  o: Options,
+  index: RuleIndex,
   engines: EngineRegistry,
-): Promise<{ code: number; report: { summary: Record<string, number>; rules: RuleReport[] } }> {
-  const args = parseArgs(argv, ['filter', 'kind'], ['json', 'skip-disabled'])
-  if (args.positionals.length > 1) throw new UsageError('at most one DIR')
-  const dir = path.resolve(args.positionals[0] ?? '.')
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory`)
-  const kindOpt = args.options.kind
-  if (kindOpt !== undefined && !isRuleKind(kindOpt))
-    throw new UsageError(`--kind must be ${RULE_KINDS.slice(0, -1).join(', ')} or ${RULE_KINDS[RULE_KINDS.length - 1]}`)
-  const filter = args.options.filter
-  let filterId: string | undefined
-  if (filter !== undefined) {
-    const m = typeof filter === 'string' ? /^id=(.+)$/.exec(filter) : null
-    if (!m) throw new UsageError('--filter takes id=RULE_ID')
-    filterId = m[1]
-  }
-  const index = await loadDirectory(dir, engines)
+): Promise<{ code: number; report: RunReport }> {
   const ctx = indexContext(index)
+  const files = accountFiles(index)
+  const counts = countFiles(files)
+  const summary: RunSummary = {
+    files: counts.files,
+    valid: counts.valid,
+    invalid: counts.invalid,
+    unsupported: counts.unsupported,
+    rules: 0,
+    failedChecks: 0,
+    insufficientTests: 0,
+    tests: 0,
+    passed: 0,
+    failed: 0,
+    notRun: 0,
+  }
   const rules: RuleReport[] = []
-  const summary = { rules: 0, invalid: 0, tests: 0, passed: 0, failed: 0, notRun: 0 }
-  const files = [...index.files.values()].filter((f) => f.kind !== undefined).sort((a, b) => (a.path < b.path ? -1 : 1))
-  for (const f of files) {
-    if (kindOpt && f.kind !== kindOpt) continue
-    if (filterId && f.id !== filterId) continue
+  const namesSeen = new Set<string>()
+  const selecting =
+    o.filters.length > 0 || o.kind !== undefined || o.skipDisabled || o.testNames.length > 0 || o.ignore.length > 0
+  for (const a of files) {
+    const f = index.files.get(a.path)!
+    if (f.kind === undefined) continue
+    if (o.kind && f.kind !== o.kind) continue
+    if (!matchesFilters(dataOf(f), o.filters)) continue
     const rule = f.rule
-    if (cmd === 'test' && args.options['skip-disabled'] && rule && rule.file.data.Enabled === false) continue
-    summary.rules++
+    if (o.skipDisabled && rule?.file.data.Enabled === false) continue
     const report: RuleReport = {
       id: f.id ?? null,
-      kind: f.kind ?? null,
+      kind: f.kind,
       path: f.path,
-      valid: f.errors.length === 0,
-      errors: f.errors.map(pub),
+      valid: a.status === 'valid',
+      errors: a.problems,
       tests: [],
     }
-    if (rule && f.errors.length === 0 && engines[rule.kind]?.checkAsync) {
-      // Checks that run code (a Python module must import and define rule()).
+    if (rule && report.valid && o.cmd === 'validate' && engines[rule.kind]?.checkAsync) {
+      // Checks that run code (a Python module must import and define rule()); the server runs them on API writes.
       try {
         const problems = await engines[rule.kind]!.checkAsync!(rule.file, ctx)
         if (problems.length > 0) {
@@ -101,95 +205,94 @@ async function runWithEngines(
           report.errors = problems.map((p) => ({ ...pub(p), message: `${rule.pythonPath ?? rule.path}: ${p.message}` }))
         }
       } catch (err) {
-        // `test` reports the tests as not run (below); `validate` cannot vouch for the file.
-        if (cmd === 'validate') {
-          report.valid = false
-          report.errors = [
-            { message: `cannot check the Python module: ${(err as Error).message}`, line: null, column: null },
-          ]
-        }
+        report.valid = false
+        report.errors = [
+          { message: `cannot check the Python module: ${(err as Error).message}`, line: null, column: null },
+        ]
       }
+      if (!report.valid) summary.failedChecks++
     }
     if (!rule || !report.valid) {
-      summary.invalid++
-      rules.push(report)
+      if (o.testNames.length === 0) {
+        summary.rules++
+        rules.push(report)
+      }
       continue
     }
     const warnings = [...rule.warnings]
     const described = engines[rule.kind]?.describe?.(rule.file, ctx)
     if (described) warnings.push(...described.warnings)
     if (warnings.length > 0) report.warnings = warnings.map(pub)
-    if (cmd === 'test') {
-      const tests = Array.isArray(rule.file.data.Tests) ? (rule.file.data.Tests as Array<Record<string, unknown>>) : []
-      let outcomes: TestOutcome[]
-      const engine = engines[rule.kind]
-      if (!engine)
-        outcomes = tests.map((t) => ({
-          name: String(t.Name),
-          expected: t.ExpectedResult === true,
-          actual: null,
-          passed: null,
-          error: kindDef(rule.kind).missingEngine,
-        }))
-      else {
-        try {
-          outcomes = await engine.runTests(rule.file, ctx)
-        } catch (err) {
-          const reason = err instanceof RulekeeperError ? err.message : `the test run failed: ${(err as Error).message}`
-          outcomes = tests.map((t) => ({
-            name: String(t.Name),
-            expected: t.ExpectedResult === true,
-            actual: null,
-            passed: null,
-            error: reason,
-          }))
-        }
+    const allTests = Array.isArray(rule.file.data.Tests) ? (rule.file.data.Tests as unknown[]) : []
+    if (o.cmd === 'test') {
+      const coverage = o.minimumTests > 0 ? coverageProblem(allTests, o.minimumTests) : null
+      if (coverage) {
+        report.coverage = coverage
+        summary.insufficientTests++
       }
-      for (const o of outcomes) {
+      let file = rule.file
+      if (o.testNames.length > 0) {
+        const picked = allTests.filter((t) => o.testNames.includes(testName(t)))
+        if (picked.length === 0) continue
+        for (const t of picked) namesSeen.add(testName(t))
+        file = { ...file, data: { ...file.data, Tests: picked } }
+      }
+      for (const out of await runTests(file, ctx, engines)) {
         summary.tests++
-        if (o.passed === true) summary.passed++
-        else if (o.passed === false) summary.failed++
+        if (out.passed === true) summary.passed++
+        else if (out.passed === false) summary.failed++
         else summary.notRun++
         report.tests.push({
-          name: o.name,
-          expected: o.expected,
-          actual: o.actual,
-          passed: o.passed,
-          error: o.error,
-          ...(o.warnings?.length ? { warnings: o.warnings } : {}),
+          name: out.name,
+          expected: out.expected,
+          actual: out.actual,
+          passed: out.passed,
+          error: out.error,
+          ...(out.warnings?.length ? { warnings: out.warnings } : {}),
         })
       }
     }
+    summary.rules++
     rules.push(report)
   }
-  const code = summary.invalid > 0 || summary.failed > 0 || summary.notRun > 0 ? 1 : 0
-  return { code, report: { summary, rules } }
+  const report: RunReport = { summary, files, rules }
+  const missingNames = o.testNames.filter((n) => !namesSeen.has(n))
+  if (counts.analysisFiles === 0)
+    report.error = `nothing to check: no analysis file under ${o.dir}${o.ignore.length ? ' (after --ignore-files)' : ''}`
+  else if (missingNames.length > 0)
+    report.error = `no selected rule has a test named ${missingNames.map((n) => JSON.stringify(n)).join(', ')}`
+  else if (selecting && rules.length === 0) report.error = 'the filters select no rule'
+  const failed =
+    summary.invalid +
+    summary.failedChecks +
+    summary.insufficientTests +
+    summary.failed +
+    summary.notRun +
+    (report.error ? 1 : 0)
+  return { code: failed > 0 ? 1 : 0, report }
 }
 
-function printHuman(cmd: string, report: { summary: Record<string, number>; rules: RuleReport[] }): void {
-  const color = process.stdout.isTTY && !process.env.NO_COLOR
-  const paint = (c: number, s: string) => (color ? `\u001b[${c}m${s}\u001b[0m` : s)
-  for (const r of report.rules) {
-    if (!r.valid) {
-      process.stdout.write(`${paint(31, '[INVALID]')} ${r.path}${r.id ? ` (${r.id})` : ''}\n`)
-      for (const e of r.errors)
-        process.stdout.write(`    ${r.path}${e.line ? `:${e.line}:${e.column}` : ''} ${e.message}\n`)
-      continue
-    }
-    for (const w of r.warnings ?? []) process.stdout.write(`${paint(33, '[WARN]')} ${r.id}: ${w.message}\n`)
-    if (cmd === 'validate') process.stdout.write(`${paint(32, '[VALID]')} ${r.id} (${r.path})\n`)
-    for (const t of r.tests) {
-      const tag =
-        t.passed === true ? paint(32, '[PASS]') : t.passed === false ? paint(31, '[FAIL]') : paint(33, '[NOT RUN]')
-      process.stdout.write(
-        `${tag} ${r.id}: ${t.name}${t.passed === true ? '' : ` — ${t.error ?? `expected ${t.expected}, got ${t.actual}`}`}\n`,
-      )
-    }
+const testName = (t: unknown) =>
+  String(t !== null && typeof t === 'object' ? (t as Record<string, unknown>).Name : undefined)
+
+/** Every test of a rule; a kind without an engine, or a run that cannot start, is "not run", never a pass. */
+export async function runTests(file: RuleFile, ctx: EngineContext, engines: EngineRegistry): Promise<TestOutcome[]> {
+  const tests = Array.isArray(file.data.Tests) ? (file.data.Tests as Array<Record<string, unknown>>) : []
+  const notRun = (reason: string): TestOutcome[] =>
+    tests.map((t) => ({
+      name: String(t.Name),
+      expected: t.ExpectedResult === true,
+      actual: null,
+      passed: null,
+      error: reason,
+    }))
+  const engine = engines[file.kind]
+  if (!engine) return notRun(kindDef(file.kind).missingEngine)
+  try {
+    return await engine.runTests(file, ctx)
+  } catch (err) {
+    return notRun(err instanceof RulekeeperError ? err.message : `the test run failed: ${(err as Error).message}`)
   }
-  const s = report.summary
-  process.stdout.write(
-    `\n${s.rules} rules, ${s.invalid} invalid${cmd === 'test' ? `; ${s.tests} tests: ${s.passed} passed, ${s.failed} failed, ${s.notRun} not run` : ''}\n`,
-  )
 }
 
 function command(cmd: 'test' | 'validate') {
@@ -198,9 +301,10 @@ function command(cmd: 'test' | 'validate') {
       process.stdout.write(HELP(cmd))
       return 0
     }
-    const { code, report } = await runDirectory(cmd, argv, env)
-    if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
-    else printHuman(cmd, report)
+    const { code, report, options } = await runDirectory(cmd, argv, env)
+    if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+    else printReport(cmd, report, { failuresOnly: options.failuresOnly })
+    if (report.error) process.stderr.write(`rulekeeper ${cmd}: ${report.error}\n`)
     return code
   }
 }

@@ -1,8 +1,10 @@
-// `rulekeeper token create|list|revoke`: manages the API tokens of a data directory; works beside
-// a running server (it re-reads the store within a second). The secret is printed once, alone on
-// the last line of stdout.
+// `rulekeeper token create|list|revoke`: manages the API tokens of the server's data directory
+// (resolved as the server resolves it); works beside a running server (it re-reads the store within
+// a second). The secret is printed once: alone on the last line, or as a field of `--json`.
+import fs from 'node:fs'
 import path from 'node:path'
 import { PERMISSION_FLAGS, TokenStore, type Permission } from '../auth/token-store.js'
+import { loadConfig } from '../config/load.js'
 import { restrictUmask } from '../data-dir/data-dir-privacy.js'
 import { parseArgs, UsageError } from './args.js'
 
@@ -10,11 +12,33 @@ const HELP = `Usage:
   rulekeeper token create --name NAME --permissions ViewRules[,ManageRules] [--expires-in 30d] [--json]
   rulekeeper token list [--json]
   rulekeeper token revoke ID
+Each also takes --data-dir DIR.
 
-Tokens live in $RULEKEEPER_DATA_DIR/tokens.json (default ./data) as salted hashes only.
-'create' prints the new secret once, alone on the last line of stdout.
+Tokens live in <data dir>/tokens.json as salted hashes only. The data directory is the server's:
+--data-dir, else $RULEKEEPER_DATA_DIR, else dataDir of $RULEKEEPER_CONFIG, else ./data. Unless it
+is named explicitly (--data-dir, the variable or the config file), it must already exist: a token
+written to a folder the server does not read would never work.
+'create' prints the new secret once, alone on the last line of stdout; with --json, one JSON
+document whose "secret" field holds it.
 --expires-in takes a number and a unit: s, m, h, d (e.g. 12h, 30d).
 `
+
+/**
+ * The server's data directory, as `serve` resolves it (config/load.ts). Refuses a default one
+ * that does not exist: run in the wrong folder, the command would create a store nobody reads.
+ */
+function dataDirOf(option: string | true | undefined, env: Record<string, string | undefined>): string {
+  if (typeof option === 'string' && option !== '') return path.resolve(option)
+  if (option === true) throw new UsageError('--data-dir needs a directory')
+  const configured = loadConfig(env).dataDir
+  const dir = path.resolve(configured)
+  const explicit = Boolean(env.RULEKEEPER_DATA_DIR) || configured !== loadConfig({}).dataDir
+  if (explicit || fs.existsSync(dir)) return dir
+  throw new Error(
+    `no data directory at ${dir} (the default, relative to the current folder): run this where the server runs, ` +
+      "or name the server's data directory with --data-dir DIR or RULEKEEPER_DATA_DIR",
+  )
+}
 
 function parseDuration(s: string): number {
   const m = /^(\d{1,6})([smhd])$/.exec(s)
@@ -24,14 +48,17 @@ function parseDuration(s: string): number {
 
 export async function tokenCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const [sub, ...rest] = argv
-  const args = parseArgs(rest, ['name', 'permissions', 'expires-in'], ['json'])
+  const args = parseArgs(rest, ['name', 'permissions', 'expires-in', 'data-dir'], ['json'])
   if (!sub || sub === '--help' || sub === '-h' || args.options.help) {
     process.stdout.write(HELP)
     return sub ? 0 : 2
   }
   // The data directory is private (0700/0600) even when this command is the first to create it.
   restrictUmask()
-  const store = new TokenStore(path.resolve(env.RULEKEEPER_DATA_DIR || './data'))
+  if (!['create', 'list', 'revoke'].includes(sub))
+    throw new UsageError(`unknown token subcommand ${JSON.stringify(sub)}; use create, list or revoke`)
+  // Resolved after the arguments are checked: a usage error is reported as such wherever it runs.
+  const store = () => new TokenStore(dataDirOf(args.options['data-dir'], env))
   switch (sub) {
     case 'create': {
       const name = args.options.name
@@ -48,17 +75,19 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       const exp = args.options['expires-in']
       const expiresAt = typeof exp === 'string' ? new Date(Date.now() + parseDuration(exp)).toISOString() : null
       if (args.positionals.length > 0) throw new UsageError(`unexpected argument ${args.positionals[0]}`)
-      const { token, secret } = store.create({ name, permissions, expiresAt })
-      if (args.options.json) process.stdout.write(`${JSON.stringify(token)}\n`)
-      else
-        process.stdout.write(
-          `created ${token.id} (${token.name}: ${token.permissions.join(', ')}${token.expiresAt ? `, expires ${token.expiresAt}` : ''})\n`,
-        )
+      const { token, secret } = store().create({ name, permissions, expiresAt })
+      if (args.options.json) {
+        process.stdout.write(`${JSON.stringify({ ...token, secret }, null, 2)}\n`)
+        return 0
+      }
+      process.stdout.write(
+        `created ${token.id} (${token.name}: ${token.permissions.join(', ')}${token.expiresAt ? `, expires ${token.expiresAt}` : ''})\n`,
+      )
       process.stdout.write(`${secret}\n`)
       return 0
     }
     case 'list': {
-      const list = store.list()
+      const list = store().list()
       if (args.options.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`)
       else {
         process.stdout.write(
@@ -75,7 +104,7 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
     case 'revoke': {
       const id = args.positionals[0]
       if (!id || args.positionals.length > 1) throw new UsageError('revoke takes exactly one token ID (see token list)')
-      if (!store.revoke(id)) {
+      if (!store().revoke(id)) {
         process.stderr.write(`rulekeeper token: no token ${id}\n`)
         return 1
       }

@@ -15,8 +15,8 @@ export interface FileDiff {
   newOid: string | null
 }
 
-/** Folders no analysis file is read from. */
-export const skipFolder = (name: string) => name.startsWith('.') || name === '__pycache__'
+/** Folders no analysis file is read from (node_modules: a checkout's installed packages, never rules). */
+export const skipFolder = (name: string) => name.startsWith('.') || name === '__pycache__' || name === 'node_modules'
 /** A gitlink (submodule) entry: not a file of this repository. */
 export const SUBMODULE_MODE = '160000'
 

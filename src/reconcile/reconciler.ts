@@ -9,6 +9,7 @@ import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { RuleCatalog } from '../service/catalog.js'
+import { accountFiles, countFiles } from '../rules/file-accounting.js'
 import type { RevisionFollower } from '../service/follower.js'
 import { outcomeOfError, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
@@ -165,6 +166,8 @@ export class Reconciler {
       lastAppliedRevision: index.revision,
       lastAttemptedRevision: this.lastAttempted ?? index.revision,
       lastRun: this.lastRun,
+      // Every YAML file of the revision accounted for, counted as `rulekeeper validate` counts them.
+      files: countFiles(accountFiles(index)),
       invalidFiles: index.invalidFiles().map((f) => ({
         path: f.path,
         ruleId: f.ruleId ?? null,

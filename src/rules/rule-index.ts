@@ -16,6 +16,8 @@ export interface FileRecord {
   support?: SupportFile
   /** Errors that keep the file from being served. */
   errors: RuleProblem[]
+  /** Why a file read without errors is not served (rules/file-accounting.ts): its type, or not an analysis file. */
+  unsupported?: string
   /** Where the file's id is written (for duplicate-id reports). */
   idAt?: { line: number; column: number }
 }

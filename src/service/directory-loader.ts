@@ -1,10 +1,11 @@
 // Loads a rules repository from a directory on disk (a checkout), exactly as the service reads a
-// revision: every YAML analysis file typed by AnalysisType, nested folders, hidden folders and
-// __pycache__ skipped, the .py beside scheduled rules and globals. Used by `test` and `validate`.
+// revision: every YAML file (typed by AnalysisType, or recorded as not an analysis file), nested
+// folders, the folders a tree walk skips, the .py beside scheduled rules and globals. For the CLI.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
 import { inLoadOrder } from '../rules/kinds/index.js'
+import { skipFolder } from '../git/tree-diff.js'
 import { isYamlPath } from '../rules/paths.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { buildFileRecord } from './file-records.js'
@@ -13,16 +14,22 @@ import { draftContext } from './revision-sync.js'
 async function walk(root: string, rel = ''): Promise<string[]> {
   const out: string[] = []
   for (const e of await fsp.readdir(path.join(root, rel), { withFileTypes: true })) {
-    if (e.name.startsWith('.') || e.name === '__pycache__' || e.name === 'node_modules') continue
     const r = rel ? `${rel}/${e.name}` : e.name
-    if (e.isDirectory()) out.push(...(await walk(root, r)))
-    else if (e.isFile()) out.push(r)
+    // The folders a revision's tree walk skips (git/tree-diff.ts), so a checkout reads as the server reads it.
+    if (e.isDirectory()) {
+      if (!skipFolder(e.name)) out.push(...(await walk(root, r)))
+    } else if (e.isFile()) out.push(r)
   }
   return out
 }
 
-export async function loadDirectory(root: string, engines: EngineRegistry): Promise<RuleIndex> {
-  const files = (await walk(root)).filter(isYamlPath).sort()
+/** `ignore`: repository paths left out entirely (`--ignore-files`), as if they were not there. */
+export async function loadDirectory(
+  root: string,
+  engines: EngineRegistry,
+  ignore: (path: string) => boolean = () => false,
+): Promise<RuleIndex> {
+  const files = (await walk(root)).filter((p) => isYamlPath(p) && !ignore(p)).sort()
   const draft = RuleIndex.empty().draft()
   const src = {
     engines,

@@ -10,6 +10,7 @@ import { fileDataToView } from '../rules/mapping.js'
 import { pythonPathFor } from '../rules/paths.js'
 import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
+import { classifyUnserved } from '../rules/file-accounting.js'
 
 export interface RecordSources {
   /** The content of another file of the same revision, or undefined when it does not exist. */
@@ -36,8 +37,17 @@ export async function buildFileRecord(
     // Unparsable: keep the id of the file's previous version so its last good rule keeps serving.
     return { path: filePath, id: prev?.id, kind: prev?.kind, analysisType: prev?.analysisType, errors: f.problems }
   }
-  if (!f.data || f.analysisType === undefined) return null
-  const data = f.data
+  if (!f.kind) {
+    // Not served as a rule: unsupported (with the reason), or invalid when it looks like an analysis
+    // file but its AnalysisType is missing or unknown. Every YAML file is recorded (§5.1).
+    const c = classifyUnserved(f.data)
+    if ('problem' in c) {
+      const errors = locateProblems(f, [c.problem])
+      return { path: filePath, id: f.id ?? prev?.id, kind: prev?.kind, analysisType: f.analysisType, errors }
+    }
+    if (!f.data || f.analysisType === undefined) return { path: filePath, errors: [], unsupported: c.unsupported }
+  }
+  const data = f.data!
   const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'QueryName'].find((k) => k in data)
   const idAt = idKey ? (topLevelKeyAt(text, idKey) ?? f.locate([idKey])) : undefined
   const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
@@ -52,10 +62,12 @@ export async function buildFileRecord(
     }
   }
   if (!f.kind) {
-    if (f.id === undefined && f.analysisType !== 'global')
-      return { path: filePath, analysisType: f.analysisType, errors: [] }
-    const support: SupportFile = { analysisType: f.analysisType, path: filePath, data, pythonSource }
-    return { path: filePath, analysisType: f.analysisType, id: f.id, support, errors: [], idAt }
+    const unsupported = (classifyUnserved(data) as { unsupported: string }).unsupported
+    const analysisType = f.analysisType!
+    if (f.id === undefined && analysisType !== 'global')
+      return { path: filePath, analysisType, errors: [], unsupported }
+    const support: SupportFile = { analysisType, path: filePath, data, pythonSource }
+    return { path: filePath, analysisType, id: f.id, support, errors: [], idAt, unsupported }
   }
   const kind = f.kind
   const structural: RuleProblem[] = []

@@ -13,7 +13,9 @@ export interface CliResult {
 
 export function runCli(args: string[], env: Record<string, string | undefined> = {}, cwd = ROOT): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/helpers/cli-entry.ts'), ...args], {
+    // tsx by its resolved location, so the CLI can run in any folder (a bare `tsx` resolves from cwd).
+    const tsx = import.meta.resolve('tsx')
+    const child = spawn(process.execPath, ['--import', tsx, path.join(ROOT, 'test/helpers/cli-entry.ts'), ...args], {
       cwd,
       env: { ...process.env, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

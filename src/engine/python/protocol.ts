@@ -43,7 +43,7 @@ export type Job =
 /** One line the child reported about one test. */
 export type RunEvent =
   | { t: 'start'; fn: string }
-  | { t: 'fn'; fn: string; output: unknown; error: string | null }
+  | { t: 'fn'; fn: string; output: unknown; error: string | null; traceback?: string }
   | { t: 'import_error'; message: string; file: string | null; line: number | null }
   | { t: 'mock_error'; message: string }
   | { t: 'module'; functions: string[] }

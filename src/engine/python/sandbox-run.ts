@@ -296,7 +296,7 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'start':
       return str(e.fn)
     case 'fn':
-      return str(e.fn) && strOrNull(e.error)
+      return str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback))
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':

@@ -5,9 +5,10 @@
 import type { FunctionOutcome, TestOutcome } from '../engine.js'
 import type { RunEvent, TestRecord } from './protocol.js'
 
-/** Captured output, reported when a test printed anything (not part of the §4 JSON contract). */
+/** Captured output and the tracebacks of functions that raised (`rulekeeper debug`; not part of the §4 JSON contract). */
 export interface PythonTestOutcome extends TestOutcome {
   output?: { stdout: string; stderr: string }
+  tracebacks?: Record<string, string>
 }
 
 const OUTPUT_IN_ERROR = 2000
@@ -34,10 +35,12 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   let importError: string | undefined
   let mockError: string | undefined
   let end: Extract<RunEvent, { t: 'end' }> | undefined
+  const tracebacks: Record<string, string> = {}
   for (const event of record.events) {
     if (event.t === 'start') running = event.fn
     else if (event.t === 'fn') {
       functions[event.fn] = { output: event.output, error: event.error }
+      if (event.traceback !== undefined) tracebacks[event.fn] = event.traceback
       running = undefined
     } else if (event.t === 'import_error') importError = `the rule module failed to import: ${event.message}`
     else if (event.t === 'mock_error') mockError = event.message
@@ -81,6 +84,7 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   }
   const outcome: PythonTestOutcome = { name, expected, actual, passed, error, errored, functions }
   if (stdout || stderr) outcome.output = { stdout, stderr }
+  if (Object.keys(tracebacks).length > 0) outcome.tracebacks = tracebacks
   return outcome
 }
 

@@ -1,0 +1,48 @@
+// The human output of `test` and `validate`: a line per test ([PASS]/[FAIL]/[NOT RUN]) or per rule
+// (validate), then every invalid and unsupported file with its problems or reason, then the counts.
+import { location, plural } from './output.js'
+import type { RunReport } from './test-validate.js'
+
+export function printReport(cmd: 'test' | 'validate', report: RunReport, opts: { failuresOnly: boolean }): void {
+  const out = (s: string) => process.stdout.write(`${s}\n`)
+  const color = process.stdout.isTTY && !process.env.NO_COLOR
+  const paint = (c: number, s: string) => (color ? `\u001b[${c}m${s}\u001b[0m` : s)
+  const invalidFiles = new Set(report.files.filter((f) => f.status === 'invalid').map((f) => f.path))
+  for (const r of report.rules) {
+    if (!r.valid) {
+      // Invalid files are listed below with the others; here only what failed a check that runs code.
+      if (invalidFiles.has(r.path)) continue
+      out(`${paint(31, '[INVALID]')} ${r.path}${r.id ? ` (${r.id})` : ''}`)
+      for (const e of r.errors) out(`    ${location(r.path, e.line, e.column)} ${e.message}`)
+      continue
+    }
+    if (!opts.failuresOnly) for (const w of r.warnings ?? []) out(`${paint(33, '[WARN]')} ${r.id}: ${w.message}`)
+    if (cmd === 'validate' && !opts.failuresOnly) out(`${paint(32, '[VALID]')} ${r.id} (${r.path})`)
+    if (r.coverage) out(`${paint(31, '[FAIL]')} ${r.id}: ${r.coverage}`)
+    for (const t of r.tests) {
+      if (t.passed === true && opts.failuresOnly) continue
+      const tag =
+        t.passed === true ? paint(32, '[PASS]') : t.passed === false ? paint(31, '[FAIL]') : paint(33, '[NOT RUN]')
+      const why = t.passed === true ? '' : ` — ${t.error ?? `expected ${t.expected}, got ${t.actual}`}`
+      out(`${tag} ${r.id}: ${t.name}${why}`)
+    }
+  }
+  const listed = report.files.filter((f) => f.status !== 'valid')
+  if (listed.length > 0) out('')
+  for (const f of listed) {
+    if (f.status === 'invalid') {
+      out(`${paint(31, '[INVALID]')} ${f.path}${f.id ? ` (${f.id})` : ''}`)
+      for (const p of f.problems) out(`    ${location(f.path, p.line, p.column)} ${p.message}`)
+    } else out(`${paint(33, '[UNSUPPORTED]')} ${f.path}${f.analysisType ? ` (${f.analysisType})` : ''}: ${f.reason}`)
+  }
+  const s = report.summary
+  const extra = [
+    s.failedChecks ? `${plural(s.failedChecks, 'module')} failed to check` : '',
+    s.insufficientTests ? `${plural(s.insufficientTests, 'rule')} with too few tests` : '',
+  ].filter(Boolean)
+  out('')
+  out(`${plural(s.files, 'file')}: ${s.valid} valid, ${s.invalid} invalid, ${s.unsupported} unsupported`)
+  out(
+    `${plural(s.rules, 'rule')}${cmd === 'test' ? `; ${plural(s.tests, 'test')}: ${s.passed} passed, ${s.failed} failed, ${s.notRun} not run` : ''}${extra.length ? `; ${extra.join(', ')}` : ''}`,
+  )
+}

@@ -1,0 +1,134 @@
+// Every YAML file of a tree accounted for (detections.md §5.1): valid, invalid or unsupported, with
+// its problems or the reason it is not served. The one place that decides it, read from an index,
+// so `rulekeeper test`/`validate` and the server's `/status` cannot disagree about one tree.
+import { KINDS } from './kinds/index.js'
+import type { RuleProblem } from './model.js'
+import type { FileRecord, RuleIndex } from './rule-index.js'
+
+type FileStatus = 'valid' | 'invalid' | 'unsupported'
+
+export interface FileAccount {
+  path: string
+  status: FileStatus
+  /** The file's `AnalysisType` (null when it has none or does not parse). */
+  analysisType: string | null
+  id: string | null
+  problems: Array<{ message: string; line: number | null; column: number | null }>
+  /** Why an unsupported file is not served or tested (null otherwise). */
+  reason: string | null
+}
+
+export interface FileCounts {
+  files: number
+  valid: number
+  invalid: number
+  unsupported: number
+  /** Files that are analysis files (have or should have an `AnalysisType`); 0 means nothing to check. */
+  analysisFiles: number
+}
+
+/**
+ * The analysis types of the format (panther_analysis_tool's `AnalysisTypes`) that this build reads
+ * but neither serves nor tests, with what it does with them. `rule` and the served kinds' types
+ * are decided by the kinds (rules/kinds/).
+ */
+const READ_NOT_SERVED: Readonly<Record<string, string>> = {
+  policy: 'policies are not served or tested by this build',
+  global: 'a global helper: read for the Python rules that import it, not served or tested itself',
+  datamodel: 'a data model: read, not served or tested by this build',
+  scheduled_query: 'a scheduled query: read so scheduled rules can name it, not served or tested',
+  saved_query: 'a saved query: read so scheduled rules can name it, not served or tested',
+  pack: 'packs are not served by this build',
+  lookup_table: 'lookup tables are not served by this build',
+  derived: 'derived detections are not served or tested by this build',
+}
+
+const PYTHON_RULE =
+  'a Python streaming rule (AnalysisType: rule with Filename): read, but not served or tested by this build yet'
+
+/** Keys by which a YAML file without a (valid) `AnalysisType` still looks like an analysis file. */
+const ANALYSIS_KEYS = [
+  'RuleID',
+  'PolicyID',
+  'GlobalID',
+  'DataModelID',
+  'QueryName',
+  'PackID',
+  'LookupName',
+  'Detection',
+  'Tests',
+  'LogTypes',
+  'ResourceTypes',
+  'ScheduledQueries',
+  'Severity',
+  'DedupPeriodMinutes',
+]
+
+const NOT_ANALYSIS = 'not an analysis file (no AnalysisType key): ignored'
+
+/** Every `AnalysisType` value of the format, served or not. */
+export const ANALYSIS_TYPES: readonly string[] = [
+  ...new Set([...KINDS.map((k) => k.analysisType), 'rule', ...Object.keys(READ_NOT_SERVED)]),
+].sort()
+
+/**
+ * What a parsed YAML mapping that is not served as a rule is: `unsupported` (with the reason) or
+ * `invalid` (with the problem). Called for files whose kind (rules/kinds/) did not claim them.
+ */
+export function classifyUnserved(
+  data: Readonly<Record<string, unknown>> | undefined,
+): { unsupported: string } | { problem: RuleProblem } {
+  if (data === undefined || !('AnalysisType' in data)) {
+    const key = data && ANALYSIS_KEYS.find((k) => k in data)
+    if (!key) return { unsupported: NOT_ANALYSIS }
+    return { problem: { path: [], message: `AnalysisType is missing (the file has ${key}, like an analysis file)` } }
+  }
+  const type = data.AnalysisType
+  if (typeof type === 'string' && Object.hasOwn(READ_NOT_SERVED, type)) return { unsupported: READ_NOT_SERVED[type]! }
+  if (type === 'rule') {
+    if (typeof data.Filename === 'string' && data.Filename !== '') return { unsupported: PYTHON_RULE }
+    return { problem: { path: [], message: 'a rule needs Detection (a YAML detection) or Filename (a Python rule)' } }
+  }
+  return {
+    problem: {
+      path: ['AnalysisType'],
+      message: `unknown AnalysisType ${JSON.stringify(type)}; the format knows ${ANALYSIS_TYPES.join(', ')}`,
+    },
+  }
+}
+
+const pub = (p: RuleProblem) => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
+
+const cache = new WeakMap<RuleIndex, FileAccount[]>()
+
+/** Every YAML file of the index's tree, in byte order of path (memoized per index: indexes are immutable). */
+export function accountFiles(index: RuleIndex): FileAccount[] {
+  let out = cache.get(index)
+  if (out) return out
+  // Duplicate ids and case collisions are problems of the files involved (as /status lists them).
+  const invalid = new Map(index.invalidFiles().map((f) => [f.path, f]))
+  // Byte order of the UTF-8 paths (as invalidFiles() sorts), each path encoded once.
+  const keyed = [...index.files.values()].map((f) => ({ key: Buffer.from(f.path), f }))
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
+  out = keyed.map(({ f }) => account(f, invalid.get(f.path)?.errors))
+  cache.set(index, out)
+  return out
+}
+
+function account(f: FileRecord, problems: RuleProblem[] | undefined): FileAccount {
+  const at = { analysisType: f.analysisType ?? null, id: f.id ?? null }
+  if (problems && problems.length > 0)
+    return { path: f.path, status: 'invalid', ...at, problems: problems.map(pub), reason: null }
+  if (f.unsupported !== undefined)
+    return { path: f.path, status: 'unsupported', ...at, problems: [], reason: f.unsupported }
+  return { path: f.path, status: 'valid', ...at, problems: [], reason: null }
+}
+
+export function countFiles(files: readonly FileAccount[]): FileCounts {
+  const c: FileCounts = { files: files.length, valid: 0, invalid: 0, unsupported: 0, analysisFiles: 0 }
+  for (const f of files) {
+    c[f.status]++
+    if (f.status !== 'unsupported' || f.reason !== NOT_ANALYSIS) c.analysisFiles++
+  }
+  return c
+}
