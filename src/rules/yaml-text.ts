@@ -7,6 +7,7 @@ import YAML, { type Document, isMap, isNode, isScalar, LineCounter, type Node } 
 import type { DataPath } from './model.js'
 import { aliasProblem, expansionBudget } from './yaml-aliases.js'
 import { lexedDepthBound, quickDepthBound } from './yaml-depth.js'
+import { indentQuotedContinuations, originalPositions } from './yaml-lenient.js'
 
 export const MAX_YAML_DEPTH = 100
 /**
@@ -46,43 +47,73 @@ function depthOf(v: unknown): number {
 
 const TOO_DEEP = `YAML nests deeper than ${MAX_YAML_DEPTH} levels`
 
-function refused(lineCounter: LineCounter, message: string): ParsedYaml {
-  return { doc: YAML.parseDocument('', PARSE_OPTIONS), lineCounter, value: undefined, errors: [{ message }] }
+/** A text refused before parsing, the problem located at `offset`. */
+function refused(text: string, lineCounter: LineCounter, offset: number, message: string): ParsedYaml {
+  lineCounter.addNewLine(0)
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1)
+  const pos = lineCounter.linePos(offset)
+  return {
+    doc: YAML.parseDocument('', PARSE_OPTIONS),
+    lineCounter,
+    value: undefined,
+    errors: [{ message, line: pos.line, column: pos.col }],
+  }
 }
 
+/**
+ * The document, value and problems of a YAML text, read as PyYAML reads it where the YAML 1.2 rules
+ * are stricter: a quoted scalar continued on lines less indented than the spec requires (even at
+ * column 0) is read, folded as usual (rules/yaml-lenient.ts). Every problem has a line and column.
+ */
 export function parseYaml(text: string): ParsedYaml {
-  const lineCounter = new LineCounter()
+  const strict = parseSource(text, new LineCounter())
+  if (strict.errors.length === 0) return strict
+  const indented = indentQuotedContinuations(text)
+  if (indented.inserted.size === 0) return strict
+  return parseSource(indented.text, originalPositions(indented.inserted))
+}
+
+function parseSource(text: string, lineCounter: LineCounter): ParsedYaml {
+  const deep = { offset: 0 }
   if (
-    quickDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH ||
-    lexedDepthBound(text, PRE_PARSE_DEPTH) > PRE_PARSE_DEPTH
+    quickDepthBound(text, PRE_PARSE_DEPTH, deep) > PRE_PARSE_DEPTH ||
+    lexedDepthBound(text, PRE_PARSE_DEPTH, deep) > PRE_PARSE_DEPTH
   )
-    return refused(lineCounter, TOO_DEEP)
+    return refused(text, lineCounter, deep.offset, TOO_DEEP)
   let doc: Document.Parsed
   try {
     doc = YAML.parseDocument(text, { ...PARSE_OPTIONS, lineCounter })
   } catch (err) {
-    // The parser recurses per nesting level: pathological nesting ends here, as a located-less error.
-    if (err instanceof RangeError) return refused(lineCounter, TOO_DEEP)
+    // The parser recurses per nesting level: pathological nesting ends here.
+    if (err instanceof RangeError) return refused(text, new LineCounter(), 0, TOO_DEEP)
     throw err
   }
+  const at = (offset: number) => {
+    const pos = lineCounter.linePos(offset)
+    return { line: pos.line, column: pos.col }
+  }
   const errors: YamlProblem[] = doc.errors.map((e) => {
-    const pos = lineCounter.linePos(e.pos[0])
     const message = e.message.includes('Maximum call stack') ? TOO_DEEP : e.message.split('\n')[0]!
-    return { message, line: pos.line, column: pos.col }
+    return { message, ...at(e.pos[0]) }
   })
+  // A tag no schema here knows (`!foo`, `!!binary`) is refused, as PyYAML's safe loader refuses it.
+  for (const w of doc.warnings) {
+    if (w.code === 'TAG_RESOLVE_FAILED') errors.push({ message: w.message.split('\n')[0]!, ...at(w.pos[0]) })
+  }
   let value: unknown
   if (errors.length === 0) {
     const aliases = aliasProblem(doc, expansionBudget(text.length))
-    if (aliases) return { doc, lineCounter, value: undefined, errors: [{ message: aliases }] }
+    if (aliases)
+      return { doc, lineCounter, value: undefined, errors: [{ message: aliases.message, ...at(aliases.offset) }] }
     try {
       // Aliases are bounded above by the size they expand to, so the count check is off.
       value = doc.toJS({ maxAliasCount: -1 })
     } catch (err) {
       // Alias expansion was bounded above; what is left is the reader's own refusal, said as it is.
-      errors.push({ message: `the YAML could not be read: ${(err as Error).message}` })
+      errors.push({ message: `the YAML could not be read: ${(err as Error).message}`, ...at(0) })
     }
     if (errors.length === 0 && depthOf(value) > MAX_YAML_DEPTH) {
-      errors.push({ message: TOO_DEEP })
+      errors.push({ message: TOO_DEEP, ...at(0) })
     }
   }
   return { doc, lineCounter, value, errors }
