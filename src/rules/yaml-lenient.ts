@@ -1,8 +1,7 @@
-// PyYAML's leniency for quoted scalars, as a rewrite of the text before `yaml` parses it: PyYAML
-// (and so panther_analysis_tool) accepts a single- or double-quoted scalar whose continuation lines
-// start at any column, even 0; `yaml` and js-yaml follow the YAML 1.2 rule that they be indented.
-// Indenting those lines never changes the value (a quoted scalar's line folding drops the leading
-// white space of each continuation line), so they are indented, and positions are mapped back.
+// Quoted scalars read as PyYAML reads them, by a rewrite of the text before `yaml` parses it. PyYAML
+// (and so panther_analysis_tool) accepts continuation lines at any column, even 0, where `yaml` and
+// js-yaml require the YAML 1.2 indentation; indenting them never changes the value (line folding
+// drops a continuation line's leading white space). Lines are kept, and columns mapped back.
 import { CST, Lexer, LineCounter } from 'yaml'
 
 /** The members of `yaml`'s lexer that the scanner below adapts (private in its declarations). */
@@ -47,20 +46,39 @@ function pyyamlQuotedScanner(): Lexer {
 
 export interface IndentedText {
   text: string
-  /** Spaces inserted at the start of a line, by 1-based line number (empty: the text is unchanged). */
+  /** Spaces inserted at the start of a line, by 1-based line number. */
   inserted: Map<number, number>
+  /** Whether the text was changed at all. */
+  changed: boolean
 }
 
 /**
- * The text with each continuation line of a multi-line quoted scalar indented one column past the
- * scalar's opening quote when it is less indented than that. Lines holding only white space and
- * document markers are left alone (PyYAML refuses a marker inside a quoted scalar; so does `yaml`).
+ * A double-quoted scalar's escaped line break followed by empty lines: PyYAML, as the YAML spec,
+ * reads each empty line as a line feed; `yaml` and js-yaml drop them. Such texts are rewritten.
  */
-export function indentQuotedContinuations(text: string): IndentedText {
+export const ESCAPED_BREAK_BEFORE_EMPTY_LINE = /\\\r?\n[ \t]*\r?\n/
+
+/**
+ * Texts `yaml` may read without error to another value than PyYAML, so the rewrite comes first: an
+ * escaped line break before an empty line, and a line ending in an escaped single quote (`'''`
+ * continued on a less indented line is read by `yaml` as the one-character scalar `'`).
+ */
+export const REWRITE_FIRST = /\\\r?\n[ \t]*\r?\n|''\r?\n/
+
+/**
+ * The text rewritten so that `yaml` reads its quoted scalars as PyYAML does, lines kept:
+ * - each continuation line of a multi-line quoted scalar that is less indented than one column past
+ *   the opening quote is indented to there (lines holding only white space, and document markers,
+ *   which PyYAML refuses inside a quoted scalar, are left alone);
+ * - a double-quoted scalar's escaped line break followed by empty lines loses its backslash, the
+ *   white space before it escaped (`x \` → `x\ `): the break and empty lines then fold to one line
+ *   feed per empty line, which is what the escaped form means.
+ */
+export function pyyamlQuotedScalars(text: string): IndentedText {
   const inserted = new Map<number, number>()
   // A quoted scalar on several lines needs a quote and then a line break: most texts are done here.
-  if (!/["'][^\n]*\n/.test(text)) return { text, inserted }
-  const pads: Array<[offset: number, spaces: number]> = []
+  if (!/["'][^\n]*\n/.test(text)) return { text, inserted, changed: false }
+  const edits: Array<[offset: number, remove: number, insert: string]> = []
   let offset = 0
   let lineStart = 0
   let scalarBody = false
@@ -76,35 +94,58 @@ export function indentQuotedContinuations(text: string): IndentedText {
     if (isQuoted && tok.includes('\n')) {
       const want = offset - lineStart + 1
       for (let i = tok.indexOf('\n'); i !== -1 && i < tok.length - 1; i = tok.indexOf('\n', i + 1)) {
+        if (tok[0] === '"') escapedBreak(text, offset + i, edits)
         const start = offset + i + 1
         let n = 0
         while (text[start + n] === ' ') n++
         const next = text[start + n]
-        if (n < want && next !== '\n' && next !== '\r' && !documentMarkerAt(text, start)) pads.push([start, want - n])
+        if (n < want && next !== '\n' && next !== '\r' && !documentMarkerAt(text, start))
+          edits.push([start, 0, ' '.repeat(want - n)])
       }
     }
     const nl = tok.lastIndexOf('\n')
     if (nl !== -1) lineStart = offset + nl + 1
     offset += tok.length
   }
-  if (pads.length === 0) return { text, inserted }
+  if (edits.length === 0) return { text, inserted, changed: false }
   const parts: string[] = []
   let from = 0
   let line = 1
-  for (const [at, spaces] of pads) {
+  for (const [at, remove, insert] of edits) {
     const before = text.slice(from, at)
     for (let i = before.indexOf('\n'); i !== -1; i = before.indexOf('\n', i + 1)) line++
-    inserted.set(line, spaces)
-    parts.push(before, ' '.repeat(spaces))
-    from = at
+    if (remove === 0) inserted.set(line, insert.length)
+    parts.push(before, insert)
+    from = at + remove
   }
   parts.push(text.slice(from))
-  return { text: parts.join(''), inserted }
+  return { text: parts.join(''), inserted, changed: true }
+}
+
+/** Records the rewrite of an escaped line break ending at the newline `nl` when empty lines follow it. */
+function escapedBreak(text: string, nl: number, edits: Array<[number, number, string]>): void {
+  let end = nl
+  if (text[end - 1] === '\r') end--
+  let slashes = 0
+  while (text[end - 1 - slashes] === '\\') slashes++
+  if (slashes % 2 === 0) return
+  let j = nl + 1
+  while (text[j] === ' ' || text[j] === '\t') j++
+  if (text[j] !== '\n' && text[j] !== '\r') return
+  let ws = end - 1
+  while (text[ws - 1] === ' ' || text[ws - 1] === '\t') ws--
+  // A space right after a backslash may be an escape (`\ `): it is content, not trailing space.
+  let before = 0
+  while (text[ws - 1 - before] === '\\') before++
+  if (before % 2 === 1 && ws < end - 1) ws++
+  const escaped = text.slice(ws, end - 1).replace(/[ \t]/g, (c) => (c === ' ' ? '\\ ' : '\\t'))
+  edits.push([ws, end - ws, escaped])
 }
 
 /**
- * A LineCounter for the indented text whose positions are those of the original text: a column
+ * A LineCounter for the rewritten text whose positions are those of the original text: a column
  * on an indented line loses the inserted spaces (a position inside them is the line's first column).
+ * Escaped line breaks are rewritten at the end of their line, where no node starts.
  */
 export function originalPositions(inserted: Map<number, number>): LineCounter {
   const counter = new LineCounter()
