@@ -36,7 +36,7 @@ const hasPyYaml = spawnSync(PYTHON, ['-c', 'import yaml'], { stdio: 'ignore' }).
 /** PyYAML's verdicts on many texts, from one Python process. */
 function pyyaml(texts: string[]): Reference[] {
   const run = spawnSync(PYTHON, [REFERENCE], {
-    input: texts.map((x) => JSON.stringify(x)).join('\n') + '\n',
+    input: `${texts.map((x) => JSON.stringify(x)).join('\n')}\n`,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   })
@@ -207,7 +207,7 @@ class Gen {
       let line = Array.from({ length: 1 + this.int(3) }, () => this.pick(pieces)).join('')
       if (this.chance(0.15)) line += ' '
       if (double && this.chance(0.15)) line += '\\'
-      s += line + '\n'
+      s += `${line}\n`
       if (this.chance(0.2)) s += '\n'
       s += this.pick(['', '', '', ' ', '  ', '    ', '        ', '\t', ' \t'])
     }
