@@ -6,7 +6,7 @@ import { fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
 import { fileDataToView } from './mapping.js'
 import { reportsAsStrings, reportsHaveNumbers } from './reports.js'
 import { validateFileView } from './schemas.js'
-import { loadYamlFast, locate, parseYaml, type ParsedYaml } from './yaml-text.js'
+import { locate, parseYaml, readYaml, type ParsedYaml } from './yaml-text.js'
 
 export interface ParsedAnalysisFile {
   path: string
@@ -42,18 +42,18 @@ export function locateProblems(file: Pick<ParsedAnalysisFile, 'locate'>, problem
  * the full reader, so problems and their positions are the same either way.
  */
 export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFile {
-  let parsed: ParsedYaml | undefined
+  const read = readYaml(text)
+  let parsed: ParsedYaml | undefined = read.parsed
   const full = () => (parsed ??= parseYaml(text))
   const at = (p: DataPath) => locate(full(), p)
-  const fast = loadYamlFast(text)
-  if (!fast && full().errors.length > 0) {
+  if (read.errors.length > 0) {
     return {
       path,
       locate: at,
-      problems: full().errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })),
+      problems: read.errors.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column })),
     }
   }
-  const value = fast ? fast.value : full().value
+  const value = read.value
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
   let data = value as Record<string, unknown>
   // Numbers in `Reports` lists are read as strings, spelled as written (§5.2; rare, so the full

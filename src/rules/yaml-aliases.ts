@@ -13,22 +13,31 @@ export function expansionBudget(bytes: number): number {
   return Math.min(4 * 1024 * 1024, Math.max(64 * 1024, 4 * bytes))
 }
 
-/** Why the aliases of `doc` are refused, or undefined when they are fine. Nesting must be bounded already. */
-export function aliasProblem(doc: Document, budget: number): string | undefined {
+/**
+ * Why the aliases of `doc` are refused and where (the offset of the node being measured), or
+ * undefined when they are fine. Nesting must be bounded already.
+ */
+export function aliasProblem(doc: Document, budget: number): { message: string; offset: number } | undefined {
   const anchors = new Map<string, unknown>()
   const sizes = new Map<unknown, number>()
   const open = new Set<unknown>()
   let aliases = 0
   let anchorCount = 0
   let problem: string | undefined
+  let offset = 0
+  const fail = (node: unknown, message: string) => {
+    problem = message
+    const range = (node as { range?: [number, number, number] }).range
+    offset = range ? range[0] : 0
+  }
   const sizeOf = (node: unknown): number => {
     if (problem) return 0
     if (isAlias(node)) {
-      if (++aliases > MAX_ALIASES) problem = `YAML has more than ${MAX_ALIASES} aliases`
+      if (++aliases > MAX_ALIASES) fail(node, `YAML has more than ${MAX_ALIASES} aliases`)
       const target = anchors.get(node.source)
       if (target === undefined) return 1
       if (open.has(target)) {
-        problem = `YAML alias *${node.source} refers to its own anchor`
+        fail(node, `YAML alias *${node.source} refers to its own anchor`)
         return 0
       }
       return sizes.get(target) ?? 1
@@ -46,12 +55,12 @@ export function aliasProblem(doc: Document, budget: number): string | undefined 
       for (const item of node.items) size += sizeOf(item)
       open.delete(node)
     }
-    if (size > budget && !problem) problem = `YAML aliases expand the text to more than ${budget} bytes`
+    if (size > budget && !problem) fail(node, `YAML aliases expand the text to more than ${budget} bytes`)
     sizes.set(node, size)
     return size
   }
   sizeOf(doc.contents)
   if (!problem && aliases > 0 && anchorCount > MAX_ANCHORS)
-    problem = `YAML with aliases has more than ${MAX_ANCHORS} anchors`
-  return problem
+    fail(doc.contents, `YAML with aliases has more than ${MAX_ANCHORS} anchors`)
+  return problem === undefined ? undefined : { message: problem, offset }
 }

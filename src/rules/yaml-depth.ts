@@ -11,7 +11,7 @@ import { CST, Lexer } from 'yaml'
  * plus the compact block indicators (`- - -`, `? ? ?`) at the start of a line. Stops counting once
  * past `limit`. Quick, not exact (the lexer pass is the sound one).
  */
-export function quickDepthBound(text: string, limit: number): number {
+export function quickDepthBound(text: string, limit: number, where?: { offset: number }): number {
   let flow = 0
   let max = 0
   let lineStart = true
@@ -44,7 +44,7 @@ export function quickDepthBound(text: string, limit: number): number {
     ) {
       compact++
       if (compact + flow > max) max = compact + flow
-      if (max > limit) return max
+      if (max > limit) return exceeded(where, i, max)
       prev = ch
       continue
     }
@@ -63,11 +63,17 @@ export function quickDepthBound(text: string, limit: number): number {
     if (ch === '[' || ch === '{') {
       flow++
       if (compact + flow > max) max = compact + flow
-      if (max > limit) return max
+      if (max > limit) return exceeded(where, i, max)
     } else if ((ch === ']' || ch === '}') && flow > 0) flow--
     prev = ch
   }
   return max
+}
+
+/** Records where the bound was passed (the refusal is located there) and returns the bound. */
+function exceeded(where: { offset: number } | undefined, offset: number, bound: number): number {
+  if (where) where.offset = offset
+  return bound
 }
 
 /** Index of the newline that ends the block scalar whose header is at `start`. */
@@ -101,7 +107,7 @@ function quoteEnd(text: string, start: number, q: string): number {
  * (at one column a block map can hold a block sequence, nothing deeper), counting the columns
  * opened by compact indicators (`- - x`, `? - k`). Returns early once past `limit`.
  */
-export function lexedDepthBound(text: string, limit: number): number {
+export function lexedDepthBound(text: string, limit: number, where?: { offset: number }): number {
   const columns: number[] = []
   let flow = 0
   let max = 0
@@ -109,7 +115,9 @@ export function lexedDepthBound(text: string, limit: number): number {
   let lineStart = true
   let compact = false
   let scalarNext = false
+  let offset = 0
   for (const tok of new Lexer().lex(text)) {
+    offset += tok === CST.DOCUMENT || tok === CST.FLOW_END || tok === CST.SCALAR ? 0 : tok.length
     if (tok === CST.SCALAR) {
       scalarNext = true
       continue
@@ -139,7 +147,7 @@ export function lexedDepthBound(text: string, limit: number): number {
     else if ((type === 'flow-seq-end' || type === 'flow-map-end') && flow > 0) flow--
     const bound = 2 * columns.length + flow + (compact ? 2 : 0)
     if (bound > max) max = bound
-    if (max > limit) return max
+    if (max > limit) return exceeded(where, offset - tok.length, max)
     const nl = tok.lastIndexOf('\n')
     col = nl < 0 ? col + tok.length : tok.length - nl - 1
   }
