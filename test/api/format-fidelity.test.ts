@@ -242,3 +242,49 @@ t.test('one 400 lists a bad severity and a bad condition together', async (t) =>
   t.match(condition, { message: /Equalz/, line: 2, column: 3 })
   t.equal(errors.filter((e) => e.path === '/severity').length, 1, 'the severity is reported once')
 })
+
+t.test('a title continued at column 0 (read as PyYAML reads it) survives an edit of another field', async (t) => {
+  const s = await startTestServer()
+  t.teardown(() => s.close())
+  const file = 'simple_rules/hand/continued.yml'
+  const text = `AnalysisType: rule
+RuleID: Fidelity.Continued
+Enabled: true
+LogTypes: [AWS.CloudTrail]
+Severity: High
+AlertTitle: "Trail deleted
+in account {recipientAccountId}"
+Detection:
+  - KeyPath: eventName
+    Condition: Equals
+    Value: DeleteTrail
+Tests:
+  - Name: delete trail
+    ExpectedResult: true
+    Log: { eventName: DeleteTrail }
+`
+  await pushByHand(t, s, { [file]: text })
+  const got = await s.request('GET', '/simple-rules/Fidelity.Continued')
+  t.equal(got.status, 200, got.text)
+  // alertTitle is a YAML-text field (api.md): the folded string, as YAML.
+  t.equal(got.body.alertTitle, 'Trail deleted in account {recipientAccountId}\n', 'folded as PyYAML folds it')
+  const same = await s.request('PUT', '/simple-rules/Fidelity.Continued', got.body)
+  t.equal(same.status, 200, same.text)
+  t.equal(s.git('show', `main:${file}`), text, 'an unchanged PUT leaves the bytes')
+  const changed = await s.request('PUT', '/simple-rules/Fidelity.Continued', { ...got.body, severity: 'LOW' })
+  t.equal(changed.status, 200, changed.text)
+  const after = s.git('show', `main:${file}`)
+  t.match(after, /Severity: (LOW|Low)\n/)
+  t.equal(after.replace(/Severity: \w+\n/, 'Severity: High\n'), text, 'only the severity line changed')
+  const reread = await s.request('GET', '/simple-rules/Fidelity.Continued')
+  t.equal(reread.body.alertTitle, got.body.alertTitle, 'the title is unchanged')
+  t.equal(reread.body.severity, 'LOW')
+  t.same({ ...reread.body, severity: 'HIGH' }, { ...got.body, ...pickReadOnly(reread.body) }, 'nothing else changed')
+})
+
+/** The fields a write changes by itself (history metadata). */
+function pickReadOnly(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const k of ['lastModified', 'lastModifiedBy', 'lastModifiedCommit', 'revision']) if (k in body) out[k] = body[k]
+  return out
+}
