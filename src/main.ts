@@ -1,5 +1,5 @@
-// Composition root: reads the configuration and environment, builds every part (repository store,
-// engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
+// Composition root: reads the configuration and environment, builds every part (the rules
+// service's parts, engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
 // server; the CLI's `serve` calls startServer and handles signals.
 import http from 'node:http'
 import type Koa from 'koa'
@@ -17,7 +17,7 @@ import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
-import { RuleStore } from './service/rule-store.js'
+import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
@@ -33,13 +33,13 @@ export interface StartOptions {
   engines?: EngineRegistry
 }
 
-export interface RunningServer {
+/** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
+export interface RunningServer extends RuleParts {
   url: string
   /** The Koa application (its routers are the route table tests enumerate). */
   app: Koa<ApiState>
   config: Config
   dataDir: string
-  store: RuleStore
   bannerLines: string[]
   close(): Promise<void>
 }
@@ -75,7 +75,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
           timeoutMs: config.git.remote.timeoutMs,
         })
       : undefined
-    const store = await RuleStore.open({
+    const rules = await openRuleParts({
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },
@@ -87,7 +87,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       logger,
       metrics,
     })
-    cleanups.push(() => store.close())
+    cleanups.push(() => closeRuleParts(rules))
     const tokens = new TokenStore(dataDir)
     const bannerLines: string[] = []
     const boot = ensureBootstrapToken(tokens, opts.env.RULEKEEPER_BOOTSTRAP_TOKEN)
@@ -103,7 +103,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new Reconciler({ catalog: store.catalog, follower: store.follower }, logger, metrics)
+    const reconciler = new Reconciler({ catalog: rules.catalog, follower: rules.follower }, logger, metrics)
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
@@ -118,7 +118,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     bannerLines.push(...logSources.bannerLines)
 
     const app = createApp({
-      store,
+      catalog: rules.catalog,
+      engines,
+      writer: rules.writer,
       tokens,
       logger,
       metrics,
@@ -154,12 +156,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         url,
         dataDir,
         remote: remote?.displayUrl ?? null,
-        revision: store.index.revision,
-        rules: store.index.rules.size,
+        revision: rules.catalog.index.revision,
+        rules: rules.catalog.index.rules.size,
       },
       'rulekeeper is serving',
     )
-    return { url, app, config, dataDir, store, bannerLines, close: cleanup }
+    return { url, app, config, dataDir, ...rules, bannerLines, close: cleanup }
   } catch (err) {
     await cleanup()
     throw err
