@@ -4,6 +4,7 @@
 import { KINDS, kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
+import { MAX_CHANGE_REASON } from './rule-limits.js'
 
 const err = (description: string) => ({
   description,
@@ -43,7 +44,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
       name: 'X-Change-Reason',
       in: 'header',
       required: false,
-      schema: { type: 'string', maxLength: 2000 },
+      schema: { type: 'string', maxLength: MAX_CHANGE_REASON },
       description: 'becomes the commit message body',
     },
   ]

@@ -17,7 +17,7 @@ import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
-import { checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
+import { changeReason, checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
 import { testScope } from './test-scope.js'
 
@@ -97,9 +97,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       const pathId = method === 'PUT' ? ctx.params.id! : undefined
       const pathIdProblem = pathId === undefined ? undefined : idProblem(pathId)
       if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
-      const reason = ctx.get('X-Change-Reason')
-      if (reason.length > 2000)
-        throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+      const reason = changeReason(ctx.get('X-Change-Reason'))
       checkBodyLimits(ctx.state.body, deps.ruleLimits)
       const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
       const ectx = { ...indexContext(catalog.index), run: scope.run }
@@ -129,7 +127,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
         pythonSource: prepared.rule.pythonSource,
         actor: actorOf(ctx.state),
         requestId: ctx.state.requestId,
-        reason: reason || undefined,
+        reason,
       })
       const saved = outcome.rule ?? catalog.index.get(kind, prepared.rule.id)
       if (!saved)
@@ -146,15 +144,14 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
 
   router.delete(`${base}/:id`, manage, ...gate, async (ctx) => {
     rejectUnknownParams(ctx.query, [])
-    const reason = ctx.get('X-Change-Reason')
-    if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+    const reason = changeReason(ctx.get('X-Change-Reason'))
     await writer.submit({
       type: 'delete',
       kind,
       id: ctx.params.id!,
       actor: actorOf(ctx.state),
       requestId: ctx.state.requestId,
-      reason: reason || undefined,
+      reason,
     })
     ctx.status = 204
   })

@@ -7,6 +7,7 @@ import { fieldsOf, fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
 import { fileDataToView } from './mapping.js'
 import { validateFileView } from './schemas.js'
 import { loadYamlFast, locate, parseYaml, stringifyDocument, stringifyYaml, type ParsedYaml } from './yaml-text.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 export interface ParsedAnalysisFile {
   path: string
@@ -54,8 +55,8 @@ export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFil
     }
   }
   const value = fast ? fast.value : full().value
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
-  const data = value as Record<string, unknown>
+  if (!isPlainObject(value)) return { path, locate: at, problems: [] }
+  const data = value
   const analysisType = typeof data.AnalysisType === 'string' ? data.AnalysisType : undefined
   return { path, locate: at, data, analysisType, kind: kindOf(data), id: idOf(data), problems: [] }
 }
