@@ -3,14 +3,15 @@
 // fetch (the remote's tip, or the local branch's in embedded mode), follow (the follower diffs the
 // tree once, re-reads the changed files and applies the revision unless the mass-deletion guard
 // holds it back) — each returning an outcome kind (outcome.ts); the first that needs a person or a
-// retry ends the run. Then, always, summarize (summarize.ts) alone turns the run's outcome into the
-// status conditions. Runs never overlap; a trigger during a run queues exactly one more.
+// retry ends the run. Then, always, the steps' outcomes are folded into the run's (runOutcome) and
+// summarize (summarize.ts) alone turns it into the status conditions. Runs never overlap; a trigger
+// during a run queues exactly one more.
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
 import type { RuleCatalog } from '../service/catalog.js'
 import type { RevisionFollower } from '../service/follower.js'
-import { outcomeOfError, readTheIndex, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
+import { outcomeOfError, readTheIndex, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
 export type { Condition } from './summarize.js'
@@ -23,8 +24,6 @@ export interface ReconcilerDeps {
 
 /** What the steps of one run learn and pass on. */
 interface Run {
-  /** The revision fetched (the remote's tip, or the branch's). */
-  tip: string | null
   /** Files changed between the published revision and the one followed. */
   filesChanged: number
 }
@@ -47,7 +46,7 @@ export class Reconciler {
   private readonly durations: Histogram
   private readonly invalid: Gauge
   /** The steps of a run, in order. */
-  private readonly steps: Step[] = [(run) => this.fetch(run), (run) => this.follow(run)]
+  private readonly steps: Step[] = [() => this.fetch(), (run) => this.follow(run)]
 
   constructor(
     private readonly deps: ReconcilerDeps,
@@ -101,13 +100,15 @@ export class Reconciler {
     return this.running
   }
 
-  /** Step 1: fetch the remote and move the local branch to its tip (embedded mode: read the branch). */
-  private async fetch(run: Run): Promise<StepOutcome> {
+  /**
+   * Step 1: fetch the remote and move the local branch to its tip (embedded mode: read the branch).
+   * `applied` when that tip is a revision the index does not serve yet (nothing fetched: `unchanged`).
+   */
+  private async fetch(): Promise<StepOutcome> {
     const { tip } = await this.deps.follower.pullRemote()
     this.authFailures = 0
     this.lastAttempted = tip
-    run.tip = tip
-    return tip === this.deps.catalog.index.revision ? { kind: 'unchanged' } : { kind: 'applied' }
+    return tip === null || tip === this.deps.catalog.index.revision ? { kind: 'unchanged' } : { kind: 'applied' }
   }
 
   /** Step 2: bring the index to the branch tip, serialized with write batches (one change of the index at a time). */
@@ -128,17 +129,19 @@ export class Reconciler {
 
   private async runOnce(): Promise<void> {
     const started = Date.now()
-    const run: Run = { tip: null, filesChanged: 0 }
+    const run: Run = { filesChanged: 0 }
     this.conditions.begin(this.deps.follower.remote ? 'fetching the remote' : 'reading the branch')
-    let outcome: StepOutcome = { kind: 'unchanged' }
+    const outcomes: StepOutcome[] = []
     try {
       for (const step of this.steps) {
-        outcome = await step(run).catch((err: unknown) => outcomeOfError(err, this.logger))
-        if (stopsTheRun(outcome)) break
+        const o = await step(run).catch((err: unknown) => outcomeOfError(err, this.logger))
+        outcomes.push(o)
+        if (stopsTheRun(o)) break
       }
-      this.requeue(outcome)
+      this.requeue(runOutcome(outcomes))
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
+      const outcome = runOutcome(outcomes)
       const invalid = this.deps.catalog.index.invalidFiles().length
       if (readTheIndex(outcome)) this.invalid.set(invalid)
       this.conditions.summarize(outcome, invalid)
