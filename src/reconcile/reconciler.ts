@@ -9,6 +9,7 @@
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Gauge, Histogram, type Registry } from '../metrics.js'
+import type { RuleIndex } from '../rules/rule-index.js'
 import type { RuleCatalog } from '../service/catalog.js'
 import type { RevisionFollower } from '../service/follower.js'
 import { outcomeOfError, readTheIndex, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
@@ -30,12 +31,25 @@ interface Run {
 
 type Step = (run: Run) => Promise<StepOutcome>
 
+/** The part of /status that depends on the published revision only. */
+interface RevisionView {
+  index: RuleIndex
+  revision: string | null
+  invalidFiles: Array<{
+    path: string
+    ruleId: string | null
+    errors: Array<{ message: string; line: number | null; column: number | null }>
+  }>
+  staleRules: Array<{ id: string; path: string }>
+}
+
 /** After an authentication failure scheduled runs back off (a person must fix the credentials). */
 const AUTH_BACKOFF_MS = [30_000, 60_000, 120_000, 300_000, 600_000]
 
 export class Reconciler {
   private lastRun: { startedAt: string; durationMs: number; filesChanged: number; outcome: string } | null = null
   private lastAttempted: string | null = null
+  private lastView: RevisionView | null = null
   private running: Promise<void> | null = null
   private again = false
   private readonly conditions = new Conditions()
@@ -142,7 +156,7 @@ export class Reconciler {
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
       const outcome = runOutcome(outcomes)
-      const invalid = this.deps.catalog.index.invalidFiles().length
+      const invalid = this.revisionView(this.deps.catalog.index).invalidFiles.length
       if (readTheIndex(outcome)) this.invalid.set(invalid)
       this.conditions.summarize(outcome, invalid)
       const durationMs = Date.now() - started
@@ -166,20 +180,35 @@ export class Reconciler {
     return this.status()
   }
 
-  status(): unknown {
-    const { remote } = this.deps.follower
-    const index = this.deps.catalog.index
-    return {
-      conditions: this.conditions.list,
-      lastAppliedRevision: index.revision,
-      lastAttemptedRevision: this.lastAttempted ?? index.revision,
-      lastRun: this.lastRun,
+  /** What /status says of the published revision, computed once per revision rather than per request. */
+  private revisionView(index: RuleIndex): RevisionView {
+    const last = this.lastView
+    if (last && last.index === index && last.revision === index.revision) return last
+    const view: RevisionView = {
+      index,
+      revision: index.revision,
       invalidFiles: index.invalidFiles().map((f) => ({
         path: f.path,
         ruleId: f.ruleId ?? null,
         errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
       })),
       staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
+    }
+    this.lastView = view
+    return view
+  }
+
+  status(): unknown {
+    const { remote } = this.deps.follower
+    const index = this.deps.catalog.index
+    const { invalidFiles, staleRules } = this.revisionView(index)
+    return {
+      conditions: this.conditions.list,
+      lastAppliedRevision: index.revision,
+      lastAttemptedRevision: this.lastAttempted ?? index.revision,
+      lastRun: this.lastRun,
+      invalidFiles,
+      staleRules,
       remote: remote
         ? {
             url: remote.displayUrl,
