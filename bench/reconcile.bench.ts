@@ -11,8 +11,8 @@
 //   content. Baseline: readFile + JSON.parse of a JSON file holding every parsed rule (the floor of
 //   loading a persisted index of that size).
 // - incremental reindex: remote mode against a real `git http-backend`; 10-file pushes (8 edits, 1
-//   new rule, 1 deletion) with the git CLI, then in-process `store.follower.pullRemote()` (fetch + move the
-//   branch, context) and the measured part `store.catalog.exclusive(() => store.follower.syncToTip())` ("from fetched
+//   new rule, 1 deletion) with the git CLI, then in-process `follower.pullRemote()` (fetch + move the
+//   branch, context) and the measured part `catalog.exclusive(() => follower.syncToTip())` ("from fetched
 //   to swapped"), checked: the index is at the pushed tip and the changed rules are served with
 //   their new content. Baseline: reading the same files from disk and parsing them with `yaml`.
 //   The server's local copy is seeded (loose objects + the pack a clone would hold) rather than
@@ -191,7 +191,7 @@ async function timedStart(dataDir: string, probe: { id: string; description: str
     const r = await getRule(s, probe.id)
     const readyMs = performance.now() - t0
     expectRule(r, probe.id, probe.description, 'ready check')
-    return { startMs, readyMs, rules: s.server.store.index.rules.size, log: startLog(lines) }
+    return { startMs, readyMs, rules: s.server.catalog.index.rules.size, log: startLog(lines) }
   } finally {
     await s.close()
   }
@@ -364,10 +364,10 @@ async function reindexSection(
     const ts0 = performance.now()
     s = await startTestServer({ dataDir, env })
     const startMs = performance.now() - ts0
-    const store = s.server.store
+    const store = s.server
     const startTip = (await git(['--git-dir', path.join(root, 'rules.git'), 'rev-parse', 'refs/heads/main'])).trim()
-    if (store.index.revision !== startTip)
-      throw new Error(`the server started at ${store.index.revision}, the remote is at ${startTip}`)
+    if (store.catalog.index.revision !== startTip)
+      throw new Error(`the server started at ${store.catalog.index.revision}, the remote is at ${startTip}`)
     ctx.progress(`reindex: server up in ${sec(startMs)}; cloning the remote with the git CLI`)
     const person = { name: 'Riley Reviewer', email: 'riley@example.com' }
     clone = await PersonClone.clone(gitServer.authUrl('rules'), person)
@@ -429,7 +429,7 @@ async function reindexSection(
       if (fetchedIdx.length !== 1) throw new Error(`the fetch wrote ${fetchedIdx.length} pack(s), expected 1`)
       const afterClone = listing.indexOf(fetchedIdx[0]!) > listing.indexOf(cloneIdx)
       if (tip !== pushed) throw new Error(`the fetch brought ${tip}, the push was ${pushed}`)
-      if (store.index.revision === pushed)
+      if (store.catalog.index.revision === pushed)
         throw new Error('the index moved before syncToTip (the measurement would be empty)')
 
       const r0 = { reads: reads.reads, ms: reads.ms }
@@ -439,8 +439,8 @@ async function reindexSection(
       const roundReads = { reads: reads.reads - r0.reads, ms: reads.ms - r0.ms }
 
       // Checked after the clock stopped: the swapped index is the pushed revision, with the content.
-      if (store.index.revision !== pushed)
-        throw new Error(`after syncToTip the index is at ${store.index.revision}, expected ${pushed}`)
+      if (store.catalog.index.revision !== pushed)
+        throw new Error(`after syncToTip the index is at ${store.catalog.index.revision}, expected ${pushed}`)
       if (store.follower.stalled) throw new Error(`the revision stalled: ${store.follower.stalled.reason}`)
       for (const i of [...edited, added])
         expectRule(await getRule(s, ruleId(i)), ruleId(i), descriptionOf(texts.get(i)!), `push ${r}`)

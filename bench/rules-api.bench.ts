@@ -3,7 +3,7 @@
 // throughput (16 concurrent clients, commits counted with `git rev-list`), get by id (autocannon,
 // 50 connections, against a bare Koa handler serving a fixed JSON object of the same size, same run)
 // and filtered list pages (p99 of sequential requests with varying cursors). The big repositories
-// are built directly with the store API (one commit of N files), not through N POSTs.
+// are built directly with the repository API (one commit of N files), not through N POSTs.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -14,7 +14,7 @@ import { createRequire } from 'node:module'
 import { PerformanceObserver, performance } from 'node:perf_hooks'
 import Koa from 'koa'
 import { TEMPLATE_DIR } from '../src/main.js'
-import { createRepositoryFromTemplate } from '../src/service/rule-store.js'
+import { createRepositoryFromTemplate } from '../src/service/repo-template.js'
 import type { Person } from '../src/git/git-commit.js'
 import { ObjectBatch } from '../src/git/write-object-loose.js'
 import { GitRepository } from '../src/git/repository.js'

@@ -1,5 +1,5 @@
-// Composition root: reads the configuration and environment, builds every part (repository store,
-// engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
+// Composition root: reads the configuration and environment, builds every part (the rules
+// service's parts, engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
 // server; the CLI's `serve` calls startServer and handles signals.
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
@@ -18,7 +18,7 @@ import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry, instrumentEngines, registerCatalogMetrics } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
-import { RuleStore } from './service/rule-store.js'
+import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
@@ -36,13 +36,13 @@ export interface StartOptions {
   pretty?: boolean
 }
 
-export interface RunningServer {
+/** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
+export interface RunningServer extends RuleParts {
   url: string
   /** The Koa application (its routers are the route table tests enumerate). */
   app: Koa<ApiState>
   config: Config
   dataDir: string
-  store: RuleStore
   /** What the start-up banner says (also logged, one structured line each). */
   bannerLines: string[]
   logger: Logger
@@ -85,7 +85,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
           timeoutMs: config.git.remote.timeoutMs,
         })
       : undefined
-    const store = await RuleStore.open({
+    const rules = await openRuleParts({
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },
@@ -97,8 +97,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       logger,
       metrics,
     })
-    cleanups.push(() => store.close())
-    registerCatalogMetrics(metrics, () => store.index)
+    cleanups.push(() => closeRuleParts(rules))
+    registerCatalogMetrics(metrics, () => rules.catalog.index)
     const tokens = new TokenStore(dataDir)
     const bannerLines: string[] = []
     const boot = ensureBootstrapToken(tokens, opts.env.RULEKEEPER_BOOTSTRAP_TOKEN)
@@ -114,7 +114,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new Reconciler({ catalog: store.catalog, follower: store.follower }, logger, metrics)
+    const reconciler = new Reconciler({ catalog: rules.catalog, follower: rules.follower }, logger, metrics)
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
@@ -129,7 +129,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     bannerLines.push(...logSources.bannerLines)
 
     const app = createApp({
-      store,
+      catalog: rules.catalog,
+      engines,
+      writer: rules.writer,
       tokens,
       logger,
       metrics,
@@ -165,8 +167,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         url,
         dataDir,
         remote: remote?.displayUrl ?? null,
-        revision: store.index.revision,
-        rules: store.index.rules.size,
+        revision: rules.catalog.index.revision,
+        rules: rules.catalog.index.rules.size,
         startMs: Math.round(performance.now() - startedAt),
       },
       'rulekeeper is serving',
@@ -180,7 +182,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       logger.info({ shutdownMs: Math.round(performance.now() - stopping) }, 'rulekeeper stopped')
       logger.flush()
     }
-    return { url, app, config, dataDir, store, bannerLines, logger, close }
+    return { url, app, config, dataDir, ...rules, bannerLines, logger, close }
   } catch (err) {
     await cleanup()
     throw err

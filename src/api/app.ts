@@ -8,7 +8,9 @@ import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import { RULE_KINDS } from '../rules/kinds/index.js'
 import type { IndexedRule } from '../rules/rule-index.js'
-import type { RuleStore } from '../service/rule-store.js'
+import type { EngineRegistry } from '../engine/engine.js'
+import type { RuleCatalog } from '../service/catalog.js'
+import type { RuleWriter } from '../service/rule-writer.js'
 import type { ApiState } from './context.js'
 import { errorFunnel } from './error-funnel.js'
 import { observe } from './observe.js'
@@ -18,7 +20,11 @@ import type { RuleLimits } from './rule-limits.js'
 import { addRuleRoutes } from './rule-routes.js'
 
 export interface AppDeps {
-  store: RuleStore
+  /** What reads are served from (the published index and its history metadata). */
+  catalog: Pick<RuleCatalog, 'index' | 'history'>
+  engines: EngineRegistry
+  /** Where writes are queued. */
+  writer: Pick<RuleWriter, 'submit'>
   tokens: TokenStore
   logger: Logger
   metrics: Registry
@@ -55,7 +61,9 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
   for (const kind of RULE_KINDS) {
     addRuleRoutes(api, kind, {
-      store: deps.store,
+      catalog: deps.catalog,
+      engines: deps.engines,
+      writer: deps.writer,
       tokens: deps.tokens,
       maxBodyBytes: deps.maxBodyBytes,
       ruleLimits: deps.ruleLimits,

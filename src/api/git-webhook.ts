@@ -3,12 +3,13 @@
 // one). Checked in order of cost, so an unauthenticated caller never makes us read its body:
 //  1. headers only: a GitLab token is compared (digests, constant time, any length) and the body is
 //     never read; a hub signature must be `sha256=` + 64 hex digits, else 401 at once;
-//  2. only then the body, bounded (1 MiB; a larger Content-Length is refused unread): the HMAC is
-//     over the body, so it must be read to be checked;
+//  2. only then the body, bounded (bounded-body.ts, 1 MiB; a larger Content-Length is refused
+//     unread): the HMAC is over the body, so it must be read to be checked;
 //  3. only an authentic delivery reaches the replay check: one already seen (same signature, or
 //     same delivery id) within 24 h is acknowledged with 200 and runs nothing.
 // A refusal before the body is read closes the connection, so the unread body is not drained.
 import { createHash, createHmac } from 'node:crypto'
+import { type BodyLimit, readBoundedBody } from '../bounded-body.js'
 import { bytesEqual } from '../constant-time.js'
 import type Router from '@koa/router'
 import type { Context } from 'koa'
@@ -17,6 +18,12 @@ import type { ApiState } from './context.js'
 import { RecentDeliveries } from './recent-deliveries.js'
 
 const WEBHOOK_MAX_BODY_BYTES = 1 << 20
+/** Read only to check the HMAC: a refused body is left unread and the connection closed. */
+const BODY_LIMIT: BodyLimit = {
+  maxBytes: WEBHOOK_MAX_BODY_BYTES,
+  tooLarge: () => new RulekeeperError('PayloadTooLarge', `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes`),
+  rest: 'close',
+}
 const HUB_RE = /^sha256=([0-9a-f]{64})$/
 /** Headers naming a delivery (GitHub, Gitea, Gogs, GitLab); a redelivery keeps its id. */
 const DELIVERY_HEADERS = ['X-GitHub-Delivery', 'X-Gitea-Delivery', 'X-Gogs-Delivery', 'X-Gitlab-Event-UUID']
@@ -45,10 +52,7 @@ export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void
     if (hub) {
       const m = HUB_RE.exec(hub)
       if (!m) refuseUnread(ctx, 'the webhook signature is missing or wrong')
-      const declared = Number(ctx.get('Content-Length') || 0)
-      if (declared > WEBHOOK_MAX_BODY_BYTES)
-        refuseUnread(ctx, `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes`, 'PayloadTooLarge')
-      const raw = await readBoundedBody(ctx, WEBHOOK_MAX_BODY_BYTES)
+      const raw = await readBoundedBody(ctx, BODY_LIMIT)
       const expected = createHmac('sha256', secret).update(raw).digest()
       if (!bytesEqual(Buffer.from(m![1]!, 'hex'), expected))
         throw new RulekeeperError('Unauthorized', 'the webhook signature is missing or wrong')
@@ -74,18 +78,7 @@ export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void
 }
 
 /** Refuses without reading the body, and closes the connection so the body is not drained. */
-function refuseUnread(ctx: Context, message: string, code: 'Unauthorized' | 'PayloadTooLarge' = 'Unauthorized'): never {
+function refuseUnread(ctx: Context, message: string): never {
   ctx.set('Connection', 'close')
-  throw new RulekeeperError(code, message)
-}
-
-async function readBoundedBody(ctx: Context, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let n = 0
-  for await (const c of ctx.req as AsyncIterable<Buffer>) {
-    n += c.length
-    if (n > max) refuseUnread(ctx, `the body is larger than ${max} bytes`, 'PayloadTooLarge')
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks)
+  throw new RulekeeperError('Unauthorized', message)
 }

@@ -1,10 +1,11 @@
 // Reads a JSON request body by hand instead of with koa-body: koa-body decodes invalid UTF-8 into
 // replacement characters without telling, and parses before we can bound nesting. Here: 415 for a
-// body that is not JSON, 413 past the limit (checked on Content-Length first, then while reading),
+// body that is not JSON, 413 past the limit (bounded-body.ts: Content-Length first, then while reading),
 // 400 for invalid UTF-8, invalid JSON, nesting deeper than the bound, numbers beyond the double
 // range and `__proto__` keys.
 import type Koa from 'koa'
 import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.js'
+import { type BodyLimit, readBoundedBody } from '../bounded-body.js'
 import type { ApiState } from './context.js'
 
 export const MAX_JSON_DEPTH = 100
@@ -41,6 +42,10 @@ function inspect(v: unknown, max: number): { tooDeep: boolean; problems: FieldPr
 }
 
 export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
+  const limit: BodyLimit = {
+    maxBytes,
+    tooLarge: () => new RulekeeperError('PayloadTooLarge', `the body is larger than ${maxBytes} bytes`),
+  }
   return async (ctx, next) => {
     const type = ctx.get('Content-Type')
     if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
@@ -63,22 +68,7 @@ export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
         `Content-Encoding ${enc.slice(0, 40)} is not accepted on the rules API`,
       )
     }
-    const declared = Number(ctx.get('Content-Length') || '0')
-    if (declared > maxBytes) {
-      ctx.req.resume()
-      throw new RulekeeperError('PayloadTooLarge', `the body is larger than ${maxBytes} bytes`)
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > maxBytes) {
-        ctx.req.resume()
-        throw new RulekeeperError('PayloadTooLarge', `the body is larger than ${maxBytes} bytes`)
-      }
-      chunks.push(chunk)
-    }
-    const raw = Buffer.concat(chunks)
+    const raw = await readBoundedBody(ctx, limit)
     let text: string
     try {
       text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(raw)

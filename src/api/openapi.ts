@@ -7,6 +7,7 @@ import type { RuleKind } from '../rules/model.js'
 import { ID_PATTERN } from '../rules/rule-id.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
 import { ERROR_EXAMPLES, RULE_EXAMPLES } from './openapi-examples.js'
+import { MAX_CHANGE_REASON } from './rule-limits.js'
 
 type Obj = Record<string, unknown>
 
@@ -146,7 +147,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
       name: 'X-Change-Reason',
       in: 'header',
       required: false,
-      schema: { type: 'string', maxLength: 2000 },
+      schema: { type: 'string', maxLength: MAX_CHANGE_REASON },
       description: 'Becomes the body of the commit message.',
     },
   ]

@@ -1,8 +1,22 @@
 // Per-rule size limits of a write body, checked before any field is parsed: a string field (a
 // YAML text, the Python `body`, …) larger than a rule file may be is a 413, more tests than a rule
 // may have is a 400 naming `/tests`; after parsing, the rule as a whole (aliases expanded) must
-// still fit in a file of the limit (413).
+// still fit in a file of the limit (413). Also the one limit of the change reason header.
 import { RulekeeperError, validationFailed } from '../errors.js'
+import { isPlainObject } from '../is-plain-object.js'
+
+/** The longest `X-Change-Reason` a write may carry, in characters (api.md; the OpenAPI document says it too). */
+export const MAX_CHANGE_REASON = 2000
+
+/** A write's change reason (undefined when none is given); a 400 past MAX_CHANGE_REASON. */
+export function changeReason(header: string): string | undefined {
+  if (header.length > MAX_CHANGE_REASON)
+    throw new RulekeeperError(
+      'BadRequest',
+      `X-Change-Reason is longer than ${MAX_CHANGE_REASON.toLocaleString('en-US')} characters`,
+    )
+  return header || undefined
+}
 
 export interface RuleLimits {
   /** Bytes of a rule file, and of any one string field of a write body (the `.py` body included). */
@@ -18,14 +32,14 @@ function tooLarge(path: string, what: string, bytes: number, max: number): Rulek
 
 /** Refuses a body with a string field over the file limit or with too many tests. */
 export function checkBodyLimits(body: unknown, limits: RuleLimits): void {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return
+  if (!isPlainObject(body)) return
   for (const [key, value] of Object.entries(body)) {
     // UTF-8 bytes are at most 3 per UTF-16 unit: only long strings need counting.
     if (typeof value !== 'string' || value.length * 3 <= limits.maxFileBytes) continue
     const bytes = Buffer.byteLength(value)
     if (bytes > limits.maxFileBytes) throw tooLarge(`/${key}`, `the field /${key}`, bytes, limits.maxFileBytes)
   }
-  const tests = (body as Record<string, unknown>).tests
+  const tests = body.tests
   if (Array.isArray(tests) && tests.length > limits.maxTests) {
     throw validationFailed([
       {

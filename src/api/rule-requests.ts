@@ -13,6 +13,7 @@ import { jsonPointer, readOnlyFieldsOf, validateWriteBody } from '../rules/schem
 import { checkRule } from '../engine/check-rule.js'
 import { checkYamlOffThread, OFFLOAD_MIN_CHARS } from '../rules/yaml-offload.js'
 import { locate, parseYaml, type ParsedYaml, type YamlProblem } from '../rules/yaml-text.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 interface TextField {
   parsed?: ParsedYaml
@@ -129,7 +130,7 @@ export async function prepareRule(
   engines: EngineRegistry,
   ctx: EngineContext,
 ): Promise<PreparedRule> {
-  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+  if (!isPlainObject(input)) {
     throw validationFailed([{ path: '', message: 'the body must be a JSON object' }])
   }
   const readOnly = readOnlyFieldsOf(kind)

@@ -8,22 +8,27 @@ import type { TokenStore } from '../auth/token-store.js'
 import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { idProblem } from '../rules/rule-id.js'
-import type { RuleStore } from '../service/rule-store.js'
-import type { WriteActor } from '../service/rule-writer.js'
+import type { EngineRegistry } from '../engine/engine.js'
+import type { RuleCatalog } from '../service/catalog.js'
+import type { RuleWriter, WriteActor } from '../service/rule-writer.js'
 import { indexContext, listRules, ruleJson, ruleRepresentation, type ReadContext } from '../service/rule-views.js'
 import type { IndexedRule } from '../rules/rule-index.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 import { booleanParam, parseListQuery, rejectUnknownParams } from './query.js'
-import { checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
+import { changeReason, checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
 import { testScope } from './test-scope.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 export interface RuleRoutesDeps {
-  store: RuleStore
+  /** What reads are served from (the published index and its history metadata). */
+  catalog: Pick<RuleCatalog, 'index' | 'history'>
+  engines: EngineRegistry
+  /** Where writes are queued. */
+  writer: Pick<RuleWriter, 'submit'>
   tokens: TokenStore
   maxBodyBytes: number
   ruleLimits: RuleLimits
@@ -39,11 +44,11 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
   const view = requirePermission(deps.tokens, 'View Rules')
   const manage = requirePermission(deps.tokens, 'Manage Rules')
   const body = readJsonBody(deps.maxBodyBytes)
-  const { store } = deps
+  const { catalog, engines, writer } = deps
   const rc = (): ReadContext => ({
-    index: store.index,
-    history: store.history,
-    engines: store.engines,
+    index: catalog.index,
+    history: catalog.history,
+    engines,
     pythonFor: deps.pythonFor,
   })
   // Only the routes that can be switched off carry the gate: every layer costs on the hot path.
@@ -73,7 +78,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       rejectUnknownParams(ctx.query, getParams)
       includePython = def.pythonView && booleanParam(ctx.query, 'include-python', false)
     }
-    const rule = store.index.get(kind, ctx.params.id!)
+    const rule = catalog.index.get(kind, ctx.params.id!)
     if (!rule) throw notFound(`${kind} rule ${ctx.params.id} not found`)
     if (includePython) ctx.body = ruleRepresentation(rc(), rule, true)
     else {
@@ -92,18 +97,16 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
       const pathId = method === 'PUT' ? ctx.params.id! : undefined
       const pathIdProblem = pathId === undefined ? undefined : idProblem(pathId)
       if (pathIdProblem) throw validationFailed([{ path: '/id', message: `the id in the path ${pathIdProblem}` }])
-      const reason = ctx.get('X-Change-Reason')
-      if (reason.length > 2000)
-        throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
+      const reason = changeReason(ctx.get('X-Change-Reason'))
       checkBodyLimits(ctx.state.body, deps.ruleLimits)
       const scope = testScope(ctx, deps.testBudgetMs ?? 120_000)
-      const ectx = { ...indexContext(store.index), run: scope.run }
+      const ectx = { ...indexContext(catalog.index), run: scope.run }
       let prepared: Awaited<ReturnType<typeof prepareRule>>
       try {
-        prepared = await prepareRule(kind, ctx.state.body, pathId, store.engines, ectx)
+        prepared = await prepareRule(kind, ctx.state.body, pathId, engines, ectx)
         checkFileSize(prepared.data, deps.ruleLimits)
         if ((runFirst || runOnly) && hasTests(prepared.rule)) {
-          const run = await runRuleTests(prepared.rule, store.engines, ectx)
+          const run = await runRuleTests(prepared.rule, engines, ectx)
           if (!run.passed)
             throw new RulekeeperError('TestsFailed', 'one or more unit tests failed; nothing was saved', {
               testResults: run.testResults,
@@ -116,7 +119,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
         ctx.status = 204
         return
       }
-      const outcome = await store.writer.submit({
+      const outcome = await writer.submit({
         type: method === 'POST' ? 'create' : 'replace',
         kind,
         id: prepared.rule.id,
@@ -124,9 +127,9 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
         pythonSource: prepared.rule.pythonSource,
         actor: actorOf(ctx.state),
         requestId: ctx.state.requestId,
-        reason: reason || undefined,
+        reason,
       })
-      const saved = outcome.rule ?? store.index.get(kind, prepared.rule.id)
+      const saved = outcome.rule ?? catalog.index.get(kind, prepared.rule.id)
       if (!saved)
         throw new RulekeeperError(
           'Conflict',
@@ -142,15 +145,14 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
 
   router.delete(`${base}/:id`, manage, ...gate, async (ctx) => {
     rejectUnknownParams(ctx.query, [])
-    const reason = ctx.get('X-Change-Reason')
-    if (reason.length > 2000) throw new RulekeeperError('BadRequest', 'X-Change-Reason is longer than 2,000 characters')
-    const outcome = await store.writer.submit({
+    const reason = changeReason(ctx.get('X-Change-Reason'))
+    const outcome = await writer.submit({
       type: 'delete',
       kind,
       id: ctx.params.id!,
       actor: actorOf(ctx.state),
       requestId: ctx.state.requestId,
-      reason: reason || undefined,
+      reason,
     })
     ctx.state.write = { kind, ruleId: ctx.params.id ?? '', change: outcome.status, commit: outcome.commit }
     ctx.status = 204

@@ -2,6 +2,7 @@
 // loadConfig runs with every other section (registered at module load, so importing this module
 // before loadConfig is enough). resolveLogSources turns the raw sections into trusted settings.
 import { registerConfigSection } from '../config/load.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 export type AuthMethod = 'Bearer'
 
@@ -43,7 +44,6 @@ export const DEFAULT_AUDIT: AuditSettings = {
   maxErrorsInResponse: 20,
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0
 
 /** Lists every problem of the two sections; an empty list means resolveLogSources will succeed. */
@@ -51,7 +51,7 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
   const problems: string[] = []
   const audit = config.audit
   if (audit !== undefined) {
-    if (!isObject(audit)) problems.push('/audit must be an object')
+    if (!isPlainObject(audit)) problems.push('/audit must be an object')
     else {
       for (const [k, v] of Object.entries(audit)) {
         if (k === 'limits') problems.push(...checkLimits('/audit/limits', v))
@@ -67,7 +67,7 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
   const seen = new Set<string>()
   for (const [i, s] of sources.entries()) {
     const at = `/logSources/${i}`
-    if (!isObject(s)) {
+    if (!isPlainObject(s)) {
       problems.push(`${at} must be an object`)
       continue
     }
@@ -80,7 +80,7 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
     if (!(SUPPORTED_LOG_TYPES as readonly unknown[]).includes(s.logType)) {
       problems.push(`${at}/logType must be one of ${SUPPORTED_LOG_TYPES.join(', ')}`)
     }
-    if (!isObject(s.auth)) problems.push(`${at}/auth must be an object`)
+    if (!isPlainObject(s.auth)) problems.push(`${at}/auth must be an object`)
     else {
       if (!SUPPORTED_AUTH.includes(s.auth.method as string))
         problems.push(`${at}/auth/method must be one of ${SUPPORTED_AUTH.join(', ')}`)
@@ -94,7 +94,7 @@ export function checkAuditConfig(config: Record<string, unknown>): string[] {
 }
 
 function checkLimits(at: string, v: unknown): string[] {
-  if (!isObject(v)) return [`${at} must be an object`]
+  if (!isPlainObject(v)) return [`${at} must be an object`]
   const problems: string[] = []
   for (const [k, n] of Object.entries(v)) {
     if (!(k in DEFAULT_LIMITS)) problems.push(`${at}/${k} is not a known limit`)

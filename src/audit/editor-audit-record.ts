@@ -8,6 +8,7 @@ import {
   describeSchemaError,
   editorAuditValidator,
 } from './editor-audit-schema.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 export type RecordVerdict =
   | {
@@ -35,8 +36,6 @@ const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
   ]),
 )
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** Sorted distinct non-empty values, `unknown` excluded (the vendor's placeholder for system events). */
 function indicatorList(values: unknown[]): string[] {
   // Most lists hold one value; skip the Set and the sort for them (this runs 4× per record).
@@ -50,7 +49,7 @@ function indicatorList(values: unknown[]): string[] {
 }
 
 export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext): RecordVerdict {
-  if (!isObject(value)) return { ok: false, reason: 'the record is not a JSON object' }
+  if (!isPlainObject(value)) return { ok: false, reason: 'the record is not a JSON object' }
   const validate = editorAuditValidator()
   if (!validate(value)) return { ok: false, reason: describeSchemaError(validate.errors) }
 
@@ -93,7 +92,7 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
     for (const [field, n] of counts) detail[field] = n
   }
 
-  const context = isObject(metadata.context) ? metadata.context : {}
+  const context = isPlainObject(metadata.context) ? metadata.context : {}
   const detail = kind !== undefined ? (value[kind] as Record<string, unknown>) : {}
   const eventTime = new Date(eventMs).toISOString()
   // Added onto the freshly parsed record rather than spread into a copy: an object spread costs

@@ -19,8 +19,8 @@ export function createIngestRouter(sources: Map<string, LogSource>, metrics: Ing
         throw new RulekeeperError('NotFound', `no log source with id ${JSON.stringify(sourceId.slice(0, 100))}`)
       source.auth.checkHeaders(ctx.req.headers)
       const limits = source.config.limits
-      checkPayloadHeaders(ctx.req.headers, limits)
-      const { body } = await readPayload(ctx.req, limits)
+      checkPayloadHeaders(ctx, limits)
+      const { body } = await readPayload(ctx, limits)
       bodyRead = true
       const payload = parsePayload(body, limits.maxRecords)
       const result = await source.storeDelivery(payload)

@@ -1,8 +1,9 @@
-// Reads a delivery's body from the request stream under the source's limits. gzip is recognised by
-// its magic bytes (whatever Content-Encoding says) and inflated as the bytes arrive, so a gzip bomb
-// is stopped at the decompressed limit instead of being inflated into memory first.
-import type { IncomingMessage } from 'node:http'
+// Reads a delivery's body under the source's limits, through the one bounded reader
+// (bounded-body.ts, which counts the bytes on the wire). gzip is recognised by its magic bytes
+// (whatever Content-Encoding says) and inflated as the bytes arrive, so a gzip bomb is stopped at
+// the decompressed limit instead of being inflated into memory first.
 import { createGunzip, type Gunzip } from 'node:zlib'
+import { type BodyExchange, type BodyLimit, checkDeclaredLength, readBody } from '../bounded-body.js'
 import { RulekeeperError } from '../errors.js'
 import type { SourceLimits } from './config.js'
 
@@ -12,11 +13,16 @@ const tooLarge = (what: string, limit: number) =>
   new RulekeeperError('PayloadTooLarge', `the ${what} is larger than the limit of ${limit} bytes`, { limit })
 const unsupported = (message: string) => new RulekeeperError('UnsupportedMediaType', message)
 
+/** The limit on the bytes as they arrive (compressed or not). */
+const wireLimit = (limits: SourceLimits): BodyLimit => ({
+  maxBytes: limits.maxCompressedBytes,
+  tooLarge: () => tooLarge('request body', limits.maxCompressedBytes),
+})
+
 /** Header checks that need no body: declared length, declared encoding and charset. */
-export function checkPayloadHeaders(headers: IncomingMessage['headers'], limits: SourceLimits): void {
-  const length = headers['content-length']
-  if (length !== undefined && Number(length) > limits.maxCompressedBytes)
-    throw tooLarge('request body', limits.maxCompressedBytes)
+export function checkPayloadHeaders(x: BodyExchange, limits: SourceLimits): void {
+  checkDeclaredLength(x, wireLimit(limits))
+  const { headers } = x.req
   const encodings = (headers['content-encoding'] ?? '')
     .split(',')
     .map((e) => e.trim().toLowerCase())
@@ -55,47 +61,42 @@ export interface ReadPayloadResult {
 }
 
 /**
- * Reads the whole body. Stops reading (and answers 413) as soon as either limit is passed, and never
- * holds more than the decompressed limit in memory.
+ * Reads the whole body (bounded-body.ts counts the bytes on the wire). Stops reading (and answers
+ * 413) as soon as either limit is passed, and never holds more than the decompressed limit in memory.
  */
-export function readPayload(req: IncomingMessage, limits: SourceLimits): Promise<ReadPayloadResult> {
-  return new Promise((resolve, reject) => {
+export function readPayload(x: BodyExchange, limits: SourceLimits): Promise<ReadPayloadResult> {
+  return readBody<ReadPayloadResult>(x, wireLimit(limits), (done, fail) => {
     const chunks: Buffer[] = []
     let compressedBytes = 0
     let outBytes = 0
     let mode: 'undecided' | 'plain' | 'gzip' = 'undecided'
     let head = Buffer.alloc(0)
     let gunzip: Gunzip | undefined
-    let settled = false
-
-    const fail = (err: unknown) => {
-      if (settled) return
-      settled = true
-      req.off('data', onData)
-      gunzip?.destroy()
-      // Discard the rest so the connection can answer; the funnel's response closes nothing early.
-      req.resume()
-      reject(err)
+    let failed = false
+    const refuse = (err: unknown) => {
+      failed = true
+      fail(err)
     }
+
     const pushOut = (chunk: Buffer) => {
       outBytes += chunk.length
       if (outBytes > limits.maxDecompressedBytes)
-        return fail(tooLarge('decompressed body', limits.maxDecompressedBytes))
+        return refuse(tooLarge('decompressed body', limits.maxDecompressedBytes))
       chunks.push(chunk)
     }
     const decide = (first: Buffer) => {
       if (first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b) {
         mode = 'gzip'
         gunzip = createGunzip({ chunkSize: 64 * 1024 })
-        gunzip.on('data', (c: Buffer) => !settled && pushOut(c))
-        gunzip.on('error', (e) => fail(new RulekeeperError('BadRequest', `the gzip data is invalid: ${e.message}`)))
+        gunzip.on('data', (c: Buffer) => !failed && pushOut(c))
+        gunzip.on('error', (e) => refuse(new RulekeeperError('BadRequest', `the gzip data is invalid: ${e.message}`)))
         gunzip.on('end', () => finish())
         return
       }
       const foreign = foreignCompression(first)
-      if (foreign) return fail(unsupported(`${foreign} compression is not supported (${ACCEPTED})`))
+      if (foreign) return refuse(unsupported(`${foreign} compression is not supported (${ACCEPTED})`))
       const enc = wrongEncoding(first)
-      if (enc) return fail(unsupported(`the body looks like ${enc}; payloads must be UTF-8 JSON`))
+      if (enc) return refuse(unsupported(`the body looks like ${enc}; payloads must be UTF-8 JSON`))
       mode = 'plain'
     }
     const feed = (chunk: Buffer) => {
@@ -103,40 +104,39 @@ export function readPayload(req: IncomingMessage, limits: SourceLimits): Promise
       else pushOut(chunk)
     }
     const finish = () => {
-      if (settled) return
+      if (failed) return
       // Inside gzip the text must be UTF-8 too; plain bodies were checked in decide().
       const enc = mode === 'gzip' && chunks.length > 0 ? wrongEncoding(chunks[0]!) : undefined
-      if (enc) return fail(unsupported(`the decompressed body looks like ${enc}; payloads must be UTF-8 JSON`))
-      settled = true
-      resolve({ body: Buffer.concat(chunks, outBytes), gzip: mode === 'gzip', compressedBytes })
+      if (enc) return refuse(unsupported(`the decompressed body looks like ${enc}; payloads must be UTF-8 JSON`))
+      done({ body: Buffer.concat(chunks, outBytes), gzip: mode === 'gzip', compressedBytes })
     }
-    function onData(chunk: Buffer) {
-      if (settled) return
-      compressedBytes += chunk.length
-      if (compressedBytes > limits.maxCompressedBytes) return fail(tooLarge('request body', limits.maxCompressedBytes))
-      if (mode === 'undecided') {
-        // Magic numbers need a few bytes; hold tiny first chunks until there are enough.
-        head = Buffer.concat([head, chunk])
-        if (head.length < 6) return
-        decide(head)
-        if (!settled) feed(head)
-        return
-      }
-      feed(chunk)
+    return {
+      write(chunk) {
+        compressedBytes += chunk.length
+        if (mode === 'undecided') {
+          // Magic numbers need a few bytes; hold tiny first chunks until there are enough.
+          head = Buffer.concat([head, chunk])
+          if (head.length < 6) return
+          decide(head)
+          if (!failed) feed(head)
+          return
+        }
+        feed(chunk)
+      },
+      end() {
+        if (mode === 'undecided') {
+          if (head.length > 0) decide(head)
+          if (failed) return
+          if (mode === 'undecided') mode = 'plain'
+          if (head.length > 0) feed(head)
+        }
+        if (mode === 'gzip') gunzip!.end()
+        else finish()
+      },
+      abort() {
+        failed = true
+        gunzip?.destroy()
+      },
     }
-    req.on('data', onData)
-    req.on('aborted', () => fail(new RulekeeperError('BadRequest', 'the request was aborted')))
-    req.on('error', (e) => fail(new RulekeeperError('BadRequest', `the request could not be read: ${e.message}`)))
-    req.on('end', () => {
-      if (settled) return
-      if (mode === 'undecided') {
-        if (head.length > 0) decide(head)
-        if (settled) return
-        if (mode === 'undecided') mode = 'plain'
-        if (head.length > 0) feed(head)
-      }
-      if (mode === 'gzip') gunzip!.end()
-      else finish()
-    })
   })
 }

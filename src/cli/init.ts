@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { TEMPLATE_DIR } from '../main.js'
-import { createRepositoryFromTemplate } from '../service/rule-store.js'
+import { createRepositoryFromTemplate } from '../service/repo-template.js'
 import { parseArgs, UsageError } from './args.js'
 
 const HELP = `Usage: rulekeeper init [DIR] [--branch NAME]

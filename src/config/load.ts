@@ -8,15 +8,12 @@ import { Ajv } from 'ajv'
 import YAML from 'yaml'
 import { RulekeeperError } from '../errors.js'
 import { configSchema, type Config } from './schema.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const DEFAULT_CONFIG_PATH = path.join(PACKAGE_ROOT, 'config', 'default.yaml')
 
 type Env = Record<string, string | undefined>
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
 
 /** Maps merge key by key; arrays and scalars replace. */
 export function layer(base: unknown, over: unknown): unknown {

@@ -52,7 +52,7 @@ function liveOwner(file: string, owner: LockOwner): string | null {
   if (owner.boot && boot && owner.boot !== boot) return null // written before a reboot
   const start = processStartTime(owner.pid)
   if (owner.start && start) return owner.start === start ? `pid ${owner.pid}` : null // pid reused
-  if (!owner.start && startedAfter(owner.pid, fs.statSync(file).mtimeMs)) return null // legacy lock, pid reused
+  if (!owner.start && startedAfter(start, fs.statSync(file).mtimeMs)) return null // legacy lock, pid reused
   return `pid ${owner.pid}` // cannot tell (no /proc): assume it is the owner
 }
 

@@ -33,9 +33,11 @@ export function bootId(): string | null {
   return boot
 }
 
-/** Whether process `pid` started more than a second after `ms` (wall clock); false when unknown. */
-export function startedAfter(pid: number, ms: number): boolean {
-  const start = processStartTime(pid)
+/**
+ * Whether a process that started `start` ticks after boot (processStartTime) started more than a
+ * second after `ms` (wall clock); false when unknown.
+ */
+export function startedAfter(start: string | null, ms: number): boolean {
   if (!start) return false
   try {
     const btime = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1]

@@ -17,6 +17,18 @@ export function stopsTheRun(o: StepOutcome): boolean {
   return o.kind === 'needs-person' || o.kind === 'retry-later'
 }
 
+/**
+ * The run's outcome from the outcomes of its steps, as Flux folds its steps' results before the
+ * deferred summarize: the one that ended the run, else `applied` when any step brought a new
+ * revision (the fetch, even if a write batch published it before the follow step came), else
+ * `unchanged` (also for a run with no step).
+ */
+export function runOutcome(steps: readonly StepOutcome[]): StepOutcome {
+  const last = steps.at(-1)
+  if (last && stopsTheRun(last)) return last
+  return steps.some((o) => o.kind === 'applied') ? { kind: 'applied' } : { kind: 'unchanged' }
+}
+
 /** A step's failure as an outcome: refused credentials need a person, anything else is retried. */
 export function outcomeOfError(err: unknown, logger: Logger): StepOutcome {
   if (err instanceof RemoteError) {

@@ -3,15 +3,17 @@
 // fetch (the remote's tip, or the local branch's in embedded mode), follow (the follower diffs the
 // tree once, re-reads the changed files and applies the revision unless the mass-deletion guard
 // holds it back) — each returning an outcome kind (outcome.ts); the first that needs a person or a
-// retry ends the run. Then, always, summarize (summarize.ts) alone turns the run's outcome into the
-// status conditions. Runs never overlap; a trigger during a run queues exactly one more.
+// retry ends the run. Then, always, the steps' outcomes are folded into the run's (runOutcome) and
+// summarize (summarize.ts) alone turns it into the status conditions. Runs never overlap; a trigger
+// during a run queues exactly one more.
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
+import type { RuleIndex } from '../rules/rule-index.js'
 import type { RuleCatalog } from '../service/catalog.js'
 import { accountFiles, countFiles } from '../rules/file-accounting.js'
 import type { RevisionFollower } from '../service/follower.js'
-import { outcomeOfError, runLabel, stopsTheRun, type StepOutcome } from './outcome.js'
+import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
 export type { Condition } from './summarize.js'
@@ -24,13 +26,24 @@ export interface ReconcilerDeps {
 
 /** What the steps of one run learn and pass on. */
 interface Run {
-  /** The revision fetched (the remote's tip, or the branch's). */
-  tip: string | null
   /** Files changed between the published revision and the one followed. */
   filesChanged: number
 }
 
 type Step = (run: Run) => Promise<StepOutcome>
+
+/** The part of /status that depends on the published revision only. */
+interface RevisionView {
+  index: RuleIndex
+  revision: string | null
+  invalidFiles: Array<{
+    path: string
+    ruleId: string | null
+    errors: Array<{ message: string; line: number | null; column: number | null }>
+  }>
+  staleRules: Array<{ id: string; path: string }>
+  files: ReturnType<typeof countFiles>
+}
 
 /** After an authentication failure scheduled runs back off (a person must fix the credentials). */
 const AUTH_BACKOFF_MS = [30_000, 60_000, 120_000, 300_000, 600_000]
@@ -38,6 +51,7 @@ const AUTH_BACKOFF_MS = [30_000, 60_000, 120_000, 300_000, 600_000]
 export class Reconciler {
   private lastRun: { startedAt: string; durationMs: number; filesChanged: number; outcome: string } | null = null
   private lastAttempted: string | null = null
+  private lastView: RevisionView | null = null
   private running: Promise<void> | null = null
   private again = false
   private readonly conditions = new Conditions()
@@ -47,7 +61,7 @@ export class Reconciler {
   private readonly runs: Counter
   private readonly durations: Histogram
   /** The steps of a run, in order. */
-  private readonly steps: Step[] = [(run) => this.fetch(run), (run) => this.follow(run)]
+  private readonly steps: Step[] = [() => this.fetch(), (run) => this.follow(run)]
 
   constructor(
     private readonly deps: ReconcilerDeps,
@@ -96,13 +110,15 @@ export class Reconciler {
     return this.running
   }
 
-  /** Step 1: fetch the remote and move the local branch to its tip (embedded mode: read the branch). */
-  private async fetch(run: Run): Promise<StepOutcome> {
+  /**
+   * Step 1: fetch the remote and move the local branch to its tip (embedded mode: read the branch).
+   * `applied` when that tip is a revision the index does not serve yet (nothing fetched: `unchanged`).
+   */
+  private async fetch(): Promise<StepOutcome> {
     const { tip } = await this.deps.follower.pullRemote()
     this.authFailures = 0
     this.lastAttempted = tip
-    run.tip = tip
-    return tip === this.deps.catalog.index.revision ? { kind: 'unchanged' } : { kind: 'applied' }
+    return tip === null || tip === this.deps.catalog.index.revision ? { kind: 'unchanged' } : { kind: 'applied' }
   }
 
   /** Step 2: bring the index to the branch tip, serialized with write batches (one change of the index at a time). */
@@ -123,19 +139,21 @@ export class Reconciler {
 
   private async runOnce(): Promise<void> {
     const started = Date.now()
-    const run: Run = { tip: null, filesChanged: 0 }
+    const run: Run = { filesChanged: 0 }
     this.conditions.begin(this.deps.follower.remote ? 'fetching the remote' : 'reading the branch')
-    let outcome: StepOutcome = { kind: 'unchanged' }
+    const outcomes: StepOutcome[] = []
     try {
       for (const step of this.steps) {
-        outcome = await step(run).catch((err: unknown) => outcomeOfError(err, this.logger))
-        if (stopsTheRun(outcome)) break
+        const o = await step(run).catch((err: unknown) => outcomeOfError(err, this.logger))
+        outcomes.push(o)
+        if (stopsTheRun(o)) break
       }
-      this.requeue(outcome)
+      this.requeue(runOutcome(outcomes))
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
+      const outcome = runOutcome(outcomes)
       // (rulekeeper_invalid_files is read from the published index at scrape time: metrics.ts.)
-      const invalid = this.deps.catalog.index.invalidFiles().length
+      const invalid = this.revisionView(this.deps.catalog.index).invalidFiles.length
       this.conditions.summarize(outcome, invalid)
       const durationMs = Date.now() - started
       const label = runLabel(outcome)
@@ -158,22 +176,38 @@ export class Reconciler {
     return this.status()
   }
 
-  status(): unknown {
-    const { remote } = this.deps.follower
-    const index = this.deps.catalog.index
-    return {
-      conditions: this.conditions.list,
-      lastAppliedRevision: index.revision,
-      lastAttemptedRevision: this.lastAttempted ?? index.revision,
-      lastRun: this.lastRun,
-      // Every YAML file of the revision accounted for, counted as `rulekeeper validate` counts them.
-      files: countFiles(accountFiles(index)),
+  /** What /status says of the published revision, computed once per revision rather than per request. */
+  private revisionView(index: RuleIndex): RevisionView {
+    const last = this.lastView
+    if (last && last.index === index && last.revision === index.revision) return last
+    const view: RevisionView = {
+      index,
+      revision: index.revision,
       invalidFiles: index.invalidFiles().map((f) => ({
         path: f.path,
         ruleId: f.ruleId ?? null,
         errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
       })),
       staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
+      // Every YAML file of the revision accounted for, counted as `rulekeeper validate` counts them.
+      files: countFiles(accountFiles(index)),
+    }
+    this.lastView = view
+    return view
+  }
+
+  status(): unknown {
+    const { remote } = this.deps.follower
+    const index = this.deps.catalog.index
+    const { invalidFiles, staleRules, files } = this.revisionView(index)
+    return {
+      conditions: this.conditions.list,
+      lastAppliedRevision: index.revision,
+      lastAttemptedRevision: this.lastAttempted ?? index.revision,
+      lastRun: this.lastRun,
+      files,
+      invalidFiles,
+      staleRules,
       remote: remote
         ? {
             url: remote.displayUrl,

@@ -2,7 +2,7 @@
 // or read-only. The fields every kind has are here; each kind (rules/kinds/*.ts) lists its own
 // between them. The API schemas, the OpenAPI document, the file ⇄ API mapping and the file checks
 // are all derived from a kind's table, so they cannot drift apart.
-import { SEVERITIES } from './model.js'
+import { SEVERITIES } from './severity.js'
 import { ID_PATTERN } from './rule-id.js'
 
 export interface FieldSpec {

@@ -6,6 +6,7 @@ import { SEVERITIES, type RuleKind, type Severity } from './model.js'
 import { RULE_OUTPUT_KEYS, TEST_KEYS, type FieldSpec } from './fields.js'
 import { fieldsOf, kindDef } from './kinds/index.js'
 import { stringifyYaml } from './yaml-text.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 /**
  * The order keys take in a file the service creates (files people wrote keep their own). A key not
@@ -60,7 +61,7 @@ export function apiSeverity(v: unknown): unknown {
 }
 
 function mapKeys(obj: unknown, table: Record<string, string>, nested?: (k: string, v: unknown) => unknown): unknown {
-  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return obj
+  if (!isPlainObject(obj)) return obj
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(obj)) {
     const nk = table[k] ?? k

@@ -6,8 +6,7 @@
 export type { RuleKind } from './kinds/index.js'
 import type { RuleKind } from './kinds/index.js'
 
-export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const
-export type Severity = (typeof SEVERITIES)[number]
+export { SEVERITIES, type Severity } from './severity.js'
 
 /** A path inside a rule's file form, e.g. ['Detection', 0, 'Condition']. */
 export type DataPath = ReadonlyArray<string | number>

@@ -7,6 +7,7 @@ import { fileDataToView } from './mapping.js'
 import { reportsAsStrings, reportsHaveNumbers } from './reports.js'
 import { validateFileView } from './schemas.js'
 import { locate, parseYaml, readYaml, type ParsedYaml } from './yaml-text.js'
+import { isPlainObject } from '../is-plain-object.js'
 
 export interface ParsedAnalysisFile {
   path: string
@@ -54,8 +55,8 @@ export function parseAnalysisFile(path: string, text: string): ParsedAnalysisFil
     }
   }
   const value = read.value
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { path, locate: at, problems: [] }
-  let data = value as Record<string, unknown>
+  if (!isPlainObject(value)) return { path, locate: at, problems: [] }
+  let data = value
   // Numbers in `Reports` lists are read as strings, spelled as written (§5.2; rare, so the full
   // reader's document is asked only then).
   if (reportsHaveNumbers(data.Reports)) data = { ...data, Reports: reportsAsStrings(data.Reports, full().doc) }

@@ -143,7 +143,7 @@ export class RuleIndex {
  * A map seen through a layer of changes. Copying the index's maps for every write cost O(rules)
  * (14 ms a write at 20k rules); the layer costs O(changes). publish() folds the layer into the
  * base map in one synchronous step — readers run synchronously, so none sees a half state — and
- * all changes to the index are serialized (RuleStore.exclusive), so one draft is published at a time.
+ * all changes to the index are serialized (the catalog's `exclusive`), so one draft is published at a time.
  */
 class OverlayMap<K, V> {
   private readonly changes = new Map<K, V | typeof DELETED>()

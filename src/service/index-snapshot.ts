@@ -2,7 +2,7 @@
 // so a restart reads one file instead of re-reading and re-checking every rule. It is a cache,
 // never the truth: it is keyed by the revision it describes and by a fingerprint of the code that
 // built it (any change of the service's code, or of which engines are present, discards it), and
-// a missing, torn or foreign file only costs a full rebuild. After loading, the store brings the
+// a missing, torn or foreign file only costs a full rebuild. After loading, the follower brings the
 // index to the branch tip incrementally (tree diff), as for any other revision change.
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -267,7 +267,7 @@ export class IndexPersistence {
     return index
   }
 
-  /** The store published a new index. */
+  /** The catalog published a new index. */
   changed(index: RuleIndex): void {
     this.latest = index
     if (this.timer || index.revision === this.savedRevision) return

@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import type { RuleStore } from '../../src/service/rule-store.js'
+import type { RuleParts } from '../../src/service/index.js'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../src/service/rule-writer.js'
 import { RefConflictError } from '../../src/git/ref-cas.js'
 import { PersonClone } from '../helpers/git-http-server.js'
@@ -19,7 +19,7 @@ const kim = { name: 'Kim Pusher', email: 'kim@example.com' }
 /** Words of isomorphic-git and git that must never reach a caller. */
 const LIBRARY_WORDING = /Push rejected|force: true|One or more branches|fast-forward|hook declined|refs\/heads/i
 
-function setPolicy(store: RuleStore, p: Partial<RetryPolicy>): void {
+function setPolicy(store: Pick<RuleParts, 'writer'>, p: Partial<RetryPolicy>): void {
   store.writer.policy = { ...DEFAULT_RETRY_POLICY, ...p }
 }
 
@@ -40,7 +40,7 @@ function interfere(
   when: (commits: number) => boolean | Promise<boolean>,
   edit: (n: number) => void,
 ): PushSpy {
-  const remote = s.server.store.remote!
+  const remote = s.server.remote!
   const push = remote.push.bind(remote)
   const spy: PushSpy = { sizes: [] }
   let n = 0
@@ -70,7 +70,7 @@ async function oneBatch(
   expected: number,
   send: () => Array<Promise<ApiResponse>>,
 ): Promise<ApiResponse[]> {
-  const store = s.server.store
+  const store = s.server
   const writer = store.writer as unknown as { queue: unknown[]; running: boolean }
   let release!: () => void
   const gate = store.catalog.exclusive(() => new Promise<void>((r) => (release = r)))
@@ -126,7 +126,7 @@ async function busyRemote(
 ): Promise<{ w: RemoteWorld; s: TestServer; spy: PushSpy }> {
   const w = await remoteWorld(t)
   const s = await w.startServer()
-  setPolicy(s.server.store, policy)
+  setPolicy(s.server, policy)
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(GATE_ID))).status, 200)
   const person = await PersonClone.clone(w.remote.gitdir, kim)
   const spy = interfere(w, s, person, when, (n) =>
@@ -192,7 +192,7 @@ t.test('a remote that keeps moving: after the budget, 503 in our words, and noth
 
 /** Removes the interference: the service's own push again. */
 function remoteIdle(s: TestServer): void {
-  const remote = s.server.store.remote! as unknown as { push: unknown }
+  const remote = s.server.remote! as unknown as { push: unknown }
   delete remote.push
 }
 
@@ -262,7 +262,7 @@ t.test('a push the remote declines for good (a pre-receive hook) is a 503 at onc
   fs.writeFileSync(hook, '#!/bin/sh\necho "GH006: Protected branch update failed for refs/heads/main." >&2\nexit 1\n', {
     mode: 0o755,
   })
-  const remote = s.server.store.remote!
+  const remote = s.server.remote!
   const push = remote.push.bind(remote)
   let pushes = 0
   remote.push = (commit: string, expected?: string | null) => {
@@ -289,7 +289,7 @@ t.test('embedded: a local branch that keeps moving gets the same budget and a 50
   t.setTimeout(60_000)
   const s = await startTestServer()
   t.teardown(() => s.close())
-  const store = s.server.store
+  const store = s.server
   setPolicy(store, { budgetMs: 800 })
   const before = s.git('rev-parse', 'refs/heads/main').trim()
   const repo = store.repo

@@ -16,10 +16,6 @@ export class ProblemList {
   }
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** How a value reads in a message: JSON, shortened, so a huge value cannot flood the output. */
 export function describe(value: unknown): string {
   if (value === undefined) return 'nothing'

@@ -3,7 +3,7 @@
 // any file form, valid or not, and never recurses without bound: a walk with its own stack.
 import type { DataPath, RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext } from '../engine.js'
-import { isPlainObject } from './problems.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 export const DANGLING_REFERENCE = 'DanglingReference'
 export const REFERENCE_CYCLE = 'ReferenceCycle'

@@ -5,9 +5,10 @@ import type { TestOutcome } from '../engine.js'
 import { evaluateGroup, type StepTimes } from './evaluate-group.js'
 import { evaluateSequence } from './evaluate-sequence.js'
 import type { CompiledDetection } from './model.js'
-import { describe, isPlainObject } from './problems.js'
+import { describe } from './problems.js'
 import { collectSignals, type RunSignals } from './signals.js'
 import { UNITS_PER_MINUTE } from './timestamps.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 const NO_TIMES: readonly number[] = []
 

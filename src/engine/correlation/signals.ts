@@ -2,8 +2,9 @@
 // signals of joined steps on fields they do not join on (reported as warnings), kept only inside
 // the lookback window ending at the latest signal, grouped by join value and sorted by time.
 import type { CompiledDetection } from './model.js'
-import { describe, isPlainObject } from './problems.js'
+import { describe } from './problems.js'
 import { parseTimestamp, UNITS_PER_MINUTE, type TimeKind } from './timestamps.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 /** The kept signals of one step: by join value (joined steps) or all of them (unjoined steps). */
 export interface StepSignals {

@@ -2,8 +2,9 @@
 // each member its join fields) and the group-level `MinMatchCount` (how many present members
 // must be satisfied). Every `GroupID` must name a member.
 import type { DataPath } from '../../rules/model.js'
-import { checkKeys, describe, isPlainObject, nonEmptyString, type ProblemList } from './problems.js'
+import { checkKeys, describe, nonEmptyString, type ProblemList } from './problems.js'
 import { indexOfStep, stepNames, type StepDraft } from './validate-steps.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 const CRITERION_ITEM_KEYS = ['GroupID', 'Match'] as const
 

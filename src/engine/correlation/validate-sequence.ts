@@ -3,8 +3,9 @@
 // not the list's), names existing steps, has a positive time frame and at most one `Match` item
 // (`On`, or `From` and `To`; none = the link joins nothing). Produces the order, join fields and windows.
 import type { DataPath } from '../../rules/model.js'
-import { checkKeys, describe, isPlainObject, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
+import { checkKeys, describe, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
 import { indexOfStep, stepNames, type StepDraft } from './validate-steps.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 const TRANSITION_KEYS = ['ID', 'From', 'To', 'WithinTimeFrameMinutes', 'Match'] as const
 const MATCH_KEYS = ['On', 'From', 'To'] as const

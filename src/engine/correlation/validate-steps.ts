@@ -3,7 +3,8 @@
 // be met. Produces drafts that the block validators complete with join fields.
 import type { DataPath } from '../../rules/model.js'
 import type { BlockShape } from './model.js'
-import { checkKeys, describe, isPlainObject, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
+import { checkKeys, describe, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 export const STEP_KEYS = ['ID', 'RuleID', 'MinMatchCount', 'MaxMatchCount', 'Absence'] as const
 

@@ -4,10 +4,11 @@
 import { validate as isValidCron } from 'node-cron'
 import type { DataPath, RuleProblem } from '../../rules/model.js'
 import { DEFAULT_LOOKBACK_MINUTES, type BlockShape, type CompiledDetection, type CompiledStep } from './model.js'
-import { checkKeys, describe, isPlainObject, positiveInteger, ProblemList } from './problems.js'
+import { checkKeys, describe, positiveInteger, ProblemList } from './problems.js'
 import { validateGroupMinMatchCount, validateMatchCriteria } from './validate-group.js'
 import { validateTransitions } from './validate-sequence.js'
 import { validateSteps } from './validate-steps.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 const COMMON_BLOCK_KEYS = ['LookbackWindowMinutes', 'Schedule', 'EventEvaluationOrder'] as const
 const BLOCK_KEYS: Record<BlockShape, readonly string[]> = {

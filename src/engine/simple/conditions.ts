@@ -5,13 +5,13 @@
 import { CONDITIONS, type ConditionName, type OperandType, type PositiveConditionName } from './condition-names.js'
 import { isGlobalAddress, isPrivateAddress, inNetwork, parseCidr, parseIpAddress, type IpNetwork } from './ip.js'
 import { MISSING } from './key-specifier.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 /** A test of one resolved value (MISSING, null or a JSON value). */
 export type ValueTest = (value: unknown) => boolean
 type Builder = (operand: unknown) => ValueTest
 
 const never: ValueTest = () => false
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const lower = (v: unknown): unknown => (typeof v === 'string' ? v.toLowerCase() : v)
 
 /** String conditions: apply to string values only, case-folded for the I forms. */
@@ -88,7 +88,7 @@ function cidrTest(listAware: boolean): Builder {
 function isEmpty(v: unknown): boolean {
   if (v === MISSING || v === null || v === '') return true
   if (Array.isArray(v)) return v.length === 0
-  if (isObject(v)) {
+  if (isPlainObject(v)) {
     for (const _ in v) return false
     return true
   }

@@ -64,10 +64,6 @@ export function typeName(v: unknown): string {
   return typeof v
 }
 
-export function isPlainMap(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-}
-
 const lowerIndexes = new WeakMap<readonly string[], Map<string, string>>()
 
 /** "did you mean 'Key'?" for a key that differs from a known one only in case. */

@@ -6,8 +6,9 @@ import type { DataPath } from '../../rules/model.js'
 import type { ComprehensionOp, CombinatorOp, KeySpec, MatchExpr, Scalar } from './ast.js'
 import { ACCEPTED_CONDITION_NAMES, CONDITIONS, canonicalCondition, type ConditionName } from './condition-names.js'
 import { operandFits } from './conditions.js'
-import { caseHint, isPlainMap, typeName, type ProblemSink } from './problems.js'
+import { caseHint, typeName, type ProblemSink } from './problems.js'
 import { KEY_SPEC_KEYS, keySpecKeysIn, parseKeySpecEntry, parseKeySpecMap } from './validate-key-spec.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 /** `detection`: the full language. `filter`: what `InlineFilters` allow (spec §1.4). */
 export type ExprMode = 'detection' | 'filter'
@@ -57,7 +58,7 @@ function parseList(raw: unknown, path: DataPath, w: Walk, depth: number): MatchE
 
 function parseExpr(raw: unknown, path: DataPath, w: Walk, depth: number): MatchExpr | null {
   const { sink } = w
-  if (!isPlainMap(raw)) {
+  if (!isPlainObject(raw)) {
     sink.error(path, `a match expression must be a map, not ${typeName(raw)}`)
     return null
   }
@@ -264,7 +265,7 @@ function parseMultiKey(
   const { sink } = w
   const values = raw.Values
   const at = [...path, 'Values']
-  if (!Array.isArray(values) || !values.every(isPlainMap)) {
+  if (!Array.isArray(values) || !values.every(isPlainObject)) {
     sink.error(
       path,
       `${condition} needs a key specifier (${KEY_SPEC_KEYS.join(', ')}); a Values list without one is a multi-key comparison and must hold two key specifiers`,

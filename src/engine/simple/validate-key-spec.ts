@@ -4,7 +4,8 @@
 import type { DataPath } from '../../rules/model.js'
 import type { KeySpec } from './ast.js'
 import { parseKeyPath } from './key-path.js'
-import { caseHint, isPlainMap, typeName, type ProblemSink } from './problems.js'
+import { caseHint, typeName, type ProblemSink } from './problems.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 export const KEY_SPEC_KEYS = ['Key', 'DeepKey', 'KeyPath', 'Enrichment'] as const
 export type KeySpecKey = (typeof KEY_SPEC_KEYS)[number]
@@ -74,7 +75,7 @@ export function parseKeySpecEntry(
 }
 
 function parseEnrichment(raw: unknown, at: DataPath, sink: ProblemSink): KeySpec | null {
-  if (!isPlainMap(raw)) {
+  if (!isPlainObject(raw)) {
     sink.error(at, `Enrichment must be a map with Table, Selector and FieldPath, not ${typeName(raw)}`)
     return null
   }
@@ -118,7 +119,7 @@ function parseEnrichment(raw: unknown, at: DataPath, sink: ProblemSink): KeySpec
  * A map that is nothing but one key specifier (multi-key operands, `KeyValue`, `GroupBy` items).
  */
 export function parseKeySpecMap(raw: unknown, path: DataPath, sink: ProblemSink, what: string): KeySpec | null {
-  if (!isPlainMap(raw)) {
+  if (!isPlainObject(raw)) {
     sink.error(
       path,
       `${what} must be a key specifier (a map with one of Key, DeepKey, KeyPath, Enrichment), not ${typeName(raw)}`,

@@ -6,9 +6,10 @@ import { SEVERITIES, type DataPath, type RuleProblem, type Severity } from '../.
 import type { ContextEntry, KeySpec, MatchExpr, RuleTree, SeverityRule, TitlePart } from './ast.js'
 import { parseTitleTemplate } from './alert-fields.js'
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js'
-import { caseHint, isPlainMap, ProblemSink, typeName } from './problems.js'
+import { caseHint, ProblemSink, typeName } from './problems.js'
 import { parseExpressionList } from './validate-expression.js'
 import { parseKeySpecMap } from './validate-key-spec.js'
+import { isPlainObject } from '../../is-plain-object.js'
 
 export interface TreeParse {
   tree: RuleTree | null
@@ -95,7 +96,7 @@ function listOfMaps(
   const out: Array<[Record<string, unknown>, DataPath]> = []
   raw.forEach((item, i) => {
     const at = [field, i]
-    if (!isPlainMap(item)) {
+    if (!isPlainObject(item)) {
       sink.error(at, `${field} items must be maps with ${allowed.join(' and ')}, not ${typeName(item)}`)
       return
     }

@@ -1,0 +1,98 @@
+// The rules service's composition: opens the repository (from the template on first start, or the
+// local copy of the remote), builds its one-way parts — the catalog (catalog.ts), the follower
+// (follower.ts) and the writer (rule-writer.ts) — loads the index and catches it up to the tip.
+// Callers take the parts they need; nothing here forwards to them.
+import type { EngineRegistry } from '../engine/engine.js'
+import type { GitRemote } from '../git/remote.js'
+import { GitRepository } from '../git/repository.js'
+import type { Logger } from '../log.js'
+import type { Registry } from '../metrics.js'
+import { RuleCatalog } from './catalog.js'
+import { type MassDeleteGuard, RevisionFollower } from './follower.js'
+import { commitTemplate, createRepositoryFromTemplate } from './repo-template.js'
+import { RuleWriter, writerMetrics } from './rule-writer.js'
+
+export interface RuleServiceOptions {
+  gitdir: string
+  branch: string
+  committer: { name: string; email: string }
+  engines: EngineRegistry
+  templateDir: string
+  cacheDir: string | null
+  logger: Logger
+  metrics: Registry
+  /** With a remote, the remote is the truth and the local repository follows it. */
+  remote?: GitRemote
+  /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
+  massDelete?: MassDeleteGuard
+}
+
+/** The parts of the rules service, each used directly by whoever needs it. */
+export interface RuleParts {
+  repo: GitRepository
+  /** The published index, its history metadata and the one lane for changing them. */
+  catalog: RuleCatalog
+  /** Pulls the remote, follows the branch tip, guards against mass deletions. */
+  follower: RevisionFollower
+  writer: RuleWriter
+  /** The remote the follower and the writer use (none in embedded mode). */
+  remote: GitRemote | undefined
+}
+
+async function openRepository(o: RuleServiceOptions): Promise<GitRepository> {
+  if (GitRepository.exists(o.gitdir)) return GitRepository.open(o.gitdir, o.branch)
+  if (o.remote) {
+    o.logger.info(
+      { gitdir: o.gitdir, remote: o.remote.displayUrl },
+      'creating the local copy of the remote rules repository',
+    )
+    return GitRepository.init(o.gitdir, o.branch)
+  }
+  o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
+  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
+}
+
+/** Opens the repository, builds the parts, loads the index and brings it to the (remote's) tip. */
+export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
+  const { engines, logger, remote } = o
+  const repo = await openRepository(o)
+  const catalog = new RuleCatalog({ cacheDir: o.cacheDir, engineKinds: Object.keys(engines), logger })
+  const follower = new RevisionFollower({ catalog, repo, engines, logger, remote, massDelete: o.massDelete })
+  const writer = new RuleWriter({
+    catalog,
+    follower,
+    repo,
+    remote,
+    engines,
+    committer: o.committer,
+    logger,
+    metrics: writerMetrics(o.metrics),
+  })
+  await catalog.load(repo)
+  if (remote) {
+    let tip: string | null
+    try {
+      tip = await remote.fetch()
+    } catch (err) {
+      // A local copy can be served while the remote is away; without one there is nothing to serve.
+      if ((await repo.head()) === null) throw err
+      logger.warn({ msg: (err as Error).message }, 'the remote is unreachable at start; serving the local copy')
+      tip = await repo.head()
+    }
+    if (tip === null && (await repo.head()) === null) {
+      // An empty remote: seed it with the template, as the embedded default would be.
+      const seed = await commitTemplate(repo, o.templateDir, o.committer)
+      await remote.push(seed)
+      await repo.moveBranch(null, seed)
+    } else if (tip !== null) await follower.followRemoteTip(tip)
+  }
+  await follower.syncToTip({ allowMassDelete: true })
+  return { repo, catalog, follower, writer, remote }
+}
+
+/** Lets queued writes finish, saves the caches and closes the repository. */
+export async function closeRuleParts(p: RuleParts): Promise<void> {
+  await p.writer.idle()
+  await p.catalog.close()
+  p.repo.close()
+}
