@@ -1,7 +1,7 @@
 // The human output of `test` and `validate`: a line per test ([PASS]/[FAIL]/[NOT RUN]) or per rule
 // (validate), then every invalid and unsupported file with its problems or reason, then the counts.
 import { location, plural } from './output.js'
-import type { RunReport } from './test-validate.js'
+import type { RunReport } from './run-report.js'
 
 export function printReport(cmd: 'test' | 'validate', report: RunReport, opts: { failuresOnly: boolean }): void {
   const out = (s: string) => process.stdout.write(`${s}\n`)

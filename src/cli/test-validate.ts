@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
 import { RulekeeperError } from '../errors.js'
-import { accountFiles, countFiles, type FileAccount } from '../rules/file-accounting.js'
+import { accountFiles, countFiles } from '../rules/file-accounting.js'
 import { isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import type { FileRecord, RuleIndex } from '../rules/rule-index.js'
@@ -14,6 +14,7 @@ import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
 import { parseArgs, UsageError } from './args.js'
 import { printReport } from './report-human.js'
+import type { Problem, RuleReport, RunReport, RunSummary } from './run-report.js'
 import { commaList, coverageProblem, ignoreMatcher, matchesFilters, parseFilter, type FileFilter } from './selection.js'
 
 const HELP = (cmd: 'test' | 'validate') => `Usage: rulekeeper ${cmd} [DIR] [options]
@@ -43,50 +44,6 @@ Options:
 Exit code: 0 all good; 1 a test failed or did not run, a file is invalid, nothing to check, or the
 filters select nothing; 2 usage error.
 `
-
-type Problem = { message: string; line: number | null; column: number | null }
-
-interface RuleReport {
-  id: string | null
-  kind: RuleKind | null
-  path: string
-  valid: boolean
-  errors: Problem[]
-  warnings?: Problem[]
-  /** `--minimum-tests`: why the rule's tests are not enough. */
-  coverage?: string
-  tests: Array<{
-    name: string
-    expected: boolean
-    actual: boolean | null
-    passed: boolean | null
-    error: string | null
-    warnings?: string[]
-  }>
-}
-
-interface RunSummary {
-  files: number
-  valid: number
-  invalid: number
-  unsupported: number
-  rules: number
-  /** Rules whose module failed a check that runs code (validate: the Python module must import). */
-  failedChecks: number
-  insufficientTests: number
-  tests: number
-  passed: number
-  failed: number
-  notRun: number
-}
-
-export interface RunReport {
-  summary: RunSummary
-  files: FileAccount[]
-  rules: RuleReport[]
-  /** Why the run fails although nothing above failed: nothing to check, a filter selecting nothing. */
-  error?: string
-}
 
 const pub = (p: RuleProblem): Problem => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
 
