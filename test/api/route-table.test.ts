@@ -23,7 +23,7 @@ interface Route {
   path: string
 }
 
-const routeTable = (s: TestServer): Route[] => routeTableOf(s)
+const routeTable = (s: TestServer): Route[] => routeTableOf(s.server.app)
 
 const concrete = (p: string) =>
   p

@@ -147,11 +147,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   }
 }
 
-/** Every (method, path) of the running server's routers, HEAD included, as mounted on its app. */
-export function routeTable(s: TestServer): Array<{ method: string; path: string }> {
+/** Every (method, path) of a service's routers, HEAD included, as mounted on its Koa app. */
+export function routeTable(app: RunningServer['app']): Array<{ method: string; path: string }> {
   const out: Array<{ method: string; path: string }> = []
   // `router.routes()` returns a dispatch function that carries its router.
-  for (const mw of s.server.app.middleware as Array<{
+  for (const mw of app.middleware as Array<{
     router?: { stack: Array<{ methods: string[]; path: unknown }> }
   }>) {
     for (const layer of mw.router?.stack ?? [])
