@@ -41,7 +41,7 @@ export interface InProcessServer {
  * (0 for a POST or PUT without one, as fetch sends), Accept: *\/*; the text decoded as fetch's
  * text() decodes it (UTF-8, a leading BOM dropped, bad bytes replaced).
  */
-export async function injectRequest(
+async function injectRequest(
   handler: ReturnType<Service['app']['callback']>,
   method: string,
   urlPath: string,
