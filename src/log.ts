@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino'
 
 export type { Logger }
 
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'token',
   'secret',
   'password',
@@ -56,7 +56,7 @@ const LEVELS: Record<number, [string, string]> = {
 const HIDDEN = new Set(['level', 'time', 'msg', 'service', 'pid', 'hostname'])
 
 /** One JSON log line as `12:00:01.234 INFO  message key=value …` (what pino-pretty shows, in short). */
-export function renderPretty(line: string, colors = false): string {
+function renderPretty(line: string, colors = false): string {
   let rec: Record<string, unknown>
   try {
     rec = JSON.parse(line)

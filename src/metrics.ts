@@ -5,7 +5,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { EngineRegistry, RuleEngine, TestOutcome } from './engine/engine.js'
 
-export { Registry, Counter, Histogram, Gauge }
+export { Registry, Counter, Histogram }
 
 export function createMetricsRegistry(withDefaults = true): Registry {
   const registry = new Registry()

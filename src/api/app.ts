@@ -42,7 +42,7 @@ export interface AppDeps {
   rootRouters?: Array<Router<any, any>>
 }
 
-export function normalizeBasePath(p: string): string {
+function normalizeBasePath(p: string): string {
   const trimmed = p.replace(/\/+$/, '')
   return trimmed === '' ? '' : trimmed.startsWith('/') ? trimmed : `/${trimmed}`
 }

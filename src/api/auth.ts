@@ -24,8 +24,3 @@ export function requirePermission(tokens: TokenStore, permission: Permission): K
     await next()
   }
 }
-
-/** `GET` needs View Rules; every other method needs Manage Rules. */
-export function permissionFor(method: string): Permission {
-  return method === 'GET' || method === 'HEAD' ? 'View Rules' : 'Manage Rules'
-}

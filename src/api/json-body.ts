@@ -8,7 +8,7 @@ import { RulekeeperError, validationFailed, type FieldProblem } from '../errors.
 import { type BodyLimit, readBoundedBody } from '../bounded-body.js'
 import type { ApiState } from './context.js'
 
-export const MAX_JSON_DEPTH = 100
+const MAX_JSON_DEPTH = 100
 /** At most this many problems of `inspect` are listed (a 1 MiB body could otherwise list 100,000s). */
 const MAX_LISTED = 100
 

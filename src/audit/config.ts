@@ -4,7 +4,7 @@
 import { registerConfigSection } from '../config/load.js'
 import { isPlainObject } from '../is-plain-object.js'
 
-export type AuthMethod = 'Bearer'
+type AuthMethod = 'Bearer'
 
 export interface SourceLimits {
   /** Bytes on the wire (after any transfer framing, before gzip inflation). */
@@ -28,17 +28,17 @@ export interface AuditSettings {
   maxErrorsInResponse: number
 }
 
-export const SUPPORTED_LOG_TYPES = ['Editor.Audit'] as const
+const SUPPORTED_LOG_TYPES = ['Editor.Audit'] as const
 const SUPPORTED_AUTH: readonly string[] = ['Bearer']
 const SOURCE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/
 
-export const DEFAULT_LIMITS: SourceLimits = {
+const DEFAULT_LIMITS: SourceLimits = {
   maxCompressedBytes: 1024 * 1024,
   maxDecompressedBytes: 16 * 1024 * 1024,
   maxRecords: 10_000,
 }
-export const DEFAULT_AUDIT: AuditSettings = {
+const DEFAULT_AUDIT: AuditSettings = {
   fileRollBytes: 128 * 1024 * 1024,
   dedupWindowHours: 24,
   maxErrorsInResponse: 20,

@@ -27,7 +27,7 @@ export interface StandardFieldContext {
   rowId: string
 }
 
-export const LOG_TYPE = 'Editor.Audit'
+const LOG_TYPE = 'Editor.Audit'
 
 const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
   Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [

@@ -38,7 +38,7 @@ export interface GroupCommitWriterOptions {
 }
 
 /** Opens with a start stamp so file names sort by time across restarts. */
-export function newBootId(): string {
+function newBootId(): string {
   const stamp = new Date()
     .toISOString()
     .replace(/[-:]/g, '')

@@ -51,5 +51,3 @@ export async function createLogSources(opts: {
     },
   }
 }
-
-export { checkAuditConfig } from './config.js'

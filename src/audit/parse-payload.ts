@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer'
 import { RulekeeperError } from '../errors.js'
 
-export type PayloadItem =
+type PayloadItem =
   | { index: number; line?: number; value: unknown; text?: string }
   | { index: number; line?: number; unreadable: string; raw: string }
 
@@ -37,7 +37,7 @@ export function cutAtDepth(value: unknown, max = MAX_RECORD_DEPTH): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutAtDepth(v, max - 1)]))
 }
 
-export type PayloadForm = 'object' | 'array' | 'ndjson'
+type PayloadForm = 'object' | 'array' | 'ndjson'
 
 export interface ParsedPayload {
   form: PayloadForm

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { writeFileDurableSync } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 
-export const PERMISSIONS = ['View Rules', 'Manage Rules'] as const
+const PERMISSIONS = ['View Rules', 'Manage Rules'] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
 /** Command-line spellings. */

@@ -91,7 +91,7 @@ function parseOptions(cmd: 'test' | 'validate', argv: string[]): Options {
   }
 }
 
-export async function runDirectory(
+async function runDirectory(
   cmd: 'test' | 'validate',
   argv: string[],
   env: Record<string, string | undefined>,

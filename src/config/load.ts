@@ -11,12 +11,12 @@ import { configSchema, type Config } from './schema.js'
 import { isPlainObject } from '../is-plain-object.js'
 
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-export const DEFAULT_CONFIG_PATH = path.join(PACKAGE_ROOT, 'config', 'default.yaml')
+const DEFAULT_CONFIG_PATH = path.join(PACKAGE_ROOT, 'config', 'default.yaml')
 
 type Env = Record<string, string | undefined>
 
 /** Maps merge key by key; arrays and scalars replace. */
-export function layer(base: unknown, over: unknown): unknown {
+function layer(base: unknown, over: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over
   const out: Record<string, unknown> = { ...base }
   for (const [k, v] of Object.entries(over)) out[k] = layer(base[k], v)

@@ -55,7 +55,7 @@ export function parseCommit(oid: string, text: string): CommitInfo {
 }
 
 /** Names and emails go into commit headers: strip what git forbids there (<, >, newlines). */
-export function cleanIdentity(s: string): string {
+function cleanIdentity(s: string): string {
   return s.replace(/[<>\n\r\0]/g, '').trim() || 'unknown'
 }
 

@@ -24,7 +24,7 @@ function insideSkippedFolder(p: string): boolean {
  * Parses `git log -z --raw --format=%x01%H` output: `\x01<commit>\0` per commit, then (after a
  * newline, when the commit changed files) `:<modes> <oids> <status>\0<path>\0` per file.
  */
-export function parseRawLog(out: Buffer): LoggedCommit[] {
+function parseRawLog(out: Buffer): LoggedCommit[] {
   const commits: LoggedCommit[] = []
   let i = 0
   const until = (byte: number): string => {

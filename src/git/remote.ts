@@ -37,7 +37,7 @@ export class RemoteError extends Error {
 }
 
 /** The URL without userinfo, query string or fragment: what logs and status may show. */
-export function sanitizeUrl(raw: string): string {
+function sanitizeUrl(raw: string): string {
   try {
     const u = new URL(raw)
     return `${u.protocol}//${u.host}${u.pathname}`

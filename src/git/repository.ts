@@ -13,7 +13,7 @@ import { clearStaleRefLock, compareAndSwapRef, readRef } from './ref-cas.js'
 import { editTree, type FileChanges } from './tree-edit.js'
 import { diffTrees, listFiles, type FileDiff, type FileEntry } from './tree-diff.js'
 
-export type { FileChanges, FileDiff, FileEntry, CommitInfo, Person }
+export type { FileDiff, FileEntry, CommitInfo }
 
 export interface NewCommit {
   parent: string | null

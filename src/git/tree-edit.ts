@@ -8,8 +8,6 @@ import type { ObjectBatch } from './write-object-loose.js'
 /** path → new content, or null to delete. Paths are repository-relative with '/' separators. */
 export type FileChanges = Map<string, Buffer | null>
 
-export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
-
 export async function editTree(
   db: ObjectDb,
   batch: ObjectBatch,

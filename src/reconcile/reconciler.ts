@@ -16,8 +16,6 @@ import type { RevisionFollower } from '../service/follower.js'
 import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
-export type { Condition } from './summarize.js'
-
 export interface ReconcilerDeps {
   catalog: Pick<RuleCatalog, 'index' | 'exclusive'>
   /** The follower, and through it the remote it follows (none in embedded mode). */

@@ -28,7 +28,7 @@ const strList = { type: 'array', items: { type: 'string' } }
  * see schemas.ts; `pattern` says the same for the OpenAPI document, less NFC): valid UTF-8, NFC,
  * nothing invisible or deceptive, none of < > & " %, no leading or trailing space.
  */
-export const ID_SCHEMA = {
+const ID_SCHEMA = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
@@ -54,7 +54,7 @@ const mockSchema = {
   },
 }
 
-export const PYTHON_TEST_SCHEMA = {
+const PYTHON_TEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'expectedResult', 'log'],
@@ -69,7 +69,7 @@ export const PYTHON_TEST_SCHEMA = {
   },
 }
 
-export const CORRELATION_TEST_SCHEMA = {
+const CORRELATION_TEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'expectedResult', 'ruleOutputs'],
@@ -110,7 +110,7 @@ export const TEST_KEYS: Record<string, string> = {
 export const RULE_OUTPUT_KEYS: Record<string, string> = { id: 'ID', matches: 'Matches' }
 
 /** Fields every kind has, before its own (the order is the API view's and the schemas'). */
-export const COMMON_FIELDS: readonly FieldSpec[] = [
+const COMMON_FIELDS: readonly FieldSpec[] = [
   { api: 'id', file: 'RuleID', schema: ID_SCHEMA, requiredOnWrite: true, alwaysWritten: true },
   { api: 'displayName', file: 'DisplayName', schema: str, default: '' },
   { api: 'enabled', file: 'Enabled', schema: { type: 'boolean' }, default: true, alwaysWritten: true },
@@ -135,7 +135,7 @@ export const COMMON_FIELDS: readonly FieldSpec[] = [
 ]
 
 /** Fields every kind has, after its own. */
-export const COMMON_TRAILING_FIELDS: readonly FieldSpec[] = [
+const COMMON_TRAILING_FIELDS: readonly FieldSpec[] = [
   { api: 'createdByExternal', file: 'CreatedBy', schema: str, default: '', readOnly: true },
 ]
 
@@ -159,7 +159,7 @@ export const DETECTION_FIELD: FieldSpec = {
 export const yamlTextField = (api: string, file: string): FieldSpec => ({ api, file, schema: str, yamlText: true })
 /** `InlineFilters`: the simple-rule filter language, on simple and Python rules alike (§1.4, §4). */
 export const INLINE_FILTERS_FIELD = yamlTextField('inlineFilters', 'InlineFilters')
-export const testsField = (style: TestStyle): FieldSpec => ({
+const testsField = (style: TestStyle): FieldSpec => ({
   api: 'tests',
   file: 'Tests',
   schema: { type: 'array', items: style.itemSchema },
@@ -177,7 +177,7 @@ export const ruleFields = (own: readonly FieldSpec[], tests: TestStyle): readonl
 ]
 
 /** What one test result says in the API, from the engine's outcome. */
-export interface TestOutcomeLike {
+interface TestOutcomeLike {
   name: string
   passed: boolean | null
   error: string | null

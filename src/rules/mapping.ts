@@ -12,7 +12,7 @@ import { isPlainObject } from '../is-plain-object.js'
  * The order keys take in a file the service creates (files people wrote keep their own). A key not
  * listed (a new kind's) follows them, in the order of the kind's field table.
  */
-export const CANONICAL_KEY_ORDER = [
+const CANONICAL_KEY_ORDER = [
   'AnalysisType',
   'Filename',
   'RuleID',
@@ -54,7 +54,7 @@ const FILE_SEVERITY: Record<Severity, string> = {
 }
 
 /** `High`, `HIGH`, `high` → `HIGH`; anything else is returned as given (the schema rejects it). */
-export function apiSeverity(v: unknown): unknown {
+function apiSeverity(v: unknown): unknown {
   if (typeof v !== 'string') return v
   const up = v.toUpperCase()
   return (SEVERITIES as readonly string[]).includes(up) ? up : v
@@ -91,7 +91,7 @@ function testsToFile(tests: unknown): unknown {
   })
 }
 
-export function testsFromFile(tests: unknown): unknown {
+function testsFromFile(tests: unknown): unknown {
   if (!Array.isArray(tests)) return tests
   return tests.map((t) =>
     mapKeys(t, TEST_KEYS_FROM_FILE, (k, v) =>

@@ -13,7 +13,7 @@ import type { RuleKind } from './model.js'
  */
 const WINDOWS_RESERVED = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?=\.|$)/i
 
-export function sanitizeSegment(s: string): string {
+function sanitizeSegment(s: string): string {
   const out = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_')
   if (out === '') return '_'
   // A reserved stem gets a `_` (`CON` → `CON_`, `nul.yml` → `nul_.yml`): the id itself is kept.
@@ -21,11 +21,11 @@ export function sanitizeSegment(s: string): string {
 }
 
 /** Whether a path segment is safe on every file system people clone to (not reserved, no trailing dot or space). */
-export function isPortableSegment(seg: string): boolean {
+function isPortableSegment(seg: string): boolean {
   return !WINDOWS_RESERVED.test(seg) && !/[. ]$/.test(seg)
 }
 
-export function shortIdHash(id: string): string {
+function shortIdHash(id: string): string {
   return createHash('sha256').update(id).digest('hex').slice(0, 8)
 }
 
@@ -50,7 +50,7 @@ export function pythonPathFor(yamlPath: string, filename?: string): string {
 }
 
 /** Rejects absolute paths, `..` segments and empty segments: nothing may land outside the tree. */
-export function assertInsideRepo(p: string): string {
+function assertInsideRepo(p: string): string {
   const norm = path.posix.normalize(p)
   if (
     norm !== p ||

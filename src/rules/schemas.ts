@@ -136,7 +136,7 @@ const TEST_FILE_KEY: Record<string, string> = TEST_KEYS
 const OUTPUT_FILE_KEY: Record<string, string> = RULE_OUTPUT_KEYS
 
 /** An API path (of the view) → the file path of the same value. */
-export function viewPathToFilePath(kind: RuleKind, parts: ReadonlyArray<string>): DataPath {
+function viewPathToFilePath(kind: RuleKind, parts: ReadonlyArray<string>): DataPath {
   const [field, ...rest] = parts
   if (field === undefined) return []
   const out: Array<string | number> = [fileKeyOf(kind, field) ?? field]

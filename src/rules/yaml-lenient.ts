@@ -53,12 +53,6 @@ export interface IndentedText {
 }
 
 /**
- * A double-quoted scalar's escaped line break followed by empty lines: PyYAML, as the YAML spec,
- * reads each empty line as a line feed; `yaml` and js-yaml drop them. Such texts are rewritten.
- */
-export const ESCAPED_BREAK_BEFORE_EMPTY_LINE = /\\\r?\n[ \t]*\r?\n/
-
-/**
  * Texts `yaml` may read without error to another value than PyYAML, so the rewrite comes first: an
  * escaped line break before an empty line, and a line ending in an escaped single quote (`'''`
  * continued on a less indented line is read by `yaml` as the one-character scalar `'`).

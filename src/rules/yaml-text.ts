@@ -20,7 +20,7 @@ import { aliasProblem, expansionBudget } from './yaml-aliases.js'
 import { lexedDepthBound, quickDepthBound } from './yaml-depth.js'
 import { originalPositions, pyyamlQuotedScalars, REWRITE_FIRST } from './yaml-lenient.js'
 
-export const MAX_YAML_DEPTH = 100
+const MAX_YAML_DEPTH = 100
 /**
  * The pre-parse bounds over-approximate (block nesting counts two levels per indentation column),
  * so they refuse only past twice the bound; the value's exact depth is checked after parsing.

@@ -32,13 +32,13 @@ export interface RunIdentity {
 /** Where the runtime appears inside the sandbox. */
 export const RUNTIME_DIR = '/rulekeeper'
 /** The run's working directory (a tmpfs of its own). */
-export const SCRATCH_DIR = '/tmp'
+const SCRATCH_DIR = '/tmp'
 const SETPRIV = '/usr/bin/setpriv'
 /** The uid a run has inside its user namespace when the server is not root. */
 const INSIDE_UID = 1000
 
 /** The fd bubblewrap reads the seccomp program from (the spawner's 5th stdio slot). */
-export const SECCOMP_FD = 4
+const SECCOMP_FD = 4
 
 /** Paths that are never mounted, whatever the interpreter reports (defence against odd sys.path). */
 const NEVER = [
@@ -65,7 +65,7 @@ function isUnder(path: string, root: string): boolean {
 }
 
 /** The host paths to mount read-only: system libraries, then the interpreter's own (deduplicated). */
-export function readOnlyMounts(layout: SandboxLayout): string[] {
+function readOnlyMounts(layout: SandboxLayout): string[] {
   const system = ['/usr/lib', '/usr/lib64', '/usr/share/zoneinfo', '/etc/ld.so.cache'].filter((p) => existsSync(p))
   const wanted = layout.interpreterPaths
     .filter((p) => p && posix.isAbsolute(p) && existsSync(p))

@@ -105,7 +105,7 @@ function fingerprintOfCode(): string {
   return (codeFingerprint = hash.digest('hex'))
 }
 
-export function snapshotFingerprint(engineKinds: readonly string[]): string {
+function snapshotFingerprint(engineKinds: readonly string[]): string {
   return createHash('sha256')
     .update(fingerprintOfCode())
     .update([...engineKinds].sort().join(','))
@@ -155,7 +155,7 @@ function restoreRule(s: StoredRule): IndexedRule {
  * leaves the previous snapshot or none). Everything is captured synchronously first (the maps change
  * in place at the next publish), then serialized in chunks.
  */
-export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: string): Promise<void> {
+async function saveSnapshot(file: string, index: RuleIndex, fingerprint: string): Promise<void> {
   if (!index.revision) return
   const files = [...index.files.values()]
   const tail: Tail = {
@@ -188,7 +188,7 @@ export async function saveSnapshot(file: string, index: RuleIndex, fingerprint: 
 }
 
 /** The index stored in `file`, or null when there is none usable (absent, torn, other code or format). */
-export async function loadSnapshot(file: string, fingerprint: string): Promise<RuleIndex | null> {
+async function loadSnapshot(file: string, fingerprint: string): Promise<RuleIndex | null> {
   let text: string
   try {
     text = await fsp.readFile(file, 'utf8')

@@ -9,7 +9,7 @@ import type { FileChanges } from '../git/tree-edit.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
-export async function readTemplate(dir: string): Promise<FileChanges> {
+async function readTemplate(dir: string): Promise<FileChanges> {
   const out: FileChanges = new Map()
   const walk = async (abs: string, rel: string) => {
     for (const e of await fsp.readdir(abs, { withFileTypes: true })) {

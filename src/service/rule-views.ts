@@ -113,7 +113,7 @@ function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   return true
 }
 
-export function encodeCursor(kind: RuleKind, lastId: string): string {
+function encodeCursor(kind: RuleKind, lastId: string): string {
   return Buffer.from(JSON.stringify({ k: kind, a: lastId })).toString('base64url')
 }
 

@@ -22,7 +22,7 @@ import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome
 export { commitMessage, type WriteActor, type WriteOp, type WriteOutcome } from './write-plan.js'
 
 /** The published catalog a writer builds on and publishes to (catalog.ts). */
-export interface WriteCatalog {
+interface WriteCatalog {
   readonly index: RuleIndex
   readonly history: Pick<HistoryTracker, 'apply'>
   /** Runs `fn` with no other write batch or remote pull in progress. */
@@ -31,7 +31,7 @@ export interface WriteCatalog {
 }
 
 /** How a writer brings the index to the branch tip before building (the follower, follower.ts). */
-export interface WriteSync {
+interface WriteSync {
   /** The index is at the branch tip, or throws the reason it cannot be (a 503). */
   syncForWrite(): Promise<void>
   /** Moves the local branch to a tip the remote has. */
@@ -83,7 +83,7 @@ interface Pending {
   reject(e: unknown): void
 }
 
-export const MAX_BATCH = 64
+const MAX_BATCH = 64
 
 /** How a batch retries when the branch or the remote moves under it (see docs/decisions.md). */
 export interface RetryPolicy {

@@ -40,7 +40,7 @@ export interface StartChildOptions {
 }
 
 /** A port nothing listens on right now: bind 127.0.0.1:0, read the port, close. */
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer()
     srv.unref()

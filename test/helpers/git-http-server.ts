@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 
-export interface GitRequestRecord {
+interface GitRequestRecord {
   method: string
   path: string
   query: string
@@ -229,7 +229,7 @@ export interface Person {
   date?: string
 }
 
-export function personEnv(p: Person): Record<string, string> {
+function personEnv(p: Person): Record<string, string> {
   return {
     GIT_AUTHOR_NAME: p.name,
     GIT_AUTHOR_EMAIL: p.email,

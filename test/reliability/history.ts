@@ -10,7 +10,7 @@ export interface LoggedCommit {
   trailers: Map<string, string>
 }
 
-export function git(gitdir: string, ...args: string[]): string {
+function git(gitdir: string, ...args: string[]): string {
   return execFileSync('git', ['--git-dir', gitdir, ...args], {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,

@@ -14,7 +14,7 @@ import {
 } from '../helpers/git-http-server.js'
 import { httpRequest, startTestServer, tempDir, type ApiResponse, type TestServer } from '../helpers/rulekeeper.js'
 
-export const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
+const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
 export const GIT_USER = 'rk-bot'
 export const GIT_TOKEN = 'ghp_TESTTOKEN_a1b2c3d4e5f6g7h8'
 export const WEBHOOK_SECRET = 'whsec-test-0123456789'

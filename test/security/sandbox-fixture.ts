@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
 import { httpRequest, tempDir, type ApiResponse } from '../helpers/rulekeeper.js'
 
-export const ATTACK_USER = 'rk-attacker-test'
+const ATTACK_USER = 'rk-attacker-test'
 
 export interface Target {
   mode: 'root' | 'user'
@@ -48,7 +48,7 @@ export function ordinaryUserUnavailable(): string | undefined {
 }
 
 /** The uid of an ordinary user made for these tests (created once, kept: useradd is slow). */
-export function ordinaryUser(): number {
+function ordinaryUser(): number {
   try {
     return Number(execFileSync('id', ['-u', ATTACK_USER], { encoding: 'utf8' }).trim())
   } catch {
@@ -150,7 +150,7 @@ export async function startTarget(
 }
 
 /** Posts one ND-JSON record to the audit log source (raw body). */
-export async function ingestRecord(target: Target, line: string): Promise<number> {
+async function ingestRecord(target: Target, line: string): Promise<number> {
   const res = await fetch(`${target.server.url}/http/editor-audit`, {
     method: 'POST',
     headers: { authorization: `Bearer ${target.sourceToken}`, 'content-type': 'application/x-ndjson' },

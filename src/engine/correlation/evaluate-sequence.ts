@@ -73,7 +73,7 @@ function completionTimes(times: readonly number[], m: number, allowed: readonly 
 }
 
 /** Whether a sorted list holds a value in [lo, hi]. */
-export function anyIn(sorted: readonly number[], lo: number, hi: number): boolean {
+function anyIn(sorted: readonly number[], lo: number, hi: number): boolean {
   let low = 0
   let high = sorted.length
   while (low < high) {

@@ -7,16 +7,9 @@ import { correlationReferenceIds, DANGLING_REFERENCE, resolveCorrelationLogTypes
 import { runCorrelationTest } from './run-tests.js'
 import { compileDetection } from './validate.js'
 
-export {
-  correlationReferenceIds,
-  resolveCorrelationLogTypes,
-  DANGLING_REFERENCE,
-  REFERENCE_CYCLE,
-} from './references.js'
-export { compileDetection, type CompileResult } from './validate.js'
-export { evaluateRun, runCorrelationTest } from './run-tests.js'
-export { collectSignals } from './signals.js'
-export type { CompiledDetection, CompiledStep } from './model.js'
+export { correlationReferenceIds, resolveCorrelationLogTypes } from './references.js'
+export { compileDetection } from './validate.js'
+export type { CompiledDetection } from './model.js'
 
 function checkCorrelationRule(rule: RuleFile, ctx: EngineContext): CheckResult {
   const compiled = compileDetection(rule.data)

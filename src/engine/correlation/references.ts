@@ -6,7 +6,7 @@ import type { EngineContext } from '../engine.js'
 import { isPlainObject } from '../../is-plain-object.js'
 
 export const DANGLING_REFERENCE = 'DanglingReference'
-export const REFERENCE_CYCLE = 'ReferenceCycle'
+const REFERENCE_CYCLE = 'ReferenceCycle'
 
 /** Support-file analysis types that are rules producing signals (others are globals, queries…). */
 const SIGNAL_ANALYSIS_TYPES = new Set(['rule', 'scheduled_rule', 'correlation_rule'])

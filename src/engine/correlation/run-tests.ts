@@ -17,7 +17,7 @@ const NO_TIMES: readonly number[] = []
  * seen nowhere (it matters when unjoined steps alone can satisfy the rule). Each candidate costs
  * O(signals of that value + signals of unjoined steps).
  */
-export function evaluateRun(detection: CompiledDetection, signals: RunSignals): boolean {
+function evaluateRun(detection: CompiledDetection, signals: RunSignals): boolean {
   if (signals.kind === null) return false
   const unit = UNITS_PER_MINUTE[signals.kind]
   const gaps = detection.gapMinutes.map((g) => g * unit)

@@ -7,7 +7,7 @@ import { parseTimestamp, UNITS_PER_MINUTE, type TimeKind } from './timestamps.js
 import { isPlainObject } from '../../is-plain-object.js'
 
 /** The kept signals of one step: by join value (joined steps) or all of them (unjoined steps). */
-export interface StepSignals {
+interface StepSignals {
   byValue: Map<string, number[]>
   all: number[]
 }

@@ -8,7 +8,7 @@ export type TimeKind = 'minutes' | 'rfc3339'
 export const UNITS_PER_MINUTE: Record<TimeKind, number> = { minutes: 1, rfc3339: 60_000 }
 
 /** Integer minutes beyond this are refused: adding windows to them must stay exact. */
-export const MAX_ABS_MINUTES = 1e12
+const MAX_ABS_MINUTES = 1e12
 
 export type ParsedTime = { kind: TimeKind; value: number } | { error: string }
 

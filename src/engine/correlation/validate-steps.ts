@@ -6,7 +6,7 @@ import type { BlockShape } from './model.js'
 import { checkKeys, describe, nonEmptyString, positiveInteger, type ProblemList } from './problems.js'
 import { isPlainObject } from '../../is-plain-object.js'
 
-export const STEP_KEYS = ['ID', 'RuleID', 'MinMatchCount', 'MaxMatchCount', 'Absence'] as const
+const STEP_KEYS = ['ID', 'RuleID', 'MinMatchCount', 'MaxMatchCount', 'Absence'] as const
 
 export interface StepDraft {
   /** undefined when the entry's ID was invalid (the entry is then left out of name checks). */
@@ -18,7 +18,7 @@ export interface StepDraft {
   absent: boolean
 }
 
-export function stepNoun(shape: BlockShape): string {
+function stepNoun(shape: BlockShape): string {
   return shape === 'Group' ? 'member' : 'step'
 }
 

@@ -10,8 +10,6 @@ import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.
 import { WorkerPool, type PoolInfo } from './worker-pool.js'
 
 export type { PythonTestOutcome } from './verdict.js'
-export type { PoolInfo } from './worker-pool.js'
-export type { ModuleUnderTest } from './scheduled-engine.js'
 
 export interface PythonEngineOptions {
   /** `python.command`: resolved on the server's PATH at first use. */

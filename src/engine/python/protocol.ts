@@ -49,7 +49,7 @@ export type RunEvent =
   | { t: 'module'; functions: string[] }
   | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }
 
-export type RunStatus = 'ok' | 'timeout' | 'crashed' | 'output-limit' | 'internal'
+type RunStatus = 'ok' | 'timeout' | 'crashed' | 'output-limit' | 'internal'
 
 /** What the worker says about one test (or about the import, for a `check`). */
 export interface TestRecord {

@@ -40,7 +40,7 @@ const SIGNALS: Record<number, string> = {
   31: 'SIGSYS',
 }
 
-export function describeExit(
+function describeExit(
   code: number | null,
   signal: NodeJS.Signals | null,
   limits: Pick<RunLimits, 'cpuSeconds'>,

@@ -13,7 +13,7 @@ import { abortReason } from './sandbox-run.js'
 import { RunCancelled, type WorkerPool } from './worker-pool.js'
 
 /** A Python module outside any scheduled rule file, e.g. the Python generated from a simple rule. */
-export interface ModuleUnderTest {
+interface ModuleUnderTest {
   source: string
   /** Shown in errors and tracebacks (default 'generated.py'). */
   filename?: string

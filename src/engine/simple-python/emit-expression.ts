@@ -26,7 +26,7 @@ const MAX_INLINE_DEPTH = 12
 export const indent = (lines: readonly string[], by = '    '): string[] => lines.map((l) => (l === '' ? l : by + l))
 
 /** `Detection[0].Any[1]` for a file-form path. */
-export function formatPath(path: DataPath): string {
+function formatPath(path: DataPath): string {
   let out = ''
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`
   return out
@@ -97,7 +97,7 @@ function hoist(prefix: string, comment: string, args: string, body: string[], ho
   return name
 }
 
-export function emitExpr(expr: MatchExpr, mode: Mode, hoisted: Hoisted, depth: number): Emitted {
+function emitExpr(expr: MatchExpr, mode: Mode, hoisted: Hoisted, depth: number): Emitted {
   const where = formatPath(expr.path)
   switch (expr.kind) {
     case 'constant':

@@ -14,7 +14,7 @@ export function transpileSimpleRule(data: Readonly<Record<string, unknown>>): st
   return transpileTree(tree)
 }
 
-export function transpileTree(tree: RuleTree): string {
+function transpileTree(tree: RuleTree): string {
   const hoisted: Hoisted = { functions: [], next: 0 }
   const sections = [
     header(tree),

@@ -48,7 +48,7 @@ export function parseTitleTemplate(text: string, maxSegments: number): TemplateP
 }
 
 /** How a resolved value appears inside a title (the transpiler must render the same way). */
-export function renderValue(v: unknown): string {
+function renderValue(v: unknown): string {
   if (v === MISSING || v === null || v === undefined) return ''
   if (typeof v === 'string') return v
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
@@ -56,7 +56,7 @@ export function renderValue(v: unknown): string {
 }
 
 /** Cuts to `max` Unicode code points (never in the middle of a surrogate pair). */
-export function cutTitle(title: string, max: number): string {
+function cutTitle(title: string, max: number): string {
   if (title.length <= max) return title
   let count = 0
   let i = 0
@@ -75,7 +75,7 @@ export interface AlertFunctions {
   severity(event: unknown): Severity | null
 }
 
-export function compileTitle(
+function compileTitle(
   parts: readonly TitlePart[] | undefined,
   fallback: string,
   maxLength: number,
@@ -92,7 +92,7 @@ export function compileTitle(
   }
 }
 
-export function compileAlertContext(
+function compileAlertContext(
   entries: readonly ContextEntry[] | undefined,
 ): (event: unknown) => Record<string, unknown> {
   const compiled = (entries ?? []).map((e) => [e.keyName, compileKeySpec(e.key)] as const)
@@ -106,7 +106,7 @@ export function compileAlertContext(
     )
 }
 
-export function compileSeverity(
+function compileSeverity(
   rules: readonly SeverityRule[] | undefined,
   base: Severity | null,
 ): (event: unknown) => Severity | null {
@@ -117,7 +117,7 @@ export function compileSeverity(
   }
 }
 
-export function compileDedup(
+function compileDedup(
   groupBy: readonly KeySpec[] | undefined,
   title: (event: unknown) => string,
 ): (event: unknown) => string {

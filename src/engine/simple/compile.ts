@@ -57,7 +57,7 @@ export function compileInlineFilters(exprs: readonly MatchExpr[]): Predicate {
   return compileAll(exprs, 'filter')
 }
 
-export function compileExpression(expr: MatchExpr, mode: ExpressionMode = 'detection'): Predicate {
+function compileExpression(expr: MatchExpr, mode: ExpressionMode = 'detection'): Predicate {
   switch (expr.kind) {
     case 'constant':
       return expr.value ? TRUE : FALSE

@@ -4,7 +4,7 @@
 // starts here.
 
 /** What a condition takes besides the key specifier. */
-export type OperandKind = 'value' | 'values' | 'none' | 'expressions' | 'constant'
+type OperandKind = 'value' | 'values' | 'none' | 'expressions' | 'constant'
 /** The type a `Value` operand must have ('scalar' = string, number or boolean). */
 export type OperandType = 'scalar' | 'string' | 'number' | 'cidr'
 
@@ -74,7 +74,7 @@ const ALIASES: Record<string, ConditionName> = {
 }
 
 export type PositiveConditionName = keyof typeof POSITIVE
-export type NegatedConditionName = keyof typeof NEGATIONS
+type NegatedConditionName = keyof typeof NEGATIONS
 export type ConditionName = PositiveConditionName | NegatedConditionName
 
 export const CONDITIONS: Readonly<Record<ConditionName, ConditionInfo>> = Object.freeze({

@@ -96,7 +96,7 @@ function isEmpty(v: unknown): boolean {
 }
 
 /** The table. Comprehension and constant conditions are structural and live in compile.ts. */
-export const CONDITION_TABLE: Readonly<Partial<Record<PositiveConditionName, Builder>>> = Object.freeze({
+const CONDITION_TABLE: Readonly<Partial<Record<PositiveConditionName, Builder>>> = Object.freeze({
   Equals: equalsTest(false),
   IEquals: equalsTest(true),
   Contains: containsTest(false),

@@ -25,45 +25,11 @@ export {
   canonicalCondition,
   positiveOf,
 } from './condition-names.js'
-export type {
-  ConditionInfo,
-  OperandKind,
-  OperandType,
-  PositiveConditionName,
-  NegatedConditionName,
-} from './condition-names.js'
-export { CONDITION_TABLE, buildConditionTest, buildPositiveTest, operandFits, type ValueTest } from './conditions.js'
-export {
-  compileAll,
-  compileDetection,
-  compileExpression,
-  compileInlineFilters,
-  type Predicate,
-  type ExpressionMode,
-} from './compile.js'
-export {
-  compileKeySpec,
-  compileSegments,
-  getField,
-  keySpecSegments,
-  plainFieldNames,
-  describeKeySpec,
-  MISSING,
-  type Missing,
-  type Resolver,
-} from './key-specifier.js'
+export { compileKeySpec, keySpecSegments, describeKeySpec, MISSING } from './key-specifier.js'
 export { parseKeyPath, formatKeyPath } from './key-path.js'
-export { parseTitleTemplate, renderValue, cutTitle } from './alert-fields.js'
+export { parseTitleTemplate } from './alert-fields.js'
 export * as ip from './ip.js'
-export { DEFAULT_LIMITS, type EngineLimits } from './limits.js'
-export { parseRuleTree, parseSeverity, type TreeParse } from './validate.js'
-export { parseExpressionList, type ExprMode } from './validate-expression.js'
-export {
-  compileRule,
-  compileRuleTree,
-  evaluateRule,
-  type CompiledRule,
-  type RuleCompilation,
-  type RuleEvaluation,
-} from './rule.js'
+export { DEFAULT_LIMITS } from './limits.js'
+export { parseRuleTree } from './validate.js'
+export { compileRule, evaluateRule, type CompiledRule } from './rule.js'
 export { runSimpleRuleTests } from './run-tests.js'

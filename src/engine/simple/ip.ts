@@ -19,13 +19,13 @@ const IPV4 =
 const IPV6_CHARS = /^[0-9a-fA-F:.]+$/
 const TRAILING_V4 = /[:]([^:]*\.[^:]*)$/
 
-export function parseIpv4(text: string): IpAddress | null {
+function parseIpv4(text: string): IpAddress | null {
   const m = IPV4.exec(text)
   if (m === null) return null
   return { version: 4, bytes: Uint8Array.of(+m[1]!, +m[2]!, +m[3]!, +m[4]!) }
 }
 
-export function parseIpv6(text: string): IpAddress | null {
+function parseIpv6(text: string): IpAddress | null {
   // Python: an optional scope id after '%', non-empty and without another '%'.
   const pct = text.indexOf('%')
   let addr = text

@@ -6,7 +6,6 @@ import type { KeySpec, PathSegment } from './ast.js'
 
 /** The "missing" state of a resolution (a segment absent, of the wrong type, or out of range). */
 export const MISSING: unique symbol = Symbol('missing')
-export type Missing = typeof MISSING
 
 /** Resolves a key specifier against one event (or list element). */
 export type Resolver = (event: unknown) => unknown
@@ -108,7 +107,7 @@ function compilePlain(segments: readonly PathSegment[]): Resolver {
   }
 }
 
-export function compileSegments(segments: readonly PathSegment[]): Resolver {
+function compileSegments(segments: readonly PathSegment[]): Resolver {
   const wild = segments.findIndex((s) => s.kind === 'wildcard')
   if (wild < 0) return compilePlain(segments)
   const head = compilePlain(segments.slice(0, wild))

@@ -33,7 +33,7 @@ export interface RuleEvaluation {
   alert?: { title: string; dedup: string; alertContext: Record<string, unknown>; severity: Severity | null }
 }
 
-export function compileRuleTree(tree: RuleTree, limits: EngineLimits = DEFAULT_LIMITS): CompiledRule {
+function compileRuleTree(tree: RuleTree, limits: EngineLimits = DEFAULT_LIMITS): CompiledRule {
   const filtersPass = compileInlineFilters(tree.inlineFilters)
   const detection = compileDetection(tree.detection)
   const alert = compileAlertFunctions(tree, limits.maxTitleLength)

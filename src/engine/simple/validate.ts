@@ -20,7 +20,7 @@ export interface TreeParse {
 const present = (v: unknown) => v !== undefined && v !== null
 
 /** The severity a file value names (any case), or null. */
-export function parseSeverity(v: unknown): Severity | null {
+function parseSeverity(v: unknown): Severity | null {
   if (typeof v !== 'string') return null
   const up = v.toUpperCase()
   return (SEVERITIES as readonly string[]).includes(up) ? (up as Severity) : null

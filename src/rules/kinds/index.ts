@@ -7,7 +7,7 @@ import type { RuleKindDef } from './kind.js'
 import { scheduled } from './scheduled.js'
 import { simple } from './simple.js'
 
-export type { CompanionFile, ListFilter, RuleKindDef } from './kind.js'
+export type { RuleKindDef } from './kind.js'
 
 /** Every rule kind, in the order the API and the OpenAPI document list them. */
 export const KINDS = [correlation, scheduled, simple] as const
@@ -32,7 +32,7 @@ export function kindOfData(data: Readonly<Record<string, unknown>>): RuleKind | 
 }
 
 /** The load rank of a repository path: that of the kind whose folder holds it (0 elsewhere). */
-export function loadRankOf(path: string): number {
+function loadRankOf(path: string): number {
   return KINDS.find((k) => path.startsWith(`${k.folder}/`))?.loadRank ?? 0
 }
 

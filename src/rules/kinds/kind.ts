@@ -4,7 +4,7 @@
 import type { ExtraField, FieldSpec, TestStyle } from '../fields.js'
 
 /** A list filter of a kind: `?param=a,b` keeps the rules whose view list `field` has any of them. */
-export interface ListFilter {
+interface ListFilter {
   /** The query parameter, e.g. `log-type`. */
   param: string
   /** The API field (a list of strings in the rule's view) it matches, e.g. `logTypes`. */
@@ -18,7 +18,7 @@ export interface ListFilter {
  * it, which API field carries its text, and the module name engines see before the rule is written.
  * It lives in the YAML file's folder (rules/paths.ts `pythonPathFor`).
  */
-export interface CompanionFile {
+interface CompanionFile {
   /** The file key naming the companion, e.g. `Filename`. Required in the file; must exist. */
   fileKey: string
   /** The API field with the companion's text, e.g. `body`; problems of the companion point at it. */

@@ -21,7 +21,7 @@ export function contextOf(rules: RuleFile[], support: Array<SupportFile & { id: 
   }
 }
 
-export const SCHEDULE = { RateMinutes: 60, TimeoutMinutes: 5 }
+const SCHEDULE = { RateMinutes: 60, TimeoutMinutes: 5 }
 
 /** A step or member with RuleID `R.<ID>` and the given extra keys. */
 export function step(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -81,7 +81,7 @@ export function groupData(
 /** step → value → times, all on the field `field` (default `user`). */
 export type Signals = Record<string, Record<string, Array<number | string>>>
 
-export function ruleOutputs(signals: Signals, field = 'user'): unknown[] {
+function ruleOutputs(signals: Signals, field = 'user'): unknown[] {
   return Object.entries(signals).map(([id, byValue]) => ({ ID: id, Matches: { [field]: byValue } }))
 }
 

@@ -8,7 +8,7 @@ import type { Random as Rng } from '../../helpers/seeded-random.js'
 const pick = <T>(r: Rng, a: readonly T[]): T => a[Math.floor(r() * a.length)]!
 const chance = (r: Rng, p: number) => r() < p
 
-export const STRINGS = [
+const STRINGS = [
   '',
   'admin',
   'Admin',
@@ -66,7 +66,7 @@ export const STRINGS = [
 const IPS = STRINGS.slice(STRINGS.indexOf('10.0.0.1'))
 // Text that must survive JSON and Python literals unchanged (quotes, escapes, controls, U+2028).
 STRINGS.push('quo"te\\', "it's", 'new\nline\t', '\u0000nul', '\u2028', '{a}', '"""', '\\x41')
-export const NUMBERS = [0, 1, -1, 5, 10, 1.5, 10.5, 9.99, -0.5, 1e21, 1e-7, 2 ** 53, 4, 100, 0.1]
+const NUMBERS = [0, 1, -1, 5, 10, 1.5, 10.5, 9.99, -0.5, 1e21, 1e-7, 2 ** 53, 4, 100, 0.1]
 // Half of all strings come from this short list, so that operands and event values meet often.
 const HOT = ['admin', 'Admin', 'xadminx', 'ad', '10.0.0.1', '8.8.8.8', '::ffff:10.0.0.1', 'fe80::1%eth0', 'ÉCOLE']
 const str = (r: Rng): string => (r() < 0.5 ? pick(r, HOT) : pick(r, STRINGS))
@@ -226,7 +226,7 @@ export function leaf(
 }
 
 /** One match expression; `depth` bounds nesting. */
-export function expression(r: Rng, cov: Coverage, depth: number, inElement = false): Record<string, unknown> {
+function expression(r: Rng, cov: Coverage, depth: number, inElement = false): Record<string, unknown> {
   const k = r()
   if (depth <= 0 || k < 0.5) return leaf(r, cov, { inElement, filter: false })
   if (k < 0.62) {

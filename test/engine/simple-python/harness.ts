@@ -7,7 +7,7 @@ import type { PythonTestOutcome } from '../../../src/engine/python/index.js'
 import { compileRule } from '../../../src/engine/simple/index.js'
 import { transpileSimpleRule } from '../../../src/engine/simple-python/index.js'
 
-export const NO_NEIGHBOURS: EngineContext = { findRule: () => undefined, findSupport: () => undefined }
+const NO_NEIGHBOURS: EngineContext = { findRule: () => undefined, findSupport: () => undefined }
 
 export type RunModule = (
   module: { source: string; severity?: string },
@@ -41,7 +41,7 @@ export interface DiffResult {
 }
 
 /** JSON with sorted keys: the Python side's dicts and JavaScript's objects order keys differently. */
-export function canon(v: unknown): string {
+function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>

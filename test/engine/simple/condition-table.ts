@@ -4,7 +4,7 @@
 import { CONDITION_NAMES, positiveOf } from '../../../src/engine/simple/index.js'
 
 export const MISSING = Symbol('missing field')
-export type Cases = Array<[value: unknown, expected: boolean]>
+type Cases = Array<[value: unknown, expected: boolean]>
 
 export interface Row {
   condition: string
