@@ -101,7 +101,7 @@ const pub = (p: RuleProblem) => ({ message: p.message, line: p.line ?? null, col
 
 const cache = new WeakMap<RuleIndex, FileAccount[]>()
 
-/** Every YAML file of the index's tree, in byte order of path (memoized per index: indexes are immutable). */
+/** Every YAML file of the index's tree, in byte order of path (memoized per index object: each publish makes a new one). */
 export function accountFiles(index: RuleIndex): FileAccount[] {
   let out = cache.get(index)
   if (out) return out

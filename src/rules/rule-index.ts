@@ -1,6 +1,8 @@
-// The immutable in-memory index of one revision: every analysis file by path, the served rules by
-// id, id-ordered lists per kind for pagination, and the invalid files. A change is made on a draft
-// (copy-on-write of the maps) and published as a new index in one step; readers never wait.
+// The in-memory index of one revision: every analysis file by path, the served rules by id,
+// id-ordered lists per kind for pagination, and the invalid files. A change is made on a draft (a
+// layer over the maps) and published in one synchronous step as a new index object; publishing folds
+// the layer into the same maps, so an index is a snapshot only until the next publish: read the
+// catalog's current index and do not hold one across an await. Readers never wait.
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from './model.js'
 import { caseCollisions } from './case-collisions.js'
 import { foldId } from './rule-id.js'

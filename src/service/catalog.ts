@@ -1,4 +1,4 @@
-// The published catalog: the immutable index of one commit that every read is served from, the
+// The published catalog: the index of one commit that every read is served from, the
 // history metadata beside it, and the one lane (`exclusive`) through which every change of the
 // index goes: a write batch (rule-writer.ts) or following a new revision (follower.ts). It depends
 // on nothing but its own caches; whoever changes the index calls `publish`.

@@ -82,7 +82,7 @@ interface CachedJson {
 const jsonCache = new WeakMap<IndexedRule, CachedJson>()
 
 /**
- * The JSON text of a rule's representation, cached per indexed rule (immutable) and history
+ * The JSON text of a rule's representation, cached per indexed rule (never changed: a changed file gets a new one) and history
  * stamps; for kinds whose fields depend on other rules (describe), per index too.
  */
 export function ruleJson(rc: ReadContext, rule: IndexedRule): string {
