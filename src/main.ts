@@ -9,6 +9,7 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { createLogSources } from './audit/index.js'
+import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
@@ -34,6 +35,8 @@ export interface StartOptions {
   engines?: EngineRegistry
   /** Log lines for a person instead of JSON (`serve --pretty`, or stdout on a terminal). */
   pretty?: boolean
+  /** Live evaluators by rule kind instead of this build's (tests of rule errors). */
+  detectionCompilers?: Readonly<Record<string, LiveCompiler>>
 }
 
 /** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
@@ -45,6 +48,8 @@ export interface RunningServer extends RuleParts {
   dataDir: string
   /** What the start-up banner says (also logged, one structured line each). */
   bannerLines: string[]
+  /** Detection on the stored log (alerts, rule errors). */
+  detection: Detection
   logger: Logger
   /** Stops everything; logs the shutdown and its duration. */
   close(): Promise<void>
@@ -128,6 +133,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
+    const detection = await createDetection({
+      dataDir,
+      catalog: rules.catalog,
+      logSources,
+      logger,
+      metrics,
+      compilers: opts.detectionCompilers,
+    })
+    cleanups.push(() => detection.close())
+
     const app = createApp({
       catalog: rules.catalog,
       engines,
@@ -135,7 +150,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       tokens,
       logger,
       metrics,
-      status: reconciler,
+      status: {
+        status: () => ({ ...(reconciler.status() as object), detection: detection.status() }),
+        reconcile: (o) => reconciler.reconcile(o),
+      },
       basePath: config.api.basePath,
       maxBodyBytes: config.api.maxBodyBytes,
       testBudgetMs: config.python.requestBudgetMs,
@@ -143,6 +161,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
+      baseRoutes: [(router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes })],
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
     })
@@ -182,7 +201,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       logger.info({ shutdownMs: Math.round(performance.now() - stopping) }, 'rulekeeper stopped')
       logger.flush()
     }
-    return { url, app, config, dataDir, ...rules, bannerLines, logger, close }
+    return { url, app, config, dataDir, ...rules, detection, bannerLines, logger, close }
   } catch (err) {
     await cleanup()
     throw err
