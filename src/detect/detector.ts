@@ -163,8 +163,12 @@ export class Detector {
     for (const g of changed.values()) this.o.store.addGroup(g)
     const done = this.o.store.commit(update)
     done.then(
-      () => patches.forEach((p, i) => p.done(patched[i])),
-      (err: unknown) => patches.forEach((p) => p.fail(err)),
+      () => {
+        for (const [i, p] of patches.entries()) p.done(patched[i])
+      },
+      (err: unknown) => {
+        for (const p of patches) p.fail(err)
+      },
     )
     return done
   }
