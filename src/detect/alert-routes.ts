@@ -129,7 +129,7 @@ export function addAlertRoutes(
 
   const alertOf = (id: string) => {
     const g = detector.grouper.groups.get(id)
-    if (!g || !g.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+    if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
     return g
   }
 

@@ -146,7 +146,7 @@ export class Detector {
     this.patches = []
     const patched: Array<Group | undefined> = patches.map((p) => {
       const g = this.grouper.groups.get(p.id)
-      if (!g || !g.alert) return undefined
+      if (!g?.alert) return undefined
       g.status = p.status
       g.updatedAt = new Date().toISOString()
       changed.set(g.id, g)
@@ -282,7 +282,7 @@ export class Detector {
   // hold counts not yet committed); otherwise it is committed alone, at once.
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
     const g = this.grouper.groups.get(id)
-    if (!g || !g.alert) return Promise.resolve(undefined)
+    if (!g?.alert) return Promise.resolve(undefined)
     return new Promise((done, fail) => {
       this.patches.push({ id, status, done, fail })
       if (!this.running) void this.commitBatch(new Map(), {}).catch(() => {})

@@ -16,6 +16,8 @@ import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 
 export interface Detection {
   detector: Detector
+  /** The durable output (matches, alert journal, rule errors, checkpoint). */
+  store: DetectionStore
   status(): ReturnType<Detector['status']>
   addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
   close(): Promise<void>
@@ -47,6 +49,7 @@ export async function createDetection(opts: {
   await detector.start()
   return {
     detector,
+    store,
     status: () => detector.status(),
     addRoutes(router, deps) {
       addAlertRoutes(router, { ...deps, detector, store, logsRoot: path.join(opts.dataDir, 'logs') })

@@ -141,7 +141,7 @@ t.test('detection on ingest', async (t) => {
     t.same(await alertsOf(s, 'T.Signal'), [])
     t.same(await alertsOf(s, 'T.Disabled'), [])
     t.same(await alertsOf(s, 'T.OtherType'), [])
-    const matches = await s.server.detection.detector['o'].store.readMatches(
+    const matches = await s.server.detection.store.readMatches(
       Date.parse('2026-11-20T10:00:00Z'),
       Date.parse('2026-11-20T10:00:00Z'),
       () => true,
