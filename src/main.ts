@@ -10,6 +10,7 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { createLogSources } from './audit/index.js'
+import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
@@ -35,6 +36,8 @@ export interface StartOptions {
   engines?: EngineRegistry
   /** Log lines for a person instead of JSON (`serve --pretty`, or stdout on a terminal). */
   pretty?: boolean
+  /** Live evaluators by rule kind instead of this build's (tests of rule errors). */
+  detectionCompilers?: Readonly<Record<string, LiveCompiler>>
 }
 
 /** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
@@ -46,6 +49,8 @@ export interface RunningServer extends RuleParts {
   dataDir: string
   /** What the start-up banner says (also logged, one structured line each). */
   bannerLines: string[]
+  /** Detection on the stored log (alerts, rule errors). */
+  detection: Detection
   logger: Logger
   /** Stops everything; logs the shutdown and its duration. */
   close(): Promise<void>
@@ -57,6 +62,7 @@ export interface Service extends RuleParts {
   config: Config
   dataDir: string
   bannerLines: string[]
+  detection: Detection
   logger: Logger
   /** Stops the parts in the reverse order of their start and releases the data-dir lock. */
   close(): Promise<void>
@@ -186,6 +192,16 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
+    const detection = await createDetection({
+      dataDir,
+      catalog: rules.catalog,
+      logSources,
+      logger,
+      metrics,
+      compilers: opts.detectionCompilers,
+    })
+    cleanups.push(() => detection.close())
+
     const app = createApp({
       catalog: rules.catalog,
       engines,
@@ -193,7 +209,10 @@ export async function createService(opts: StartOptions): Promise<Service> {
       tokens,
       logger,
       metrics,
-      status: reconciler,
+      status: {
+        status: () => ({ ...(reconciler.status() as object), detection: detection.status() }),
+        reconcile: (o) => reconciler.reconcile(o),
+      },
       basePath: config.api.basePath,
       maxBodyBytes: config.api.maxBodyBytes,
       testBudgetMs: config.python.requestBudgetMs,
@@ -201,10 +220,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
+      baseRoutes: [(router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes })],
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
     })
-    return { app, config, dataDir, ...rules, bannerLines, logger, close: cleanup }
+    return { app, config, dataDir, ...rules, bannerLines, detection, logger, close: cleanup }
   } catch (err) {
     await cleanup()
     throw err

@@ -40,6 +40,8 @@ export interface AppDeps {
   /** Routers mounted at the root as they are (the HTTP log sources). */
   // biome-ignore lint/suspicious/noExplicitAny: each log source's router has its own state and context types
   rootRouters?: Array<Router<any, any>>
+  /** More routes under the base path (alerts, rule errors), each adding its own to the router. */
+  baseRoutes?: Array<(router: Router<ApiState>) => void>
 }
 
 function normalizeBasePath(p: string): string {
@@ -72,6 +74,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       testBudgetMs: deps.testBudgetMs,
     })
   }
+  for (const add of deps.baseRoutes ?? []) add(api)
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)
   if (byId) app.use(byId)

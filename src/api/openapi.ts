@@ -2,6 +2,7 @@
 // the server validates with (rules/schemas.ts) and the kinds' field tables, so the contract and
 // the checks cannot disagree. Response schemas list as `required` what a response always carries;
 // read-only fields keep their types (and `readOnly`) in the write schemas, where they are ignored.
+import { ALERT_SCHEMAS, alertPaths } from './openapi-alerts.js'
 import { extraFieldsOf, fieldsOf, KINDS, kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { ID_PATTERN } from '../rules/rule-id.js'
@@ -409,6 +410,7 @@ const OPS_SCHEMAS: Record<string, Obj> = {
 const TAGS = [
   ...KINDS.map((k) => ({ name: k.title, description: `The ${k.name} rules, kept as files of the rules repository.` })),
   { name: 'Operations', description: 'The reconciler: its status and on-demand runs.' },
+  { name: 'Alerts', description: 'Alerts from detection on the stored logs, and rule errors (docs/alerts.md).' },
   { name: 'Monitoring', description: 'Health, Prometheus metrics and this document; no authentication.' },
   { name: 'Webhooks', description: 'The push webhook of the rules repository (GitHub, Gitea, GitLab).' },
   { name: 'Log sources', description: 'HTTP log sources receiving audit logs (docs/audit-log.md).' },
@@ -535,12 +537,13 @@ function rootPaths(rootServer: Obj[] | undefined): Record<string, Obj> {
 }
 
 export function openApiDocument(basePath: string): Obj {
-  const schemas: Record<string, unknown> = { ...OPS_SCHEMAS }
+  const schemas: Record<string, unknown> = { ...OPS_SCHEMAS, ...ALERT_SCHEMAS }
   const paths: Record<string, unknown> = {}
   for (const { name: k } of KINDS) {
     Object.assign(schemas, kindSchemas(k))
     Object.assign(paths, kindPaths(k))
   }
+  Object.assign(paths, alertPaths())
   paths['/status'] = {
     get: {
       tags: ['Operations'],

@@ -11,6 +11,8 @@ import { RulekeeperError } from '../errors.js'
 
 interface OpenFile {
   fh: FileHandle
+  /** Path relative to the root (what `onDurable` reports). */
+  rel: string
   size: number
   lastUsed: number
   /** fdatasyncs issued and not yet finished; the file is closed only after them. */
@@ -35,6 +37,11 @@ export interface GroupCommitWriterOptions {
   idleCloseMs?: number
   /** seconds: queue to durable for the batch; fsyncSeconds: the fdatasyncs alone. */
   onCommit?: (info: { seconds: number; fsyncSeconds: number; lines: number; bytes: number; files: number }) => void
+  /**
+   * Called in queue order once a batch is durable, with each touched file (relative to the root) and
+   * its durable length: what a follower of the store (detection) may read up to.
+   */
+  onDurable?: (files: ReadonlyArray<{ file: string; size: number }>) => void
 }
 
 /** Opens with a start stamp so file names sort by time across restarts. */
@@ -47,8 +54,8 @@ function newBootId(): string {
 }
 
 export class GroupCommitWriter {
-  private readonly opts: Required<Omit<GroupCommitWriterOptions, 'onCommit'>> &
-    Pick<GroupCommitWriterOptions, 'onCommit'>
+  private readonly opts: Required<Omit<GroupCommitWriterOptions, 'onCommit' | 'onDurable'>> &
+    Pick<GroupCommitWriterOptions, 'onCommit' | 'onDurable'>
   private readonly bootId = newBootId()
   private seq = 0
   private readonly files = new Map<string, OpenFile>()
@@ -153,6 +160,12 @@ export class GroupCommitWriter {
           await prev
           error ??= this.failure
           if (error === undefined) {
+            const files = (await written).durable
+            try {
+              this.opts.onDurable?.(files)
+            } catch {
+              // a follower's failure is its own; the batch is durable and acknowledged regardless
+            }
             for (const w of batch.waiters) w.resolve()
             return
           }
@@ -175,10 +188,15 @@ export class GroupCommitWriter {
    * Appends the batch (one write per file) and issues the fdatasyncs, returning without waiting for
    * them. Files past the roll size are retired only after their fsync is issued.
    */
-  private async writeBatch(
-    batch: Batch,
-  ): Promise<{ synced: Promise<number>; lines: number; bytes: number; files: number }> {
+  private async writeBatch(batch: Batch): Promise<{
+    synced: Promise<number>
+    lines: number
+    bytes: number
+    files: number
+    durable: Array<{ file: string; size: number }>
+  }> {
     const touched: OpenFile[] = []
+    const durable: Array<{ file: string; size: number }> = []
     let lines = 0
     let bytes = 0
     await Promise.all(
@@ -187,6 +205,7 @@ export class GroupCommitWriter {
         const buf = Buffer.from(`${list.join('\n')}\n`, 'utf8')
         await writeAll(file.fh, buf)
         file.size += buf.length
+        durable.push({ file: file.rel, size: file.size })
         file.lastUsed = performance.now()
         touched.push(file)
         lines += list.length
@@ -206,7 +225,7 @@ export class GroupCommitWriter {
       const byAge = [...this.files].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
       for (const [dir, f] of byAge.slice(0, this.files.size - this.opts.maxOpenFiles)) this.retire(dir, f)
     }
-    return { synced, lines, bytes, files: touched.length }
+    return { synced, lines, bytes, files: touched.length, durable }
   }
 
   /** Takes a file out of service; it is closed once the fsyncs already issued on it are done. */
@@ -237,7 +256,7 @@ export class GroupCommitWriter {
       fh = await open(path.join(absDir, name), 'wx', 0o644)
     }
     await fsyncDir(absDir)
-    const file: OpenFile = { fh, size: 0, lastUsed: performance.now(), syncs: new Set() }
+    const file: OpenFile = { fh, rel: path.join(dir, name), size: 0, lastUsed: performance.now(), syncs: new Set() }
     this.files.set(dir, file)
     return file
   }

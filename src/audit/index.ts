@@ -12,6 +12,9 @@ import { LogSource } from './log-source.js'
 export interface LogSources {
   router: Router
   bannerLines: string[]
+  /** The log types served, and a subscription to every source's durable batches (detection). */
+  logTypes: string[]
+  onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): void
   close(): Promise<void>
 }
 
@@ -46,6 +49,10 @@ export async function createLogSources(opts: {
   return {
     router: createIngestRouter(sources, metrics),
     bannerLines: [...sources.values()].map((s) => s.auth.bannerLine),
+    logTypes: [...new Set(configs.map((c) => c.logType))],
+    onDurable(fn) {
+      for (const s of sources.values()) s.onDurable(fn)
+    },
     async close() {
       for (const s of sources.values()) await s.close()
     },

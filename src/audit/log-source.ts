@@ -28,6 +28,7 @@ export class LogSource {
   private readonly rowPrefix = randomBytes(6).toString('hex')
   private rowSeq = 0
   private pruneTimer: NodeJS.Timeout
+  private readonly durableListeners = new Set<(files: ReadonlyArray<{ file: string; size: number }>) => void>()
 
   private constructor(
     readonly config: LogSourceConfig,
@@ -45,6 +46,9 @@ export class LogSource {
         metrics.commitSeconds.observe({ source: config.id }, seconds)
         metrics.fsyncSeconds.observe({ source: config.id }, fsyncSeconds)
         metrics.batchLines.observe({ source: config.id }, lines)
+      },
+      onDurable: (files) => {
+        for (const l of this.durableListeners) l(files)
       },
     })
     this.pruneTimer = setInterval(() => this.filter.prune(Date.now()), 60_000)
@@ -78,6 +82,12 @@ export class LogSource {
     }
     opts.logger.info({ source: opts.config.id, files: report.files, ids: report.idsLoaded }, 'log source ready')
     return source
+  }
+
+  /** Calls `fn` in commit order with each durable batch's files (relative to `logs/`) and lengths. */
+  onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): () => void {
+    this.durableListeners.add(fn)
+    return () => this.durableListeners.delete(fn)
   }
 
   async close(): Promise<void> {

@@ -9,11 +9,16 @@ import path from 'node:path'
 import { writeFileDurableSync } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 
-const PERMISSIONS = ['View Rules', 'Manage Rules'] as const
+export const PERMISSIONS = ['View Rules', 'Manage Rules', 'View Alerts', 'Manage Alerts'] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
 /** Command-line spellings. */
-export const PERMISSION_FLAGS: Record<string, Permission> = { ViewRules: 'View Rules', ManageRules: 'Manage Rules' }
+export const PERMISSION_FLAGS: Record<string, Permission> = {
+  ViewRules: 'View Rules',
+  ManageRules: 'Manage Rules',
+  ViewAlerts: 'View Alerts',
+  ManageAlerts: 'Manage Alerts',
+}
 
 export interface TokenRecord {
   id: string

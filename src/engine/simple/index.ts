@@ -25,7 +25,7 @@ export {
   canonicalCondition,
   positiveOf,
 } from './condition-names.js'
-export { compileKeySpec, keySpecSegments, describeKeySpec, MISSING } from './key-specifier.js'
+export { compileKeySpec, keySpecSegments, describeKeySpec, MISSING, type Resolver } from './key-specifier.js'
 export { parseKeyPath, formatKeyPath } from './key-path.js'
 export { parseTitleTemplate } from './alert-fields.js'
 export * as ip from './ip.js'

@@ -1,0 +1,225 @@
+// The OpenAPI part of the alert API (alerts.md §3): the Alert, RuleError and page schemas and the
+// paths of /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and /rule-errors.
+// Kept apart from openapi.ts so that the detection routes and their document change together.
+import { STATUSES } from '../detect/grouping.js'
+import { SEVERITIES } from '../rules/model.js'
+
+type Obj = Record<string, unknown>
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (schema: Obj) => ({ 'application/json': { schema } })
+const err = (description: string) => ({ description, content: json(ref('Error')) })
+const auth = (permission: string) => ({
+  '401': err('The `X-API-Key` header is missing, or names an unknown, revoked or expired token.'),
+  '403': err(`The token lacks the ${permission} permission.`),
+})
+const time = { type: 'string', format: 'date-time' }
+const page = (item: Obj) => ({
+  type: 'object',
+  required: ['results', 'next'],
+  properties: {
+    results: { type: 'array', items: item },
+    next: { type: 'string', nullable: true, description: 'The cursor of the next page; null on the last page.' },
+  },
+})
+const q = (name: string, description: string, schema: Obj = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  schema,
+  description,
+})
+const LIMIT = q('limit', 'Page size, 1–1000 (default 100).', {
+  type: 'integer',
+  minimum: 1,
+  maximum: 1000,
+  default: 100,
+})
+const CURSOR = q('cursor', 'The `next` of the previous page, as it is.')
+const ID = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The alert id.' }
+
+export const ALERT_SCHEMAS: Obj = {
+  Alert: {
+    type: 'object',
+    required: [
+      'id',
+      'ruleId',
+      'ruleKind',
+      'revision',
+      'severity',
+      'title',
+      'dedup',
+      'alertContext',
+      'logTypes',
+      'eventCount',
+      'firstEventTime',
+      'lastEventTime',
+      'createdAt',
+      'updatedAt',
+      'status',
+      'description',
+      'runbook',
+      'reference',
+      'summary',
+      'destinations',
+    ],
+    properties: {
+      id: { type: 'string', description: 'Derived from the rule id, the dedup string and the window start.' },
+      ruleId: { type: 'string' },
+      ruleKind: { type: 'string' },
+      revision: { type: 'string', nullable: true, description: 'The commit of the served index of the first match.' },
+      severity: { type: 'string', enum: [...SEVERITIES] },
+      title: { type: 'string' },
+      dedup: { type: 'string' },
+      alertContext: { type: 'object', additionalProperties: true },
+      logTypes: { type: 'array', items: { type: 'string' } },
+      eventCount: { type: 'integer', minimum: 1 },
+      firstEventTime: time,
+      lastEventTime: time,
+      createdAt: time,
+      updatedAt: time,
+      status: { type: 'string', enum: [...STATUSES] },
+      description: { type: 'string' },
+      runbook: { type: 'string' },
+      reference: { type: 'string' },
+      summary: {
+        type: 'object',
+        description: 'Per SummaryAttribute, the top 5 values over the alert’s events, by count, ties by value.',
+        additionalProperties: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['value', 'count'],
+            properties: { value: {}, count: { type: 'integer' } },
+          },
+        },
+      },
+      destinations: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'state', 'attempts', 'lastError'],
+          properties: {
+            id: { type: 'string' },
+            state: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+            attempts: { type: 'integer' },
+            lastError: { type: 'string', nullable: true },
+          },
+        },
+      },
+    },
+  },
+  AlertPage: page(ref('Alert')),
+  AlertEventPage: page({ type: 'object', additionalProperties: true, description: 'A record as stored.' }),
+  RuleError: {
+    type: 'object',
+    required: ['ruleId', 'revision', 'time', 'record', 'error'],
+    properties: {
+      ruleId: { type: 'string' },
+      revision: { type: 'string', nullable: true },
+      time: time,
+      record: {
+        type: 'object',
+        nullable: true,
+        required: ['partition', 'offset'],
+        properties: { partition: { type: 'string' }, offset: { type: 'integer' } },
+        description: 'The stored line (file under logs/ and byte offset); null when the rule could not be compiled.',
+      },
+      error: { type: 'string' },
+    },
+  },
+  RuleErrorPage: page(ref('RuleError')),
+  AlertPatch: {
+    type: 'object',
+    required: ['status'],
+    additionalProperties: false,
+    properties: { status: { type: 'string', enum: [...STATUSES] } },
+  },
+}
+
+export function alertPaths(): Obj {
+  const view = auth('View Alerts')
+  return {
+    '/alerts': {
+      get: {
+        tags: ['Alerts'],
+        summary: 'List alerts',
+        description:
+          'Newest `createdAt` first, ties by id. Filters take repeated keys or comma lists. Needs View Alerts.',
+        operationId: 'listAlerts',
+        parameters: [
+          q('rule-id', 'Any of these rule ids.'),
+          q('severity', 'Any of these severities.'),
+          q('status', 'Any of these statuses.'),
+          q('created-after', 'createdAt at or after this RFC 3339 time.', time),
+          q('created-before', 'createdAt before this RFC 3339 time.', time),
+          CURSOR,
+          LIMIT,
+        ],
+        responses: {
+          '200': { description: 'A page of alerts.', content: json(ref('AlertPage')) },
+          '400': err('A bad limit, cursor, time or filter value, or an unknown parameter.'),
+          ...view,
+        },
+      },
+    },
+    '/alerts/{id}': {
+      get: {
+        tags: ['Alerts'],
+        summary: 'Get an alert',
+        description: 'Needs View Alerts.',
+        operationId: 'getAlert',
+        parameters: [ID],
+        responses: {
+          '200': { description: 'The alert.', content: json(ref('Alert')) },
+          '404': err('No such alert.'),
+          ...view,
+        },
+      },
+      patch: {
+        tags: ['Alerts'],
+        summary: 'Change an alert’s status',
+        description: '`status` is the only writable field. Needs Manage Alerts.',
+        operationId: 'patchAlert',
+        parameters: [ID],
+        requestBody: { required: true, content: json(ref('AlertPatch')) },
+        responses: {
+          '200': { description: 'The alert, `updatedAt` moved.', content: json(ref('Alert')) },
+          '400': err('An unknown status or any other field; nothing changed.'),
+          '404': err('No such alert.'),
+          '413': err('The body is too large.'),
+          '415': err('The body is not JSON.'),
+          ...auth('Manage Alerts'),
+        },
+      },
+    },
+    '/alerts/{id}/events': {
+      get: {
+        tags: ['Alerts'],
+        summary: 'The records of an alert',
+        description: 'The matched records as stored, in stored position order. Needs View Alerts.',
+        operationId: 'listAlertEvents',
+        parameters: [ID, CURSOR, LIMIT],
+        responses: {
+          '200': { description: 'A page of records.', content: json(ref('AlertEventPage')) },
+          '400': err('A bad limit or cursor.'),
+          '404': err('No such alert.'),
+          ...view,
+        },
+      },
+    },
+    '/rule-errors': {
+      get: {
+        tags: ['Alerts'],
+        summary: 'List rule errors',
+        description: 'Newest first. Needs View Alerts.',
+        operationId: 'listRuleErrors',
+        parameters: [q('rule-id', 'Any of these rule ids.'), CURSOR, LIMIT],
+        responses: {
+          '200': { description: 'A page of rule errors.', content: json(ref('RuleErrorPage')) },
+          '400': err('A bad limit or cursor, or an unknown parameter.'),
+          ...view,
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,207 @@
+// The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
+// GET /alerts/{id}/events (the matched records as stored), PATCH /alerts/{id} (status only) and
+// GET /rule-errors. Mounted under api.basePath with the View/Manage Alerts permissions.
+import { open } from 'node:fs/promises'
+import path from 'node:path'
+import type Router from '@koa/router'
+import { requirePermission } from '../api/auth.js'
+import type { ApiState } from '../api/context.js'
+import { readJsonBody } from '../api/json-body.js'
+import { rejectUnknownParams } from '../api/query.js'
+import type { TokenStore } from '../auth/token-store.js'
+import { badRequest, notFound, validationFailed } from '../errors.js'
+import { isPlainObject } from '../is-plain-object.js'
+import { SEVERITIES } from '../rules/model.js'
+import type { Detector } from './detector.js'
+import type { DetectionStore } from './detection-store.js'
+import { alertView, STATUSES, type AlertStatus } from './grouping.js'
+
+type Query = Record<string, string | string[] | undefined>
+
+function single(q: Query, name: string): string | undefined {
+  const v = q[name]
+  if (Array.isArray(v)) throw badRequest(`query parameter ${name} is given more than once`)
+  return v === '' ? undefined : v
+}
+
+function list(q: Query, name: string): string[] | undefined {
+  const v = q[name]
+  if (v === undefined) return undefined
+  const items = (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (items.length === 0) throw badRequest(`query parameter ${name} is empty`)
+  return items
+}
+
+export function parseLimit(q: Query): number {
+  const text = single(q, 'limit')
+  if (text === undefined) return 100
+  if (!/^\d{1,7}$/.test(text) || Number(text) < 1 || Number(text) > 1000)
+    throw badRequest('limit must be an integer from 1 to 1000')
+  return Number(text)
+}
+
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/i
+
+export function parseTime(q: Query, name: string): string | undefined {
+  const text = single(q, name)
+  if (text === undefined) return undefined
+  const ms = RFC3339.test(text) ? Date.parse(text) : Number.NaN
+  if (Number.isNaN(ms)) throw badRequest(`${name} must be an RFC 3339 time, e.g. 2026-11-20T08:00:00Z`)
+  return new Date(ms).toISOString()
+}
+
+/** Cursors are opaque: base64url of a small JSON array, checked on the way back in. */
+export function encodeCursor(parts: Array<string | number>): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url')
+}
+
+export function decodeCursor<T extends Array<string | number>>(text: string, shape: Array<'s' | 'n'>): T {
+  try {
+    const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown
+    if (
+      Array.isArray(v) &&
+      v.length === shape.length &&
+      v.every((x, i) => (shape[i] === 's' ? typeof x === 'string' : Number.isSafeInteger(x) && (x as number) >= 0))
+    )
+      return v as T
+  } catch {
+    // falls through to the 400
+  }
+  throw badRequest('cursor is not valid: pass the `next` of the previous page as it is')
+}
+
+async function readStoredLine(logsRoot: string, partition: string, offset: number): Promise<unknown> {
+  // The partition comes from our own match lines; still, never read outside the logs folder.
+  const abs = path.resolve(logsRoot, partition)
+  if (!abs.startsWith(`${logsRoot}${path.sep}`)) return null
+  const fh = await open(abs, 'r')
+  try {
+    let size = 4096
+    for (;;) {
+      const buf = Buffer.alloc(size)
+      const { bytesRead } = await fh.read(buf, 0, size, offset)
+      const nl = buf.subarray(0, bytesRead).indexOf(10)
+      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
+      if (bytesRead < size) return null
+      size *= 4
+    }
+  } finally {
+    await fh.close()
+  }
+}
+
+export function addAlertRoutes(
+  router: Router<ApiState>,
+  deps: { tokens: TokenStore; detector: Detector; store: DetectionStore; logsRoot: string; maxBodyBytes: number },
+): void {
+  const view = requirePermission(deps.tokens, 'View Alerts')
+  const manage = requirePermission(deps.tokens, 'Manage Alerts')
+  const { detector } = deps
+
+  router.get('/alerts', view, (ctx) => {
+    const q = ctx.query as Query
+    rejectUnknownParams(q, ['rule-id', 'severity', 'status', 'created-after', 'created-before', 'cursor', 'limit'])
+    const severities = list(q, 'severity')?.map((s) => s.toUpperCase())
+    const badSev = severities?.filter((s) => !(SEVERITIES as readonly string[]).includes(s)) ?? []
+    if (badSev.length) throw badRequest(`severity must be among ${SEVERITIES.join(', ')}`)
+    const statuses = list(q, 'status')?.map((s) => s.toUpperCase())
+    if (statuses?.some((s) => !(STATUSES as readonly string[]).includes(s)))
+      throw badRequest(`status must be among ${STATUSES.join(', ')}`)
+    const cursor = single(q, 'cursor')
+    const after = cursor ? decodeCursor<[string, string]>(cursor, ['s', 's']) : undefined
+    const page = detector.alerts.query({
+      ruleIds: list(q, 'rule-id'),
+      severities,
+      statuses,
+      createdAfter: parseTime(q, 'created-after'),
+      createdBefore: parseTime(q, 'created-before'),
+      after: after && { createdAt: after[0], id: after[1] },
+      limit: parseLimit(q),
+    })
+    ctx.body = {
+      results: page.results.map(alertView),
+      next: page.next ? encodeCursor([page.next.createdAt, page.next.id]) : null,
+    }
+  })
+
+  const alertOf = (id: string) => {
+    const g = detector.grouper.groups.get(id)
+    if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+    return g
+  }
+
+  router.get('/alerts/:id', view, (ctx) => {
+    ctx.body = alertView(alertOf(ctx.params.id as string))
+  })
+
+  router.get('/alerts/:id/events', view, async (ctx) => {
+    const q = ctx.query as Query
+    rejectUnknownParams(q, ['cursor', 'limit'])
+    const g = alertOf(ctx.params.id as string)
+    const limit = parseLimit(q)
+    const cursor = single(q, 'cursor')
+    const skip = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : 0
+    // The matches of the group lie in the event-hour partitions of its first to last event.
+    const matches = await deps.store.readMatches(
+      Date.parse(g.firstEventTime),
+      Date.parse(g.lastEventTime),
+      (m) => m.alertId === g.id,
+    )
+    matches.sort((a, b) => {
+      const ra = a.record as { partition: string; offset: number }
+      const rb = b.record as { partition: string; offset: number }
+      return ra.partition !== rb.partition ? (ra.partition < rb.partition ? -1 : 1) : ra.offset - rb.offset
+    })
+    const page = matches.slice(skip, skip + limit)
+    const results = []
+    for (const m of page) {
+      const r = m.record as { partition: string; offset: number }
+      results.push(await readStoredLine(deps.logsRoot, r.partition, r.offset))
+    }
+    ctx.body = { results, next: skip + limit < matches.length ? encodeCursor([skip + limit]) : null }
+  })
+
+  router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
+    const body = ctx.state.body
+    if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "status": … }')
+    const errors: Array<{ path: string; message: string }> = []
+    for (const k of Object.keys(body))
+      if (k !== 'status') errors.push({ path: `/${k}`, message: `${k} is not writable; only status is` })
+    if (!Object.hasOwn(body, 'status')) errors.push({ path: '/status', message: 'status is required' })
+    else if (!(STATUSES as readonly unknown[]).includes(body.status))
+      errors.push({ path: '/status', message: `status must be one of ${STATUSES.join(', ')}` })
+    alertOf(ctx.params.id as string)
+    if (errors.length) throw validationFailed(errors)
+    const g = await detector.setStatus(ctx.params.id as string, body.status as AlertStatus)
+    if (!g) throw notFound(`no alert ${JSON.stringify(String(ctx.params.id).slice(0, 100))}`)
+    ctx.body = alertView(g)
+  })
+
+  router.get('/rule-errors', view, (ctx) => {
+    const q = ctx.query as Query
+    rejectUnknownParams(q, ['rule-id', 'cursor', 'limit'])
+    const ids = list(q, 'rule-id')
+    const wanted = ids ? new Set(ids) : null
+    const limit = parseLimit(q)
+    const cursor = single(q, 'cursor')
+    // Newest first; the cursor is the position (errors are only ever appended).
+    let i = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : detector.ruleErrors.length
+    const results = []
+    for (i = Math.min(i, detector.ruleErrors.length) - 1; i >= 0 && results.length < limit; i--) {
+      const e = detector.ruleErrors[i]!
+      if (!wanted || wanted.has(e.ruleId)) results.push(e)
+    }
+    let more = false
+    for (let j = i; j >= 0; j--) {
+      const e = detector.ruleErrors[j]!
+      if (!wanted || wanted.has(e.ruleId)) {
+        more = true
+        break
+      }
+    }
+    ctx.body = { results, next: more ? encodeCursor([i + 1]) : null }
+  })
+}

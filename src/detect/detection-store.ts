@@ -1,0 +1,243 @@
+// Durable detection output under `<data dir>/detections/`: matches and signals (Hive partitions by
+// event time), the alert journal (one line per group change; the last line of an id wins), rule
+// errors, and the checkpoint that ties them together. A commit appends, fdatasyncs, then replaces
+// the checkpoint (temp file, fsync, rename): it names every output file with its committed length
+// and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
+// the records after it are evaluated again and nothing is written twice.
+import { randomBytes } from 'node:crypto'
+import { mkdir, open, readdir, readFile, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
+import path from 'node:path'
+import { fsyncDir, writeFileDurable } from '../durable-file.js'
+import type { Logger } from '../log.js'
+import type { Group } from './grouping.js'
+
+export interface Checkpoint {
+  version: 1
+  /** Log file (relative to `logs/`) → offset up to which its records were evaluated. */
+  logs: Record<string, number>
+  /** Output file (relative to `detections/`) → committed length. */
+  outputs: Record<string, number>
+  /** The order key of the last record evaluated, and when. */
+  lastKey: string | null
+  evaluatedAt: string | null
+  records: number
+}
+
+export interface RuleErrorRecord {
+  ruleId: string
+  revision: string | null
+  time: string
+  record: { partition: string; offset: number } | null
+  error: string
+}
+
+interface Out {
+  fh: FileHandle | null
+  size: number
+  pending: string[]
+}
+
+const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
+
+async function walk(root: string, rel = ''): Promise<string[]> {
+  let names: string[]
+  try {
+    names = (await readdir(path.join(root, rel))).sort()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  const out: string[] = []
+  for (const n of names) {
+    const r = rel ? path.join(rel, n) : n
+    if (n.endsWith('.ndjson')) out.push(r)
+    else if (!n.includes('.')) out.push(...(await walk(root, r)))
+  }
+  return out
+}
+
+async function readLines(file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '')
+}
+
+export class DetectionStore {
+  private readonly boot = `${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`
+  private readonly outs = new Map<string, Out>()
+  private readonly newDirs = new Set<string>()
+  private tail: Promise<unknown> = Promise.resolve()
+  private journal: string
+
+  private constructor(
+    readonly root: string,
+    public checkpoint: Checkpoint,
+    /** The groups as the journal left them (read once at start). */
+    readonly groups: Group[],
+    readonly errors: RuleErrorRecord[],
+  ) {
+    this.journal = path.join('alerts', `alerts-${this.boot}.ndjson`)
+  }
+
+  static async open(dataDir: string, logger: Logger): Promise<DetectionStore> {
+    const root = path.join(dataDir, 'detections')
+    await mkdir(root, { recursive: true })
+    let checkpoint = EMPTY
+    try {
+      checkpoint = JSON.parse(await readFile(path.join(root, 'checkpoint.json'), 'utf8')) as Checkpoint
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+    // Cut every output back to the checkpoint: what is past it was never committed.
+    let cut = 0
+    for (const rel of await walk(root)) {
+      const committed = checkpoint.outputs[rel]
+      const size = (await stat(path.join(root, rel))).size
+      if (committed === undefined) {
+        await unlink(path.join(root, rel))
+        cut += size
+      } else if (size > committed) {
+        await truncate(path.join(root, rel), committed)
+        cut += size - committed
+      } else if (size < committed)
+        logger.error({ file: rel, size, committed }, 'a detection file is shorter than committed')
+    }
+    if (cut > 0) logger.warn({ bytes: cut }, 'cut uncommitted detection output back to the checkpoint')
+    const byId = new Map<string, Group>()
+    let journalLines = 0
+    for (const rel of await walk(root, 'alerts')) {
+      for (const line of await readLines(path.join(root, rel))) {
+        const g = JSON.parse(line) as Group
+        byId.set(g.id, g)
+        journalLines++
+      }
+    }
+    const errors: RuleErrorRecord[] = []
+    for (const rel of await walk(root, 'rule-errors'))
+      for (const line of await readLines(path.join(root, rel))) errors.push(JSON.parse(line) as RuleErrorRecord)
+    const store = new DetectionStore(root, checkpoint, [...byId.values()], errors)
+    // Compaction: a journal much longer than its groups is rewritten as one line per group.
+    if (journalLines > 2 * byId.size + 10_000) await store.compact()
+    return store
+  }
+
+  private async compact(): Promise<void> {
+    const text = this.groups.map((g) => `${JSON.stringify(g)}\n`).join('')
+    const rel = this.journal
+    await mkdir(path.join(this.root, 'alerts'), { recursive: true })
+    await writeFileDurable(path.join(this.root, rel), text)
+    const outputs: Record<string, number> = {}
+    for (const [f, n] of Object.entries(this.checkpoint.outputs)) if (!f.startsWith('alerts/')) outputs[f] = n
+    outputs[rel] = Buffer.byteLength(text)
+    const old = Object.keys(this.checkpoint.outputs).filter((f) => f.startsWith('alerts/') && f !== rel)
+    this.checkpoint = { ...this.checkpoint, outputs }
+    await this.writeCheckpoint()
+    for (const f of old) await unlink(path.join(this.root, f)).catch(() => {})
+    this.outs.set(rel, { fh: null, size: outputs[rel]!, pending: [] })
+  }
+
+  private add(rel: string, line: string): void {
+    let o = this.outs.get(rel)
+    if (!o) {
+      o = { fh: null, size: this.checkpoint.outputs[rel] ?? 0, pending: [] }
+      this.outs.set(rel, o)
+    }
+    o.pending.push(line)
+  }
+
+  addMatch(eventTime: string, match: Record<string, unknown>): void {
+    const dir = `matches/dt=${eventTime.slice(0, 10)}/hour=${eventTime.slice(11, 13)}`
+    this.add(path.join(dir, `matches-${this.boot}.ndjson`), JSON.stringify(match))
+  }
+
+  addGroup(g: Group): void {
+    this.add(this.journal, JSON.stringify(g))
+  }
+
+  addError(e: RuleErrorRecord): void {
+    this.add(path.join(`rule-errors/dt=${e.time.slice(0, 10)}`, `errors-${this.boot}.ndjson`), JSON.stringify(e))
+  }
+
+  /**
+   * Makes everything added so far durable, then moves the checkpoint (with `logs` merged in).
+   * Commits run one at a time, in call order.
+   */
+  commit(update: { logs?: Record<string, number>; lastKey?: string | null; records?: number } = {}): Promise<void> {
+    // Take what is pending now, synchronously, so a later add belongs to the next commit.
+    const work: Array<[string, Out, Buffer]> = []
+    for (const [rel, o] of this.outs) {
+      if (o.pending.length === 0) continue
+      work.push([rel, o, Buffer.from(`${o.pending.join('\n')}\n`)])
+      o.pending = []
+    }
+    const run = this.tail.then(async () => {
+      await Promise.all(
+        work.map(async ([rel, o, buf]) => {
+          if (!o.fh) {
+            const abs = path.join(this.root, rel)
+            const dir = path.dirname(abs)
+            if (!this.newDirs.has(dir)) {
+              await mkdir(dir, { recursive: true })
+              // the new folders' entries: detections/, the kind, dt=, hour=
+              for (let d = dir; d.startsWith(this.root) && d !== path.dirname(this.root); d = path.dirname(d))
+                await fsyncDir(path.dirname(d))
+              this.newDirs.add(dir)
+            }
+            o.fh = await open(abs, 'a', 0o600)
+            await fsyncDir(dir)
+          }
+          let off = 0
+          while (off < buf.length) off += (await o.fh.write(buf, off, buf.length - off)).bytesWritten
+          await o.fh.datasync()
+          o.size += buf.length
+        }),
+      )
+      const outputs = { ...this.checkpoint.outputs }
+      for (const [rel, o] of this.outs) if (o.fh) outputs[rel] = o.size
+      this.checkpoint = {
+        version: 1,
+        logs: update.logs ? { ...this.checkpoint.logs, ...update.logs } : this.checkpoint.logs,
+        outputs,
+        lastKey: update.lastKey === undefined ? this.checkpoint.lastKey : update.lastKey,
+        evaluatedAt: update.logs ? new Date().toISOString() : this.checkpoint.evaluatedAt,
+        records: this.checkpoint.records + (update.records ?? 0),
+      }
+      await this.writeCheckpoint()
+    })
+    this.tail = run.catch(() => undefined)
+    return run
+  }
+
+  private async writeCheckpoint(): Promise<void> {
+    await writeFileDurable(path.join(this.root, 'checkpoint.json'), JSON.stringify(this.checkpoint))
+  }
+
+  /** Match lines of the partitions between two event times (inclusive hours) that `keep` accepts. */
+  async readMatches(fromMs: number, toMs: number, keep: (m: Record<string, unknown>) => boolean) {
+    const out: Array<Record<string, unknown>> = []
+    const startHour = Math.floor(fromMs / 3_600_000)
+    const endHour = Math.floor(toMs / 3_600_000)
+    for (let h = startHour; h <= endHour; h++) {
+      const t = new Date(h * 3_600_000).toISOString()
+      const rel = `matches/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`
+      for (const file of await walk(this.root, rel)) {
+        // only what is committed: a reader never sees a line that a crash could take back
+        const committed = this.checkpoint.outputs[file] ?? 0
+        const text = (await readFile(path.join(this.root, file))).subarray(0, committed).toString('utf8')
+        for (const line of text.split('\n')) {
+          if (line === '') continue
+          const m = JSON.parse(line) as Record<string, unknown>
+          if (keep(m)) out.push(m)
+        }
+      }
+    }
+    return out
+  }
+
+  async close(): Promise<void> {
+    await this.tail
+    for (const o of this.outs.values()) await o.fh?.close()
+    this.outs.clear()
+  }
+}

@@ -1,0 +1,297 @@
+// Live detection: follows the stored log (durable batches announced by the log sources, and at
+// start everything past the checkpoint), evaluates each record in stored order with every enabled
+// rule of its log type at the revision served when it is evaluated, groups matches into alerts,
+// and commits matches, groups, rule errors and the new checkpoint together (detection-store.ts).
+// It runs beside ingest, never inside a request: ingest never waits for it.
+import path from 'node:path'
+import type { Logger } from '../log.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import { AlertIndex } from './alert-index.js'
+import type { DetectMetrics } from './detect-metrics.js'
+import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
+import { type AlertStatus, type Group, Grouper, matchId } from './grouping.js'
+import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
+import { chunkFor, LineCursor, listDataFiles, mergeCursors, type StoredRecord } from './stored-log.js'
+
+export interface DetectorOptions {
+  dataDir: string
+  logTypes: readonly string[]
+  catalog: { readonly index: RuleIndex }
+  compilers: Readonly<Record<string, LiveCompiler>>
+  store: DetectionStore
+  logger: Logger
+  metrics?: DetectMetrics
+  /** Records per commit (default 5,000). */
+  batchRecords?: number
+}
+
+export class Detector {
+  readonly alerts = new AlertIndex()
+  readonly grouper: Grouper
+  readonly ruleErrors: RuleErrorRecord[]
+  private readonly logsRoot: string
+  /** Durable length of each log file announced or found, beyond what is evaluated. */
+  private readonly durable = new Map<string, number>()
+  private live: LiveIndex | null = null
+  private liveFrom: RuleIndex | null = null
+  private running: Promise<void> | null = null
+  private again = false
+  private closed = false
+  private pendingSince: number | null = null
+  private failure: unknown = null
+  /** This batch's output, handed to the store only at its commit (so no other commit takes half). */
+  private outMatches: Array<[string, Record<string, unknown>]> = []
+  private outErrors: RuleErrorRecord[] = []
+  private patches: Array<{
+    id: string
+    status: AlertStatus
+    done: (g: Group | undefined) => void
+    fail: (e: unknown) => void
+  }> = []
+
+  constructor(private readonly o: DetectorOptions) {
+    this.logsRoot = path.join(o.dataDir, 'logs')
+    this.grouper = new Grouper(o.store.groups)
+    for (const g of o.store.groups) if (g.alert) this.alerts.add(g)
+    this.ruleErrors = o.store.errors
+  }
+
+  /** Finds every log file past the checkpoint, then evaluates; call once the log sources are open. */
+  async start(): Promise<void> {
+    for (const lt of this.o.logTypes) {
+      for (const file of await listDataFiles(this.logsRoot, lt)) {
+        const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(this.logsRoot, file)))
+        this.announce([{ file, size }])
+      }
+    }
+    this.kick()
+  }
+
+  /** A durable batch of the log sources (in commit order). */
+  announce(files: ReadonlyArray<{ file: string; size: number }>): void {
+    for (const { file, size } of files) {
+      if (size > (this.durable.get(file) ?? 0)) this.durable.set(file, size)
+      if (size > (this.o.store.checkpoint.logs[file] ?? 0)) this.pendingSince ??= Date.now()
+    }
+  }
+
+  /** Announces and starts a run when none is going (a run in progress takes another turn). */
+  notify(files: ReadonlyArray<{ file: string; size: number }>): void {
+    this.announce(files)
+    this.kick()
+  }
+
+  private kick(): void {
+    if (this.closed) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false
+          await this.runOnce()
+        } while (this.again && !this.closed)
+        while (this.patches.length > 0) await this.commitBatch(new Map(), {})
+      } catch (err) {
+        this.failure = err
+        this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
+      } finally {
+        this.running = null
+      }
+    })()
+  }
+
+  /** Waits until everything announced so far is evaluated and committed (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  status(): {
+    checkpoint: { records: number; evaluatedAt: string | null; lastKey: string | null }
+    lagSeconds: number
+    failed: boolean
+  } {
+    const cp = this.o.store.checkpoint
+    return {
+      checkpoint: { records: cp.records, evaluatedAt: cp.evaluatedAt, lastKey: cp.lastKey },
+      lagSeconds: this.pendingSince === null ? 0 : (Date.now() - this.pendingSince) / 1000,
+      failed: this.failure !== null,
+    }
+  }
+
+  private currentRules(): LiveIndex {
+    const index = this.o.catalog.index
+    if (this.live === null || this.liveFrom !== index) {
+      this.live = buildLiveIndex(index, this.o.compilers)
+      this.liveFrom = index
+      const time = new Date().toISOString()
+      for (const b of this.live.broken)
+        this.addError({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
+    }
+    return this.live
+  }
+
+  private addError(e: RuleErrorRecord): void {
+    this.outErrors.push(e)
+  }
+
+  /** Hands this batch to the store (synchronously) and commits it with the log offsets reached. */
+  private commitBatch(
+    changed: Map<string, Group>,
+    update: { logs?: Record<string, number>; lastKey?: string | null; records?: number },
+  ): Promise<void> {
+    const patches = this.patches
+    this.patches = []
+    const patched: Array<Group | undefined> = patches.map((p) => {
+      const g = this.grouper.groups.get(p.id)
+      if (!g?.alert) return undefined
+      g.status = p.status
+      g.updatedAt = new Date().toISOString()
+      changed.set(g.id, g)
+      return g
+    })
+    for (const [t, m] of this.outMatches) this.o.store.addMatch(t, m)
+    for (const e of this.outErrors) {
+      this.o.store.addError(e)
+      this.ruleErrors.push(e)
+      this.o.metrics?.ruleErrors.inc({ rule: e.ruleId })
+    }
+    this.outMatches = []
+    this.outErrors = []
+    for (const g of changed.values()) this.o.store.addGroup(g)
+    const done = this.o.store.commit(update)
+    done.then(
+      () => {
+        for (const [i, p] of patches.entries()) p.done(patched[i])
+      },
+      (err: unknown) => {
+        for (const p of patches) p.fail(err)
+      },
+    )
+    return done
+  }
+
+  private async runOnce(): Promise<void> {
+    const cp = this.o.store.checkpoint
+    const work: Array<[string, number, number]> = []
+    for (const [file, size] of this.durable) {
+      const from = cp.logs[file] ?? 0
+      if (size > from) work.push([file, from, size])
+    }
+    if (work.length === 0) {
+      this.pendingSince = null
+      return
+    }
+    const startedAt = Date.now()
+    const chunk = chunkFor(work.length)
+    const cursors = work.map(([file, from, to]) => new LineCursor(this.logsRoot, file, from, to, chunk))
+    const batchMax = this.o.batchRecords ?? 5000
+    let offsets: Record<string, number> = {}
+    let changed = new Map<string, Group>()
+    let count = 0
+    let lastKey: string | null = null
+    let lagSum: number[] = []
+    const flush = async () => {
+      await this.commitBatch(changed, { logs: offsets, lastKey, records: count })
+      const now = Date.now()
+      for (const t of lagSum) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
+      offsets = {}
+      changed = new Map()
+      count = 0
+      lagSum = []
+    }
+    for await (const rec of mergeCursors(cursors)) {
+      this.evaluate(rec, changed)
+      offsets[rec.file] = rec.next
+      lastKey = rec.key
+      count++
+      if (lagSum.length < 1000) lagSum.push(Date.parse(String(rec.record.p_parse_time)) || Date.now())
+      if (count >= batchMax) await flush()
+      if (this.closed) break
+    }
+    if (!this.closed) {
+      // Past the last complete line of each range (lines that were not records included).
+      for (const [file, , to] of work) offsets[file] = to
+    }
+    await flush()
+    if (this.pendingSince !== null && this.pendingSince <= startedAt) {
+      const left = [...this.durable].some(([f, s]) => s > (this.o.store.checkpoint.logs[f] ?? 0))
+      this.pendingSince = left ? Date.now() : null
+    }
+  }
+
+  private evaluate(rec: StoredRecord, changed: Map<string, Group>): void {
+    const logType = String(rec.record.p_log_type ?? '')
+    const live = this.currentRules()
+    const rules = live.byLogType.get(logType)
+    this.o.metrics?.records.inc()
+    if (!rules) return
+    const eventTime = String(rec.record.p_event_time ?? '')
+    const eventMs = Date.parse(eventTime)
+    const now = Date.now()
+    this.o.metrics?.evaluations.inc(rules.length)
+    for (const { meta, evaluate } of rules) {
+      const out = evaluate(rec.record)
+      if ('error' in out) {
+        this.addError({
+          ruleId: meta.id,
+          revision: meta.revision,
+          time: new Date(now).toISOString(),
+          record: { partition: rec.file, offset: rec.offset },
+          error: out.error,
+        })
+        continue
+      }
+      if (!out.matched) continue
+      let alertId: string | null = null
+      if (meta.createAlert) {
+        const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
+        alertId = group.id
+        changed.set(group.id, group)
+        if (created) {
+          this.alerts.add(group)
+          this.o.metrics?.alerts.inc()
+        }
+      }
+      this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })
+      this.outMatches.push([
+        eventTime,
+        {
+          id: matchId(meta.id, rec.file, rec.offset),
+          ruleId: meta.id,
+          ruleKind: meta.kind,
+          revision: meta.revision,
+          logType,
+          eventTime,
+          record: { partition: rec.file, offset: rec.offset },
+          dedup: out.dedup,
+          title: out.title,
+          severity: out.severity,
+          alertContext: out.alertContext,
+          signal: !meta.createAlert,
+          alertId,
+        },
+      ])
+    }
+  }
+
+  /** PATCH: the status is the only writable field; durable before the answer. */
+  // A run in progress applies it at its next commit (never in the middle of a batch, whose groups
+  // hold counts not yet committed); otherwise it is committed alone, at once.
+  setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
+    const g = this.grouper.groups.get(id)
+    if (!g?.alert) return Promise.resolve(undefined)
+    return new Promise((done, fail) => {
+      this.patches.push({ id, status, done, fail })
+      if (!this.running) void this.commitBatch(new Map(), {}).catch(() => {})
+    })
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await this.idle()
+    await this.o.store.close()
+  }
+}

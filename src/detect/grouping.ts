@@ -1,0 +1,241 @@
+// Alert grouping (alerts.md §2), pure and in memory: matches taken in stored order join the group
+// of their rule and dedup string with the latest start t0 ≤ their event time whose window
+// [t0, t0 + DedupPeriodMinutes) covers them, else open one at their own event time; a group is an
+// alert once it has Threshold matches. Live detection and replay run the same code.
+import { createHash } from 'node:crypto'
+import { compileKeySpec, MISSING, parseKeyPath, type Resolver } from '../engine/simple/index.js'
+
+export const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED'] as const
+export type AlertStatus = (typeof STATUSES)[number]
+
+/** What a rule contributes to its alerts (its effective API fields at the revision evaluated). */
+export interface RuleMeta {
+  id: string
+  kind: string
+  revision: string | null
+  logTypes: string[]
+  threshold: number
+  dedupPeriodMinutes: number
+  createAlert: boolean
+  summaryAttributes: string[]
+  description: string
+  runbook: string
+  reference: string
+  outputIds: string[]
+}
+
+export interface MatchFields {
+  title: string
+  dedup: string
+  severity: string
+  alertContext: Record<string, unknown>
+}
+
+/** A group of matches; an alert once `alert` is true. Stored whole, one line per change. */
+export interface Group {
+  id: string
+  ruleId: string
+  ruleKind: string
+  revision: string | null
+  severity: string
+  title: string
+  dedup: string
+  alertContext: Record<string, unknown>
+  logTypes: string[]
+  windowStart: string
+  eventCount: number
+  firstEventTime: string
+  lastEventTime: string
+  alert: boolean
+  createdAt: string | null
+  updatedAt: string
+  status: AlertStatus
+  description: string
+  runbook: string
+  reference: string
+  destinations: Array<{
+    id: string
+    state: 'pending' | 'delivered' | 'failed'
+    attempts: number
+    lastError: string | null
+  }>
+  /** attribute → JSON text of a value → count, over every match of the group. */
+  summaryCounts: Record<string, Record<string, number>>
+}
+
+export const MAX_DEDUP = 1000
+
+const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)
+
+/** The alert id: the same rule, dedup string and window start always give the same id. */
+export const alertId = (ruleId: string, dedup: string, windowStartMs: number) =>
+  hash('alert', ruleId, dedup, new Date(windowStartMs).toISOString())
+
+/** The match id: one rule on one stored line. */
+export const matchId = (ruleId: string, file: string, offset: number) => hash('match', ruleId, file, String(offset))
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+const resolvers = new Map<string, Resolver | null>()
+function summaryResolver(attr: string): Resolver | null {
+  let r = resolvers.get(attr)
+  if (r === undefined) {
+    const parsed = parseKeyPath(attr, 64)
+    r = parsed.ok ? compileKeySpec({ kind: 'keyPath', text: attr, segments: parsed.segments }) : null
+    if (resolvers.size < 10_000) resolvers.set(attr, r)
+  }
+  return r
+}
+
+function countSummary(group: Group, attrs: readonly string[], event: unknown): void {
+  for (const attr of attrs) {
+    const v = summaryResolver(attr)?.(event)
+    if (v === undefined || v === MISSING || v === null) continue
+    const counts = (group.summaryCounts[attr] ??= {})
+    for (const item of Array.isArray(v) ? v : [v]) {
+      if (item === null) continue
+      const k = JSON.stringify(item)
+      counts[k] = (counts[k] ?? 0) + 1
+    }
+  }
+}
+
+/** `summary` of the alert shape: the top 5 values per attribute by count, ties by value. */
+export function summaryOf(group: Group): Record<string, Array<{ value: unknown; count: number }>> {
+  const out: Record<string, Array<{ value: unknown; count: number }>> = {}
+  for (const [attr, counts] of Object.entries(group.summaryCounts)) {
+    const sortText = (k: string) => {
+      const v = JSON.parse(k) as unknown
+      return typeof v === 'string' ? v : k
+    }
+    out[attr] = Object.entries(counts)
+      .map(([k, count]) => ({ k, t: sortText(k), count }))
+      .sort((a, b) => b.count - a.count || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0))
+      .slice(0, 5)
+      .map(({ k, count }) => ({ value: JSON.parse(k) as unknown, count }))
+  }
+  return out
+}
+
+export interface GroupOutcome {
+  group: Group
+  /** The group became an alert with this match (the one notification). */
+  created: boolean
+}
+
+/** The groups of every rule and dedup string, with their window starts sorted per key. */
+export class Grouper {
+  readonly groups = new Map<string, Group>()
+  private readonly starts = new Map<string, number[]>()
+
+  constructor(groups: Iterable<Group> = []) {
+    for (const g of groups) this.restore(g)
+  }
+
+  restore(g: Group): void {
+    const known = this.groups.has(g.id)
+    this.groups.set(g.id, g)
+    if (known) return
+    const key = `${g.ruleId}\u0000${g.dedup}`
+    const list = this.starts.get(key) ?? []
+    insertSorted(list, Date.parse(g.windowStart))
+    this.starts.set(key, list)
+  }
+
+  /** Adds one match (in stored order); `now` stamps createdAt/updatedAt. */
+  add(rule: RuleMeta, m: MatchFields, eventMs: number, event: unknown, now: number): GroupOutcome {
+    const key = `${rule.id}\u0000${m.dedup}`
+    const list = this.starts.get(key) ?? []
+    const period = rule.dedupPeriodMinutes * 60_000
+    // the latest start t0 ≤ the event time; it covers the event when eventMs < t0 + period
+    let lo = 0
+    let hi = list.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (list[mid]! <= eventMs) lo = mid + 1
+      else hi = mid
+    }
+    const t0 = lo > 0 ? list[lo - 1]! : undefined
+    let group: Group
+    if (t0 !== undefined && eventMs < t0 + period) {
+      group = this.groups.get(alertId(rule.id, m.dedup, t0))!
+      group.eventCount++
+      if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
+      if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
+    } else {
+      group = {
+        id: alertId(rule.id, m.dedup, eventMs),
+        ruleId: rule.id,
+        ruleKind: rule.kind,
+        revision: rule.revision,
+        severity: m.severity,
+        title: m.title,
+        dedup: m.dedup,
+        alertContext: m.alertContext,
+        logTypes: rule.logTypes,
+        windowStart: iso(eventMs),
+        eventCount: 1,
+        firstEventTime: iso(eventMs),
+        lastEventTime: iso(eventMs),
+        alert: false,
+        createdAt: null,
+        updatedAt: iso(now),
+        status: 'OPEN',
+        description: rule.description,
+        runbook: rule.runbook,
+        reference: rule.reference,
+        destinations: [],
+        summaryCounts: {},
+      }
+      this.groups.set(group.id, group)
+      insertSorted(list, eventMs)
+      this.starts.set(key, list)
+    }
+    countSummary(group, rule.summaryAttributes, event)
+    let created = false
+    if (!group.alert && group.eventCount >= rule.threshold) {
+      group.alert = true
+      group.createdAt = iso(now)
+      created = true
+    }
+    group.updatedAt = iso(now)
+    return { group, created }
+  }
+}
+
+function insertSorted(list: number[], v: number): void {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (list[mid]! < v) lo = mid + 1
+    else hi = mid
+  }
+  if (list[lo] !== v) list.splice(lo, 0, v)
+}
+
+/** The API shape of an alert (alerts.md §2). */
+export function alertView(g: Group): Record<string, unknown> {
+  return {
+    id: g.id,
+    ruleId: g.ruleId,
+    ruleKind: g.ruleKind,
+    revision: g.revision,
+    severity: g.severity,
+    title: g.title,
+    dedup: g.dedup,
+    alertContext: g.alertContext,
+    logTypes: g.logTypes,
+    eventCount: g.eventCount,
+    firstEventTime: g.firstEventTime,
+    lastEventTime: g.lastEventTime,
+    createdAt: g.createdAt,
+    updatedAt: g.updatedAt,
+    status: g.status,
+    description: g.description,
+    runbook: g.runbook,
+    reference: g.reference,
+    summary: summaryOf(g),
+    destinations: g.destinations,
+  }
+}

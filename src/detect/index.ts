@@ -1,0 +1,61 @@
+// Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
+// builds the detector over the served rules, subscribes it to the log sources' durable batches and
+// catches up from the checkpoint. main.ts mounts `addRoutes` under the base path and awaits `close()`.
+import path from 'node:path'
+import type Router from '@koa/router'
+import type { ApiState } from '../api/context.js'
+import type { TokenStore } from '../auth/token-store.js'
+import type { Logger } from '../log.js'
+import type { Registry } from '../metrics.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import { addAlertRoutes } from './alert-routes.js'
+import { createDetectMetrics } from './detect-metrics.js'
+import { DetectionStore } from './detection-store.js'
+import { Detector } from './detector.js'
+import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
+
+export interface Detection {
+  detector: Detector
+  /** The durable output (matches, alert journal, rule errors, checkpoint). */
+  store: DetectionStore
+  status(): ReturnType<Detector['status']>
+  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
+  close(): Promise<void>
+}
+
+export async function createDetection(opts: {
+  dataDir: string
+  catalog: { readonly index: RuleIndex }
+  logSources: {
+    logTypes: string[]
+    onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): void
+  }
+  logger: Logger
+  metrics: Registry
+  /** Live evaluators by rule kind (default: simple rules); tests replace them. */
+  compilers?: Readonly<Record<string, LiveCompiler>>
+}): Promise<Detection> {
+  const store = await DetectionStore.open(opts.dataDir, opts.logger)
+  const detector = new Detector({
+    dataDir: opts.dataDir,
+    logTypes: opts.logSources.logTypes,
+    catalog: opts.catalog,
+    compilers: opts.compilers ?? DEFAULT_COMPILERS,
+    store,
+    logger: opts.logger,
+    metrics: createDetectMetrics(opts.metrics),
+  })
+  opts.logSources.onDurable((files) => detector.notify(files))
+  await detector.start()
+  return {
+    detector,
+    store,
+    status: () => detector.status(),
+    addRoutes(router, deps) {
+      addAlertRoutes(router, { ...deps, detector, store, logsRoot: path.join(opts.dataDir, 'logs') })
+    },
+    close: () => detector.close(),
+  }
+}
+
+export type { LiveCompiler, LiveEvaluator, Evaluation } from './live-rules.js'
