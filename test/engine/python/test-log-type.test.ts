@@ -19,7 +19,11 @@ const limits: RunLimits = {
 /** An engine over a pool that records the job instead of running it. */
 function recording(): { jobs: Job[]; engine: ReturnType<typeof createScheduledEngine>['engine'] } {
   const jobs: Job[] = []
-  const pool = { run: async (job: Job) => (jobs.push(job), []) } as unknown as WorkerPool
+  const run = async (job: Job) => {
+    jobs.push(job)
+    return []
+  }
+  const pool = { run } as unknown as WorkerPool
   return { jobs, engine: createScheduledEngine(pool, limits).engine }
 }
 
