@@ -1,6 +1,7 @@
 // Composition root: reads the configuration and environment, builds every part (the rules
-// service's parts, engines, tokens, reconciler, log sources, HTTP app) and listens. The only module that starts a
-// server; the CLI's `serve` calls startServer and handles signals.
+// service's parts, engines, tokens, reconciler, log sources, HTTP app: createService) and listens
+// (startServer). The only module that starts a server; the CLI's `serve` calls startServer and
+// handles signals; tests that need no socket call createService's app in process.
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type Koa from 'koa'
@@ -50,10 +51,67 @@ export interface RunningServer extends RuleParts {
   close(): Promise<void>
 }
 
+/** Every part and the HTTP app, started but not listening. */
+export interface Service extends RuleParts {
+  app: Koa<ApiState>
+  config: Config
+  dataDir: string
+  bannerLines: string[]
+  logger: Logger
+  /** Stops the parts in the reverse order of their start and releases the data-dir lock. */
+  close(): Promise<void>
+}
+
 export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'rules-repo-template')
 
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const startedAt = performance.now()
+  const service = await createService(opts)
+  const { app, config, dataDir, bannerLines, logger, catalog, remote } = service
+  try {
+    const server = http.createServer(app.callback())
+    server.keepAliveTimeout = 5000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.server.port, config.server.host, () => resolve())
+    })
+    const closeServer = () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+    const addr = server.address() as AddressInfo
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+    const url = `http://${host}:${addr.port}`
+    logger.info(
+      {
+        url,
+        dataDir,
+        remote: remote?.displayUrl ?? null,
+        revision: catalog.index.revision,
+        rules: catalog.index.rules.size,
+        startMs: Math.round(performance.now() - startedAt),
+      },
+      'rulekeeper is serving',
+    )
+    // The banner as log lines: stdout carries JSON only (secrets are never in it: paths and names).
+    for (const line of bannerLines) logger.info({ banner: true }, line)
+    const close = async () => {
+      const stopping = performance.now()
+      logger.info('rulekeeper is shutting down')
+      await closeServer()
+      await service.close()
+      logger.info({ shutdownMs: Math.round(performance.now() - stopping) }, 'rulekeeper stopped')
+      logger.flush()
+    }
+    return { ...service, url, close }
+  } catch (err) {
+    await service.close()
+    throw err
+  }
+}
+
+export async function createService(opts: StartOptions): Promise<Service> {
   const config = loadConfig(opts.env, opts.configOverrides)
   const logger = opts.logger ?? createLogger({ level: config.log.level, pretty: opts.pretty })
   const dataDir = path.resolve(config.dataDir)
@@ -146,43 +204,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
     })
-    const server = http.createServer(app.callback())
-    server.keepAliveTimeout = 5000
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(config.server.port, config.server.host, () => resolve())
-    })
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.close(() => resolve())
-          server.closeAllConnections()
-        }),
-    )
-    const addr = server.address() as AddressInfo
-    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
-    const url = `http://${host}:${addr.port}`
-    logger.info(
-      {
-        url,
-        dataDir,
-        remote: remote?.displayUrl ?? null,
-        revision: rules.catalog.index.revision,
-        rules: rules.catalog.index.rules.size,
-        startMs: Math.round(performance.now() - startedAt),
-      },
-      'rulekeeper is serving',
-    )
-    // The banner as log lines: stdout carries JSON only (secrets are never in it: paths and names).
-    for (const line of bannerLines) logger.info({ banner: true }, line)
-    const close = async () => {
-      const stopping = performance.now()
-      logger.info('rulekeeper is shutting down')
-      await cleanup()
-      logger.info({ shutdownMs: Math.round(performance.now() - stopping) }, 'rulekeeper stopped')
-      logger.flush()
-    }
-    return { url, app, config, dataDir, ...rules, bannerLines, logger, close }
+    return { app, config, dataDir, ...rules, bannerLines, logger, close: cleanup }
   } catch (err) {
     await cleanup()
     throw err

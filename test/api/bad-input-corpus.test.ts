@@ -12,6 +12,7 @@ import vm from 'node:vm'
 import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
 import { parseJsonOrUndefined, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { SeededRandom as Rng } from '../helpers/seeded-random.js'
 
 type Kind = 'correlation' | 'scheduled' | 'simple'
 const KIND_PATH: Record<Kind, string> = {
@@ -24,42 +25,7 @@ const MiB = 1024 * 1024
 const AUDIT_TOKEN = 'corpus-audit-secret-0123456789'
 
 // ---------------------------------------------------------------------------------------------
-// Seeded PRNG (mulberry32) and small helpers.
-
-class Rng {
-  private a: number
-  constructor(seed: number) {
-    this.a = seed >>> 0
-  }
-  next(): number {
-    this.a = (this.a + 0x6d2b79f5) >>> 0
-    let x = this.a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n)
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)]!
-  }
-  bool(p = 0.5): boolean {
-    return this.next() < p
-  }
-  str(len: number, alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'): string {
-    let s = ''
-    for (let i = 0; i < len; i++) s += alphabet[this.int(alphabet.length)]
-    return s
-  }
-  shuffle<T>(xs: T[]): T[] {
-    for (let i = xs.length - 1; i > 0; i--) {
-      const j = this.int(i + 1)
-      ;[xs[i], xs[j]] = [xs[j]!, xs[i]!]
-    }
-    return xs
-  }
-}
+// Small helpers (the seeded PRNG, mulberry32, is test/helpers/seeded-random.ts).
 
 type Json = any
 const clone = (v: Json): Json => JSON.parse(JSON.stringify(v))

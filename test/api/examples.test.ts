@@ -10,7 +10,7 @@ import { fileDataToView } from '../../src/rules/mapping.js'
 import { KINDS } from '../../src/rules/kinds/index.js'
 import type { RuleKind } from '../../src/rules/model.js'
 import { kindOf } from '../../src/rules/rule-file.js'
-import { startTestServer } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
 
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
 const PATHS = Object.fromEntries(KINDS.map((k) => [k.name, `/${k.apiPath}`])) as Record<RuleKind, string>
@@ -35,7 +35,7 @@ function examples(): Array<{ file: string; kind: RuleKind; body: Record<string, 
 }
 
 t.test('every example rule saves through the API with its tests, and fails with a flipped expectation', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (const ex of examples()) {
     if (!engines[ex.kind]) continue
@@ -60,7 +60,7 @@ t.test('every example rule saves through the API with its tests, and fails with 
 })
 
 t.test('a correlation rule reports the rules it references and their log types', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const res = await s.request('GET', '/correlation-rules/Editor.Audit.BruteForceThenSuccess')
   t.equal(res.status, 200)

@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const HAND_WRITTEN_SIMPLE = `# Written by a person; every line below must survive a GET → PUT.
 AnalysisType: rule
@@ -75,7 +76,7 @@ function gitIn(cwd: string, args: string[]): string {
 }
 
 /** Commits `files` with plain git into the server's repository and reconciles. */
-async function pushByHand(t: Test, s: TestServer, files: Record<string, string>): Promise<void> {
+async function pushByHand(t: Test, s: InProcessServer, files: Record<string, string>): Promise<void> {
   const work = path.join(tempDir('rk-fidelity-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const [p, text] of Object.entries(files)) {
@@ -90,10 +91,10 @@ async function pushByHand(t: Test, s: TestServer, files: Record<string, string>)
   t.same(rec.body.invalidFiles, [], 'the hand-written files are valid')
 }
 
-const head = (s: TestServer) => s.git('rev-parse', 'main').trim()
+const head = (s: InProcessServer) => s.git('rev-parse', 'main').trim()
 
 t.test('GET → PUT of a hand-written file changes nothing; one changed field changes one line', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const file = 'simple_rules/hand/fidelity.yml'
   await pushByHand(t, s, { [file]: HAND_WRITTEN_SIMPLE })
@@ -142,7 +143,7 @@ t.test('GET → PUT of a hand-written file changes nothing; one changed field ch
 })
 
 t.test('a scheduled rule’s InlineFilters: shown, kept, and applied before rule()', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const file = 'scheduled_rules/hand/grants.yml'
   await pushByHand(t, s, { [file]: HAND_WRITTEN_SCHEDULED, 'scheduled_rules/hand/grants.py': GRANTS_PY })
@@ -187,7 +188,7 @@ t.test('a scheduled rule’s InlineFilters: shown, kept, and applied before rule
 })
 
 t.test('correlation transitions: the order is From → To, and Match may be left out', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   // Listed Success, Failures; the transition goes Failures → Success; it joins nothing.
   const detection = `- Sequence:
@@ -225,7 +226,7 @@ t.test('correlation transitions: the order is From → To, and Match may be left
 })
 
 t.test('one 400 lists a bad severity and a bad condition together', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const res = await s.request(
     'POST',
@@ -244,7 +245,7 @@ t.test('one 400 lists a bad severity and a bad condition together', async (t) =>
 })
 
 t.test('a title continued at column 0 (read as PyYAML reads it) survives an edit of another field', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const file = 'simple_rules/hand/continued.yml'
   const text = `AnalysisType: rule

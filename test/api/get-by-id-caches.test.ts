@@ -4,7 +4,8 @@
 // router answers.
 import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -44,26 +45,23 @@ t.test('token store: a cached verification ends with a revoke, a reload and the 
 })
 
 t.test('a revoked token stops working within a second even when cached', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const secret = await s.makeToken('hot', ['View Rules'])
   await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple('Cache.Revoke'))
   for (let i = 0; i < 20; i++)
-    t.equal(
-      (await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status,
-      200,
-    )
+    t.equal((await s.send('GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status, 200)
   const id = new TokenStore(s.dataDir).list().find((x) => x.name === 'hot')!.id
   new TokenStore(s.dataDir).revoke(id) // beside the server, as the CLI does
   const revokedAt = Date.now()
   let status = 200
   while (Date.now() - revokedAt < 1000 && status !== 401) {
-    status = (await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status
+    status = (await s.send('GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status
     if (status !== 401) await sleep(25)
   }
   t.equal(status, 401, `refused ${Date.now() - revokedAt} ms after the revoke`)
   t.equal(
-    (await httpRequest(s.url, 'GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status,
+    (await s.send('GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status,
     401,
     'and stays refused',
   )
@@ -71,7 +69,7 @@ t.test('a revoked token stops working within a second even when cached', async (
 })
 
 t.test('a GET after a write returns the new content, never the cached view', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const id = 'Cache.Fresh'
   t.equal((await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple(id))).status, 200)
@@ -103,9 +101,9 @@ t.test('a GET after a write returns the new content, never the cached view', asy
 })
 
 t.test('the direct get-by-id route answers what the router answers', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
-  const names = (s.server.app.middleware as Array<{ name: string }>).map((m) => m.name)
+  const names = (s.service.app.middleware as Array<{ name: string }>).map((m) => m.name)
   t.ok(names.includes('getRuleById'), `the direct route is mounted, ahead of the router (${names.join(', ')})`)
   const id = 'Cache.Same-Rule_1'
   t.equal((await s.request('POST', '/simple-rules?run-tests-first=false', SAMPLE_BODIES.simple(id))).status, 200)
@@ -129,7 +127,7 @@ t.test('the direct get-by-id route answers what the router answers', async (t) =
   t.equal((await s.request('GET', `/simple-rules/${id}?bogus=1`)).status, 400, 'unknown parameters still refused')
   t.equal((await s.request('GET', `/simple-rules/${id}?include-python=maybe`)).status, 400)
   t.equal((await s.request('GET', `/scheduled-rules/${id}`)).status, 404, 'another kind')
-  t.equal((await httpRequest(s.url, 'GET', `/simple-rules/${id}`)).status, 401, 'no key')
-  const m = await httpRequest(s.url, 'GET', '/metrics')
+  t.equal((await s.send('GET', `/simple-rules/${id}`)).status, 401, 'no key')
+  const m = await s.send('GET', '/metrics')
   t.match(m.text, /rulekeeper_http_requests_total\{method="GET",route="\/simple-rules\/:id",status="200"\} [1-9]/)
 })

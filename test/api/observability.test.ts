@@ -2,17 +2,18 @@
 // secrets never present, /metrics in Prometheus text with request and commit counters,
 // X-Request-Id on every response (the caller's when sane), /healthz without auth.
 import t from 'tap'
-import { httpRequest, SAMPLE_BODIES, startTestServer } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 t.test('logs carry request id, actor, route, status and duration, and never a secret', async (t) => {
   const lines: string[] = []
   const secret = `rk_BootstrapTok1_${'A'.repeat(43)}`
-  const s = await startTestServer({ logLines: lines, env: { RULEKEEPER_BOOTSTRAP_TOKEN: secret } })
+  const s = await startInProcess({ logLines: lines, env: { RULEKEEPER_BOOTSTRAP_TOKEN: secret } })
   t.teardown(() => s.close())
   const res = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Log.Me'), { 'X-Request-Id': 'req-log-1' })
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-request-id'), 'req-log-1')
-  await httpRequest(s.url, 'GET', '/simple-rules', undefined, {
+  await s.send('GET', '/simple-rules', undefined, {
     'X-API-Key': 'rk_wrong_secret',
     Authorization: 'Bearer super-secret-value',
   })
@@ -31,11 +32,11 @@ t.test('logs carry request id, actor, route, status and duration, and never a se
 })
 
 t.test('/metrics exposes request counts by route and status, and commits', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Metric.One'))
   await s.request('GET', '/simple-rules/Nope')
-  const m = await httpRequest(s.url, 'GET', '/metrics')
+  const m = await s.send('GET', '/metrics')
   t.equal(m.status, 200)
   t.match(m.headers.get('content-type'), /text\/plain/)
   t.match(m.text, /rulekeeper_http_requests_total\{method="POST",route="\/simple-rules",status="200"\} 1/)
@@ -45,16 +46,16 @@ t.test('/metrics exposes request counts by route and status, and commits', async
 })
 
 t.test('every response has an X-Request-Id; a hostile one is replaced; /healthz needs no auth', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (const p of ['/healthz', '/openapi.json', '/nowhere', '/simple-rules']) {
-    const r = await httpRequest(s.url, 'GET', p)
+    const r = await s.send('GET', p)
     t.match(r.headers.get('x-request-id'), /^[\w.:-]{1,128}$/, p)
   }
-  const r = await httpRequest(s.url, 'GET', '/healthz', undefined, { 'X-Request-Id': 'bad id\twith tab' })
+  const r = await s.send('GET', '/healthz', undefined, { 'X-Request-Id': 'bad id\twith tab' })
   t.equal(r.status, 200)
   t.not(r.headers.get('x-request-id'), 'bad id\twith tab')
-  const notFound = await httpRequest(s.url, 'GET', '/nowhere')
+  const notFound = await s.send('GET', '/nowhere')
   t.equal(notFound.status, 404)
   t.type(notFound.body.message, 'string')
 })

@@ -8,7 +8,8 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import * as ajvDraft04 from 'ajv-draft-04'
 import addFormatsModule from 'ajv-formats'
 import t from 'tap'
-import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
+import { routeTable as routeTableOf, SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 type Kind = 'correlation' | 'scheduled' | 'simple'
 const KINDS: Kind[] = ['correlation', 'scheduled', 'simple']
@@ -32,7 +33,7 @@ const OPENAPI_30_SCHEMA = JSON.parse(
 )
 
 /** The server's rule routes as its routers mount them (HEAD mirrors GET and is left out). */
-const routeTable = (s: TestServer) => routeTableOf(s).filter((r) => r.method !== 'HEAD')
+const routeTable = (s: InProcessServer) => routeTableOf(s.service.app).filter((r) => r.method !== 'HEAD')
 
 /** `#/components/...` references replaced by what they point at (the write schemas are not recursive). */
 function deref(doc: any, v: any, depth = 0): any {
@@ -80,12 +81,12 @@ for (const basePath of ['/', '/v1']) {
   t.test(
     `base path ${basePath}: /openapi.json is a valid OpenAPI 3.0.3 document, version 1.0, that lists every rule route`,
     async (t) => {
-      const s = await startTestServer({ config: { api: { basePath } } })
+      const s = await startInProcess({ config: { api: { basePath } } })
       t.teardown(() => s.close())
-      const res = await fetch(`${s.url}${prefix}/openapi.json`)
+      const res = await s.send('GET', `${prefix}/openapi.json`)
       t.equal(res.status, 200, 'served without a token')
       t.match(res.headers.get('content-type') ?? '', /^application\/json/, 'as JSON')
-      const doc = (await res.json()) as any
+      const doc = res.body as any
 
       const ajv = new Ajv04({ allErrors: true, strict: false })
       ;(addFormatsModule as unknown as (a: unknown) => void)(ajv)
@@ -167,7 +168,7 @@ for (const basePath of ['/', '/v1']) {
           )
       }
       t.equal(
-        (await fetch(`${s.url}${prefix}/openapi.json`, { headers: { 'X-API-Key': 'wrong' } })).status,
+        (await s.send('GET', `${prefix}/openapi.json`, undefined, { 'X-API-Key': 'wrong' })).status,
         200,
         'a wrong token does not matter on /openapi.json',
       )
@@ -176,9 +177,9 @@ for (const basePath of ['/', '/v1']) {
 }
 
 t.test("each kind's write schema in the document accepts and refuses the same bodies as the server", async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
-  const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as any
+  const doc = (await s.send('GET', '/openapi.json')).body as any
 
   const allOptional = {
     description: 'd',

@@ -11,7 +11,8 @@ import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
 import { createLogger } from '../../src/log.js'
 import { startChild } from '../helpers/child-server.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { httpRequest, SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 // A free-form bootstrap secret (no `rk_<id>_` form), and a well-formed one no token has.
 const SECRET = `ops-bootstrap-${'B'.repeat(40)}`
@@ -148,9 +149,9 @@ const value = (metrics: string, series: string): number | undefined => {
 }
 
 t.test('/metrics after real actions: rules by kind, invalid files, test outcomes, the Python pool', async (t) => {
-  const s = await startTestServer({ config: { python: { timeoutMs: 1500, poolSize: 1 } } })
+  const s = await startInProcess({ config: { python: { timeoutMs: 1500, poolSize: 1 } } })
   t.teardown(() => s.close())
-  const scrape = async () => (await httpRequest(s.url, 'GET', '/metrics')).text
+  const scrape = async () => (await s.send('GET', '/metrics')).text
   const count = async (kind: string) => {
     let n = 0
     for (let cursor = ''; ; ) {

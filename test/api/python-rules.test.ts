@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 function gitIn(cwd: string, args: string[]): string {
   return execFileSync('git', args, {
@@ -23,7 +24,7 @@ function gitIn(cwd: string, args: string[]): string {
 }
 
 /** Commits `files` (null deletes) by hand, pushes, reconciles; returns the new tip. */
-async function pushByHand(s: TestServer, files: Record<string, string | null>): Promise<string> {
+async function pushByHand(s: InProcessServer, files: Record<string, string | null>): Promise<string> {
   const work = path.join(tempDir('rk-pyrules-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const [p, text] of Object.entries(files)) {
@@ -59,7 +60,7 @@ Tests:
 const HAND_PY = 'def rule(event):\n    return event.get("action") == "git.push"\n'
 
 t.test('a create is one commit holding the .yml and the .py, under rules/<group>/', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const res = await s.request('POST', '/rules', SAMPLE_BODIES.python('Editor.Audit.Deleted'), {
     'X-Change-Reason': 'watch deletions',
@@ -82,7 +83,7 @@ t.test('a create is one commit holding the .yml and the .py, under rules/<group>
 })
 
 t.test('logTypes is required and has at least one entry; a bad inlineFilters is located', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const { logTypes: _l, ...noLogTypes } = SAMPLE_BODIES.python('Py.NoLogTypes')
   const missing = await s.request('POST', '/rules', noLogTypes)
@@ -105,7 +106,7 @@ t.test('logTypes is required and has at least one entry; a bad inlineFilters is 
 })
 
 t.test('InlineFilters apply before rule(): a rejected event is a non-match and rule() is not called', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const body = SAMPLE_BODIES.python('Py.Filtered', {
     inlineFilters: '- KeyPath: action\n  Condition: Equals\n  Value: delete\n',
@@ -122,7 +123,7 @@ t.test('InlineFilters apply before rule(): a rejected event is a non-match and r
 })
 
 t.test('hand-written files: a rule with Filename is served at /rules, one with Detection is not', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const tip = await pushByHand(s, { 'rules/hand/hand_python.yml': HAND_YML, 'rules/hand/hand_python.py': HAND_PY })
   const got = await s.request('GET', '/rules/Hand.Python')
@@ -154,7 +155,7 @@ t.test('hand-written files: a rule with Filename is served at /rules, one with D
 })
 
 t.test('a commit changing only the .py modifies the rule (history follows both files)', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const created = await s.request('POST', '/rules', SAMPLE_BODIES.python('Py.Followed'))
   t.equal(created.status, 200, created.text)
@@ -171,7 +172,7 @@ t.test('a commit changing only the .py modifies the rule (history follows both f
 })
 
 t.test('correlation rules reference Python rules: resolved, their log types derived', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   await pushByHand(s, { 'rules/hand/hand_python.yml': HAND_YML, 'rules/hand/hand_python.py': HAND_PY })
   const detection =

@@ -2,16 +2,10 @@
 // running server, with the default base path and with api.basePath /v1: 401 without or with a wrong
 // token, 403 for a token without the permission, both decided before a byte of the body is read;
 // only /openapi.json, /healthz, /metrics, /hooks/git and /http/* are open to X-API-Key-less callers.
-import http from 'node:http'
 import t from 'tap'
+import { rawRequest } from '../helpers/raw-http.js'
 import { TokenStore } from '../../src/auth/token-store.js'
-import {
-  parseJsonOrUndefined,
-  routeTable as routeTableOf,
-  SAMPLE_BODIES,
-  startTestServer,
-  type TestServer,
-} from '../helpers/rulekeeper.js'
+import { routeTable as routeTableOf, SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 const KIND_PATHS = ['/correlation-rules', '/scheduled-rules', '/simple-rules']
 const WEBHOOK_SECRET = 'route-table-webhook-secret'
@@ -23,7 +17,7 @@ interface Route {
   path: string
 }
 
-const routeTable = (s: TestServer): Route[] => routeTableOf(s)
+const routeTable = (s: TestServer): Route[] => routeTableOf(s.server.app)
 
 const concrete = (p: string) =>
   p
@@ -38,45 +32,33 @@ interface Answer {
 }
 
 /**
- * One request with node:http. `declaredLength` announces a body far larger than what is sent (and
+ * One request over a real socket (rawRequest). `declaredLength` announces a body far larger than what is sent (and
  * the request is never finished): only a server that decides without reading the body can answer.
  */
-function send(
+async function send(
   base: string,
   method: string,
   p: string,
   opts: { headers?: Record<string, string>; body?: Buffer | string; declaredLength?: number } = {},
 ): Promise<Answer> {
-  const started = Date.now()
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) }
-    const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : opts.body
-    if (body !== undefined || opts.declaredLength !== undefined) {
-      headers['Content-Length'] = String(opts.declaredLength ?? body!.length)
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
-        headers['Content-Type'] = 'application/json'
-    }
-    const req = http.request(`${base}${p}`, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => {
-        clearTimeout(timer)
-        const parsed = parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8'))
-        if (opts.declaredLength !== undefined) req.destroy()
-        resolve({ status: res.statusCode ?? 0, body: parsed, ms: Date.now() - started })
-      })
-    })
-    const timer = setTimeout(() => {
-      req.destroy()
-      reject(new Error(`${method} ${p}: no answer within 5 s (the server waited for the body?)`))
-    }, 5000)
-    req.on('error', (err) => {
-      clearTimeout(timer)
-      reject(err)
-    })
-    if (opts.declaredLength !== undefined) req.write(body ?? Buffer.from('{"id": "x"'))
-    else req.end(body)
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) }
+  const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : opts.body
+  if (body !== undefined || opts.declaredLength !== undefined) {
+    headers['Content-Length'] = String(opts.declaredLength ?? body!.length)
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['Content-Type'] = 'application/json'
+  }
+  // No answer within 5 s: the server waited for the body.
+  const declared = opts.declaredLength !== undefined
+  const a = await rawRequest(`${base}${p}`, {
+    method,
+    headers,
+    agent: false,
+    body: declared ? (body ?? Buffer.from('{"id": "x"')) : body,
+    unfinished: declared,
+    timeoutMs: 5000,
   })
+  return { status: a.status, body: a.json, ms: a.ms }
 }
 
 const hasMessage = (a: Answer) => typeof a.body?.message === 'string' && a.body.message.length > 0

@@ -1,16 +1,17 @@
 // The shared contract suite (like Hono's common.case.test): every route × every documented status
-// of api.md, run once per rule kind of the registry (src/rules/kinds/) against a real server (real
-// repository, real HTTP), plus what the kind declares: its list filters, where its files go, its
-// companion file, its Python view. A new kind needs only a sample body in test/helpers/rulekeeper.ts
-// (the compiler asks for it). Where a kind's test engine is missing in this build the suite expects
-// the documented 501 instead of a test verdict.
+// of api.md, run once per rule kind of the registry (src/rules/kinds/) against the real service in
+// process (real repository, requests into its Koa app), plus what the kind declares: its list
+// filters, where its files go, its companion file, its Python view. A new kind needs only a sample
+// body in test/helpers/rulekeeper.ts (the compiler asks for it). Where a kind's test engine is
+// missing in this build the suite expects the documented 501 instead of a test verdict.
 import t from 'tap'
 import { createEngineRegistry } from '../../src/engine/registry.js'
 import { PYTHON_TESTS } from '../../src/rules/fields.js'
 import { fieldsOf, KINDS, RULE_KINDS } from '../../src/rules/kinds/index.js'
 import type { RuleKind } from '../../src/rules/model.js'
 import { parseAnalysisFile } from '../../src/rules/rule-file.js'
-import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 const PATHS = Object.fromEntries(KINDS.map((k) => [k.name, `/${k.apiPath}`])) as Record<RuleKind, string>
 const engines = createEngineRegistry()
@@ -35,8 +36,8 @@ function withPassingTests(kind: RuleKind, id: string): Record<string, unknown> {
   return body
 }
 
-const commitCount = (s: TestServer) => Number(s.git('rev-list', '--count', 'HEAD').trim())
-const treeFiles = (s: TestServer) =>
+const commitCount = (s: InProcessServer) => Number(s.git('rev-list', '--count', 'HEAD').trim())
+const treeFiles = (s: InProcessServer) =>
   s
     .git('ls-tree', '-r', '--name-only', 'HEAD')
     .split('\n')
@@ -45,7 +46,7 @@ const treeFiles = (s: TestServer) =>
 for (const def of KINDS) {
   const kind: RuleKind = def.name
   t.test(`${kind} rules`, async (t) => {
-    const s = await startTestServer()
+    const s = await startInProcess()
     t.teardown(() => s.close())
     const base = PATHS[kind]
     const hasEngine = engines[kind] !== undefined
@@ -363,7 +364,7 @@ for (const def of KINDS) {
 }
 
 t.test('a kind without a test engine answers 501 on writes that must run tests, and saves without tests', async (t) => {
-  const s = await startTestServer({ engines: {} })
+  const s = await startInProcess({ engines: {} })
   t.teardown(() => s.close())
   const res = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('NoEngine.One'))
   t.equal(res.status, 501)
@@ -375,7 +376,7 @@ t.test('a kind without a test engine answers 501 on writes that must run tests, 
 })
 
 t.test('on the databricks backend every correlation route answers 501 after auth; other kinds work', async (t) => {
-  const s = await startTestServer({ env: { RULEKEEPER_BACKEND: 'databricks' } })
+  const s = await startInProcess({ env: { RULEKEEPER_BACKEND: 'databricks' } })
   t.teardown(() => s.close())
   for (const [m, p] of [
     ['GET', '/correlation-rules'],
@@ -393,7 +394,7 @@ t.test('on the databricks backend every correlation route answers 501 after auth
 })
 
 t.test('include-python returns pythonBody (the generated module) on list and get, and only then', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const list = await s.request('GET', '/simple-rules?include-python=true')
   t.equal(list.status, 200)
@@ -419,7 +420,7 @@ for (const def of KINDS.filter((k) => k.companion)) {
   t.test(
     `${kind} rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line`,
     async (t) => {
-      const noPython = await startTestServer({ config: { python: { command: 'no-such-python3-here' } } })
+      const noPython = await startInProcess({ config: { python: { command: 'no-such-python3-here' } } })
       t.teardown(() => noPython.close())
       const res = await noPython.request('POST', base, withPassingTests(kind, 'Py.Missing'))
       t.equal(res.status, 503, res.text)
@@ -430,7 +431,7 @@ for (const def of KINDS.filter((k) => k.companion)) {
         'nothing saved',
       )
 
-      const s = await startTestServer()
+      const s = await startInProcess()
       t.teardown(() => s.close())
       const broken = await s.request(
         'POST',

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { startTestServer, SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 t.test('a created simple rule can be read back and is one commit', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const res = await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Smoke.Rule'))
   t.equal(res.status, 200, res.text)

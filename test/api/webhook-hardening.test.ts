@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import t from 'tap'
+import { rawRequest } from '../helpers/raw-http.js'
 import { httpRequest, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 
 const SECRET = 'webhook-secret-0123456789'
@@ -32,25 +33,19 @@ async function waitRuns(s: TestServer, atLeast: number): Promise<number> {
 }
 
 /** A POST with raw (latin1) header values, which fetch would refuse to send. */
-function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}/hooks/git`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
-      },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (c) => (text += c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
-      },
-    )
-    req.on('error', reject)
-    // A Buffer, so the header block is written apart from it as latin1 (one byte per character).
-    req.end(Buffer.from(body))
+async function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: any }> {
+  // A Buffer body (rawRequest sends a Buffer), so the header block is written apart from it as
+  // latin1 (one byte per character).
+  const res = await rawRequest(`${url}/hooks/git`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+    body: Buffer.from(body),
   })
+  return { status: res.status, body: res.json }
 }
 
 /**
@@ -123,26 +118,18 @@ t.test('an unauthenticated webhook is refused before its body is read', async (t
     t.equal(res.status, status, `${what}: ${status} while the body is still being sent`)
     t.ok(res.ms < 5000, `${what}: answered in ${res.ms} ms`)
   }
-  const declared = await new Promise<number>((resolve, reject) => {
-    const req = http.request(
-      `${s.url}/hooks/git`,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': 100 * 1024 * 1024,
-          'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
-        },
+  const declared = (
+    await rawRequest(`${s.url}/hooks/git`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': 100 * 1024 * 1024,
+        'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
       },
-      (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-        req.destroy()
-      },
-    )
-    req.on('error', reject)
-    req.write(Buffer.alloc(1024))
-  })
+      body: Buffer.alloc(1024),
+      unfinished: true,
+    })
+  ).status
   t.equal(declared, 413, 'a well-formed signature with a declared 100 MiB body: 413 before reading it')
   const streamed = await endlessPost(s.url, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })
   t.equal(streamed.status, 413, 'a well-formed signature with an endless body: 413 once past 1 MiB')

@@ -1,11 +1,11 @@
 // Who may post: the source's Bearer token only, decided before the body is read; the generated
 // token is kept 0600 under the data dir and reused at the next start.
 import { readFile, stat } from 'node:fs/promises'
-import http from 'node:http'
 import path from 'node:path'
 import t from 'tap'
 import { startIngestServer } from './fixtures/ingest-app.js'
 import { TOKEN, makeRecord, post, storeFiles, tempDataDir } from './helpers.js'
+import { rawRequest } from '../helpers/raw-http.js'
 
 const body = JSON.stringify(makeRecord('auth-1'))
 
@@ -47,18 +47,11 @@ t.test('auth is decided before the body: an oversized or broken body still answe
   t.equal(refused.status, 401)
   t.equal(refused.headers.connection, 'close', 'the unread body is not drained')
   // A body that never ends: the 401 must come from the headers alone.
-  const status = await new Promise<number>((resolve, reject) => {
-    const req = http.request(
-      `${s.url}/http/editor-audit`,
-      { method: 'POST', headers: { authorization: 'Bearer nope' } },
-      (res) => {
-        resolve(res.statusCode ?? 0)
-        res.resume()
-        req.destroy()
-      },
-    )
-    req.on('error', reject)
-    req.write('{"metadata":')
+  const { status } = await rawRequest(`${s.url}/http/editor-audit`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer nope' },
+    body: '{"metadata":',
+    unfinished: true,
   })
   t.equal(status, 401)
   t.equal((await post(`${s.url}/http/editor-audit`, 'not json', {})).status, 401)

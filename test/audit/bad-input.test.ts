@@ -3,14 +3,14 @@
 // with a message, the server keeps serving, memory stays bounded, and the store stays empty.
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
+import { mulberry32 } from '../helpers/seeded-random.js'
 import { startIngestServer } from './fixtures/ingest-app.js'
 import { TOKEN, makeRecord, post, storeFiles, tempDataDir } from './helpers.js'
 
 const COUNT = Number(process.env.AUDIT_BAD_INPUT_COUNT ?? 2000)
 
 // A seeded generator keeps a failure reproducible.
-let seed = 12345
-const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+const random = mulberry32(12345)
 const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!
 const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
 const randomText = (n: number) =>

@@ -3,7 +3,8 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import http from 'node:http'
+import type http from 'node:http'
+import { rawRequest } from '../helpers/raw-http.js'
 
 // Copied from shared/examples/editor-audit so the suite is self-contained.
 export const EXAMPLES = path.resolve(import.meta.dirname, 'fixtures/editor-audit')
@@ -22,38 +23,24 @@ export interface PostResult {
 }
 
 /** POST with node:http so that headers (Content-Length, chunked) are exactly what the test says. */
-export function post(
+export async function post(
   url: string,
   body: Buffer | string,
   headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` },
   opts: { chunked?: boolean; agent?: http.Agent } = {},
 ): Promise<PostResult> {
-  return new Promise((resolve, reject) => {
-    const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body
-    const h: Record<string, string | number> = { ...headers }
-    if (!opts.chunked) h['content-length'] = buf.length
-    const req = http.request(url, { method: 'POST', headers: h, agent: opts.agent }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        let parsed: any = text
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          /* keep text */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers })
-      })
-      res.on('error', reject)
-    })
-    // A server that refuses a body early may close before the upload ends; the answer still counts.
-    req.on('error', reject)
-    if (opts.chunked) {
-      for (let off = 0; off < buf.length; off += 64 * 1024) req.write(buf.subarray(off, off + 64 * 1024))
-      req.end()
-    } else req.end(buf)
+  const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body
+  const h: Record<string, string | number> = { ...headers }
+  if (!opts.chunked) h['content-length'] = buf.length
+  const res = await rawRequest(url, {
+    method: 'POST',
+    headers: h,
+    body: buf,
+    agent: opts.agent,
+    chunkBytes: opts.chunked ? 64 * 1024 : undefined,
   })
+  // The body parsed as JSON, else its text.
+  return { status: res.status, body: res.json === undefined ? res.text : res.json, headers: res.headers }
 }
 
 async function walk(dir: string): Promise<string[]> {

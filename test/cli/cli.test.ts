@@ -6,6 +6,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { createEngineRegistry } from '../../src/engine/registry.js'
+import { startInProcess } from '../helpers/in-process.js'
 import { httpRequest, startTestServer, tempDir } from '../helpers/rulekeeper.js'
 import { runCli } from '../helpers/cli.js'
 
@@ -31,7 +32,7 @@ t.test('every command has --help; unknown commands and options exit 2', async (t
 })
 
 t.test('token create / list / revoke work beside a running server, honoured within a second', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const env = { RULEKEEPER_DATA_DIR: s.dataDir }
   const created = await runCli(['token', 'create', '--name', 'ci', '--permissions', 'ViewRules'], env)
@@ -39,8 +40,8 @@ t.test('token create / list / revoke work beside a running server, honoured with
   const secret = created.stdout.trim().split('\n').pop()!
   t.match(secret, /^rk_\w+_[\w-]+$/)
   await new Promise((r) => setTimeout(r, 1000))
-  t.equal((await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 200)
-  t.equal((await httpRequest(s.url, 'DELETE', '/simple-rules/x', undefined, { 'X-API-Key': secret })).status, 403)
+  t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 200)
+  t.equal((await s.send('DELETE', '/simple-rules/x', undefined, { 'X-API-Key': secret })).status, 403)
 
   const list = await runCli(['token', 'list', '--json'], env)
   t.equal(list.code, 0)
@@ -52,7 +53,7 @@ t.test('token create / list / revoke work beside a running server, honoured with
 
   t.equal((await runCli(['token', 'revoke', ci.id], env)).code, 0)
   await new Promise((r) => setTimeout(r, 1000))
-  t.equal((await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 401)
+  t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 401)
   t.equal((await runCli(['token', 'revoke', ci.id], env)).code, 1)
 
   const expiring = await runCli(
@@ -61,7 +62,7 @@ t.test('token create / list / revoke work beside a running server, honoured with
   )
   const short = expiring.stdout.trim().split('\n').pop()!
   await new Promise((r) => setTimeout(r, 1500))
-  t.equal((await httpRequest(s.url, 'GET', '/simple-rules', undefined, { 'X-API-Key': short })).status, 401, 'expired')
+  t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': short })).status, 401, 'expired')
 })
 
 t.test('a second server on the same data directory refuses to start', async (t) => {

@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { runCli } from '../helpers/cli.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
 
@@ -146,7 +147,7 @@ t.test('a folder with no analysis file is "nothing to check": exit 1', async (t)
 })
 
 t.test('the CLI and a server serving the same tree report the same accounting', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const work = path.join(tempDir('rk-same-'), 'w')
   const git = (...args: string[]) =>

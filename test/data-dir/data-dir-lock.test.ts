@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { startChild } from '../helpers/child-server.js'
+import { startInProcess } from '../helpers/in-process.js'
 import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
 import { bootId, processStartTime } from '../../src/data-dir/process-identity.js'
 
@@ -28,7 +29,7 @@ t.test('a stale lock naming a live unrelated pid does not refuse the start', asy
     const dataDir = tempDir()
     // Written by a server whose pid was later reused: its start time is not the live process's.
     fs.writeFileSync(lockOf(dataDir), `${pid}\nstart 1 boot ${bootId() ?? 'unknown'}\n`)
-    const s = await startTestServer({ dataDir })
+    const s = await startInProcess({ dataDir })
     t.equal(
       fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0],
       String(process.pid),
@@ -45,7 +46,7 @@ t.test('a lock written before a reboot does not refuse the start', async (t) => 
     lockOf(dataDir),
     `1\nstart ${processStartTime(1) ?? '1'} boot 00000000-0000-0000-0000-000000000000\n`,
   )
-  const s = await startTestServer({ dataDir })
+  const s = await startInProcess({ dataDir })
   t.teardown(() => s.close())
   t.equal(fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0], String(process.pid))
 })
@@ -56,7 +57,7 @@ t.test('a lock of the older pid-only form is stale when the pid started after it
   fs.writeFileSync(lockOf(dataDir), `${sleep.pid}\n`)
   const hourAgo = new Date(Date.now() - 3600_000)
   fs.utimesSync(lockOf(dataDir), hourAgo, hourAgo)
-  const s = await startTestServer({ dataDir })
+  const s = await startInProcess({ dataDir })
   t.teardown(() => s.close())
   t.equal(fs.readFileSync(lockOf(dataDir), 'utf8').split('\n')[0], String(process.pid))
 })
@@ -67,7 +68,7 @@ t.test('a lock naming its live writer refuses the start and is left alone', asyn
   // What a live server on another process writes: its pid, start time and this boot.
   const text = `${sleep.pid}\nstart ${processStartTime(sleep.pid!)} boot ${bootId()}\n`
   fs.writeFileSync(lockOf(dataDir), text)
-  await t.rejects(startTestServer({ dataDir }), {
+  await t.rejects(startInProcess({ dataDir }), {
     code: 'DataDirLocked',
     message: new RegExp(
       `in use by another rulekeeper server \\(pid ${sleep.pid}\\); if no rulekeeper server runs on it, remove .*server\\.lock`,

@@ -9,7 +9,8 @@ import path from 'node:path'
 import t from 'tap'
 import { runCli } from '../helpers/cli.js'
 import { entryModes, notPrivate } from '../helpers/modes.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 /** An ordinary user's umask: what the server must not depend on. */
 const wideUmask = () => process.umask(0o022)
@@ -17,7 +18,7 @@ const wideUmask = () => process.umask(0o022)
 t.test('a first start creates a private data directory', async (t) => {
   wideUmask()
   const dataDir = path.join(tempDir(), 'data')
-  const s = await startTestServer({ dataDir })
+  const s = await startInProcess({ dataDir })
   t.teardown(() => s.close())
   t.same(notPrivate(dataDir), [], 'every entry is private')
   t.equal(fs.statSync(dataDir).mode & 0o777, 0o700, 'the data directory is 0700')
@@ -29,7 +30,7 @@ t.test('a first start creates a private data directory', async (t) => {
 
 t.test('files written after the start stay private', async (t) => {
   wideUmask()
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.equal((await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Private.Write'))).status, 200)
   t.equal(
     (await s.request('PUT', '/simple-rules/Private.Write', SAMPLE_BODIES.simple('Private.Write', { severity: 'LOW' })))
@@ -51,7 +52,7 @@ t.test('rulekeeper token create keeps the data directory private, also when it c
   t.equal(r.code, 0, r.stderr)
   t.same(notPrivate(dataDir), [], 'the CLI created a private data directory')
   // The store is not empty, so no bootstrap token file: the helper takes this one instead.
-  const s = await startTestServer({ dataDir, env: { RULEKEEPER_BOOTSTRAP_TOKEN: 'unused-bootstrap-secret' } })
+  const s = await startInProcess({ dataDir, env: { RULEKEEPER_BOOTSTRAP_TOKEN: 'unused-bootstrap-secret' } })
   t.teardown(() => s.close())
   wideUmask()
   const again = await runCli(['token', 'create', '--name', 'ci2', '--permissions', 'ManageRules'], {
@@ -63,7 +64,7 @@ t.test('rulekeeper token create keeps the data directory private, also when it c
 
 t.test('ingested audit records are stored privately', async (t) => {
   wideUmask()
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const token = fs.readFileSync(path.join(s.dataDir, 'log-sources/editor-audit.token'), 'utf8').trim()
   const record = (id: string) => ({
@@ -74,7 +75,7 @@ t.test('ingested audit records are stored privately', async (t) => {
     login: { login_type: 'LOGIN_TYPE_WEB', success: true },
   })
   const body = `${[record('p-1'), record('p-2')].map((r) => JSON.stringify(r)).join('\n')}\n`
-  const res = await httpRequest(s.url, 'POST', '/http/editor-audit', body, {
+  const res = await s.send('POST', '/http/editor-audit', body, {
     'Content-Type': 'application/x-ndjson',
     Authorization: `Bearer ${token}`,
   })
@@ -85,7 +86,7 @@ t.test('ingested audit records are stored privately', async (t) => {
 })
 
 t.test('wider modes found at start are narrowed, with one log line', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.equal((await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Private.Wide'))).status, 200)
   await s.close()
   const hook = path.join(s.dataDir, 'repo.git/hooks/post-receive')
@@ -101,7 +102,7 @@ t.test('wider modes found at start are narrowed, with one log line', async (t) =
   t.ok(notPrivate(s.dataDir).length >= entries.length, 'everything is wide now')
 
   const lines: string[] = []
-  const again = await startTestServer({ dataDir: s.dataDir, logLines: lines })
+  const again = await startInProcess({ dataDir: s.dataDir, logLines: lines })
   t.teardown(() => again.close())
   t.same(notPrivate(s.dataDir), [], 'narrowed at start')
   t.equal(fs.statSync(hook).mode & 0o777, 0o700, 'a hook keeps its owner execute bit')
@@ -115,7 +116,7 @@ t.test('wider modes found at start are narrowed, with one log line', async (t) =
 })
 
 t.test('a plain git push with a wide umask writes private objects', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   wideUmask() // git inherits it; core.sharedRepository=0600 overrides it in the served repository
   const work = path.join(tempDir(), 'clone')

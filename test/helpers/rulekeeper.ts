@@ -67,22 +67,22 @@ function hostEnv(): Record<string, string> {
   return out
 }
 
-export async function startTestServer(
-  opts: {
-    dataDir?: string
-    config?: Record<string, unknown>
-    env?: Record<string, string>
-    engines?: StartOptions['engines']
-    logLines?: string[]
-  } = {},
-): Promise<TestServer> {
-  const dataDir = opts.dataDir ?? tempDir()
+export interface TestServerOptions {
+  dataDir?: string
+  config?: Record<string, unknown>
+  env?: Record<string, string>
+  engines?: StartOptions['engines']
+  logLines?: string[]
+}
+
+/** What a test's service is started with (startTestServer here, startInProcess in in-process.ts). */
+export function testStartOptions(opts: TestServerOptions, dataDir: string): StartOptions {
   const lines = opts.logLines
   const logger = pino(
     { level: lines ? 'info' : 'silent' },
     lines ? { write: (s: string) => void lines.push(s) } : undefined,
   )
-  const server = await startServer({
+  return {
     // The server finds python3 on PATH (pyenv needs HOME and PYENV_*); nothing else leaks in.
     env: { ...hostEnv(), RULEKEEPER_DATA_DIR: dataDir, ...(opts.env ?? {}) },
     configOverrides: {
@@ -93,9 +93,37 @@ export async function startTestServer(
     logger,
     defaultMetrics: false,
     engines: opts.engines,
-  })
-  const token =
-    opts.env?.RULEKEEPER_BOOTSTRAP_TOKEN ?? fs.readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()
+  }
+}
+
+/** The bootstrap token of a started test service: the one given in the env, or the one it wrote. */
+export function bootstrapToken(opts: TestServerOptions, dataDir: string): string {
+  return opts.env?.RULEKEEPER_BOOTSTRAP_TOKEN ?? fs.readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()
+}
+
+/** Creates a token beside the service (as the CLI does) and waits until `GET <base>/status` honours it. */
+export async function makeTokenBeside(
+  tokens: TokenStore,
+  basePath: string,
+  send: (urlPath: string, headers: Record<string, string>) => Promise<ApiResponse>,
+  name: string,
+  permissions: Permission[],
+): Promise<string> {
+  const secret = tokens.create({ name, permissions }).secret
+  const deadline = Date.now() + 1000
+  for (;;) {
+    const base = basePath.replace(/\/+$/, '')
+    const res = await send(`${base}/status`, { 'X-API-Key': secret })
+    if (res.status !== 401) return secret
+    if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? tempDir()
+  const server = await startServer(testStartOptions(opts, dataDir))
+  const token = bootstrapToken(opts, dataDir)
   const gitdir = path.join(dataDir, 'repo.git')
   const tokens = new TokenStore(dataDir)
   return {
@@ -104,17 +132,14 @@ export async function startTestServer(
     dataDir,
     gitdir,
     token,
-    makeToken: async (name, permissions) => {
-      const secret = tokens.create({ name, permissions }).secret
-      const deadline = Date.now() + 1000
-      for (;;) {
-        const base = server.config.api.basePath.replace(/\/+$/, '')
-        const res = await httpRequest(server.url, 'GET', `${base}/status`, undefined, { 'X-API-Key': secret })
-        if (res.status !== 401) return secret
-        if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
-        await new Promise((r) => setTimeout(r, 50))
-      }
-    },
+    makeToken: (name, permissions) =>
+      makeTokenBeside(
+        tokens,
+        server.config.api.basePath,
+        (urlPath, headers) => httpRequest(server.url, 'GET', urlPath, undefined, headers),
+        name,
+        permissions,
+      ),
     request: (method, urlPath, body, headers = {}) =>
       httpRequest(server.url, method, urlPath, body, { 'X-API-Key': token, ...headers }),
     git: (...args) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }),
@@ -122,11 +147,11 @@ export async function startTestServer(
   }
 }
 
-/** Every (method, path) of the running server's routers, HEAD included, as mounted on its app. */
-export function routeTable(s: TestServer): Array<{ method: string; path: string }> {
+/** Every (method, path) of a service's routers, HEAD included, as mounted on its Koa app. */
+export function routeTable(app: RunningServer['app']): Array<{ method: string; path: string }> {
   const out: Array<{ method: string; path: string }> = []
   // `router.routes()` returns a dispatch function that carries its router.
-  for (const mw of s.server.app.middleware as Array<{
+  for (const mw of app.middleware as Array<{
     router?: { stack: Array<{ methods: string[]; path: unknown }> }
   }>) {
     for (const layer of mw.router?.stack ?? [])

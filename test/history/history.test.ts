@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 function gitIn(cwd: string, args: string[], env: Record<string, string> = {}): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } })
@@ -40,7 +41,7 @@ Tests:
 `
 
 t.test('API writes and plain-git commits give one consistent history', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const alice = await s.makeToken('alice', ['View Rules', 'Manage Rules'])
   const bob = await s.makeToken('bob', ['View Rules', 'Manage Rules'])
@@ -150,12 +151,12 @@ t.test('API writes and plain-git commits give one consistent history', async (t)
 
 t.test('a move keeps the creation; metadata is served from the persisted cache after a restart', async (t) => {
   const dir = tempDir()
-  let s = await startTestServer({ dataDir: dir })
+  let s = await startInProcess({ dataDir: dir })
   t.equal((await s.request('POST', '/simple-rules', SAMPLE_BODIES.simple('Move.Me'))).status, 200)
   const before = (await s.request('GET', '/simple-rules/Move.Me')).body
   await s.close()
   t.ok(fs.existsSync(path.join(dir, 'cache', 'history.json')))
-  s = await startTestServer({ dataDir: dir })
+  s = await startInProcess({ dataDir: dir })
   t.teardown(() => s.close())
   const after = (await s.request('GET', '/simple-rules/Move.Me')).body
   t.same(

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const who = {
   GIT_AUTHOR_NAME: 'Pat',
@@ -15,7 +16,7 @@ const who = {
   GIT_COMMITTER_EMAIL: 'pat@example.com',
 }
 
-function clone(s: TestServer): { dir: string; run(...args: string[]): string } {
+function clone(s: InProcessServer): { dir: string; run(...args: string[]): string } {
   const dir = path.join(tempDir('rk-embedded-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, dir])
   return {
@@ -32,7 +33,7 @@ const condition = (
 t.test(
   'a broken file keeps the last good version served and is reported until fixed; duplicates are reported',
   async (t) => {
-    const s = await startTestServer()
+    const s = await startInProcess()
     t.teardown(() => s.close())
     const c = clone(s)
     const file = path.join(c.dir, 'simple_rules/editor/Editor.Audit.LoginFailed.yml')
@@ -105,7 +106,7 @@ t.test(
 )
 
 t.test('a revision deleting most rules is held back until confirmed', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (let i = 0; i < 20; i++)
     t.equal(

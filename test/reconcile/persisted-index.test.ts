@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const who = {
   GIT_AUTHOR_NAME: 'Pat',
@@ -27,7 +28,7 @@ function clone(gitdir: string): { dir: string; run(...args: string[]): string } 
 }
 
 /** Everything a client can see of the rules: every rule of every kind (full representation) and the status. */
-async function observable(s: TestServer): Promise<Record<string, unknown>> {
+async function observable(s: InProcessServer): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   for (const kind of ['simple-rules', 'scheduled-rules', 'correlation-rules']) {
     const res = await s.request('GET', `/${kind}?limit=1000`)
@@ -40,7 +41,7 @@ async function observable(s: TestServer): Promise<Record<string, unknown>> {
 }
 
 interface Started {
-  s: TestServer
+  s: InProcessServer
   lines: string[]
   loadedSnapshot: boolean
   fullBuild: boolean
@@ -48,7 +49,7 @@ interface Started {
 
 async function start(dataDir: string): Promise<Started> {
   const lines: string[] = []
-  const s = await startTestServer({ dataDir, logLines: lines })
+  const s = await startInProcess({ dataDir, logLines: lines })
   const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg)
   return {
     s,

@@ -4,7 +4,8 @@
 // every id is the one written by the last commit touching it.
 import fs from 'node:fs'
 import t from 'tap'
-import { startTestServer, SAMPLE_BODIES, type ApiResponse } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, type ApiResponse } from '../helpers/rulekeeper.js'
 import { fsck, mergeCommits, readLog, type LoggedCommit } from './history.js'
 
 const CLIENTS = 50
@@ -37,7 +38,7 @@ t.test(
   '50 concurrent clients on overlapping ids: one commit per acknowledged write, linear history, last commit wins',
   async (t) => {
     t.setTimeout(180_000)
-    const s = await startTestServer()
+    const s = await startInProcess()
     t.teardown(async () => {
       await s.close()
       fs.rmSync(s.dataDir, { recursive: true, force: true })

@@ -4,7 +4,8 @@
 // untouched, returns ids in byte order and ends with next = null; an altered cursor is a 400.
 import fs from 'node:fs'
 import t from 'tap'
-import { startTestServer, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 const LIMIT = 7
 const SEED = 300
@@ -16,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const q = '?run-tests-first=false'
 const enc = encodeURIComponent
 
-async function seed(s: TestServer, ids: string[]): Promise<void> {
+async function seed(s: InProcessServer, ids: string[]): Promise<void> {
   let next = 0
   await Promise.all(
     Array.from({ length: 6 }, async () => {
@@ -30,7 +31,7 @@ async function seed(s: TestServer, ids: string[]): Promise<void> {
 }
 
 /** Every simple-rule id, by walking with the maximum page size (no writes run meanwhile). */
-async function allIds(s: TestServer): Promise<string[]> {
+async function allIds(s: InProcessServer): Promise<string[]> {
   const out: string[] = []
   let cursor: string | null = null
   for (let i = 0; i < 100; i++) {
@@ -47,7 +48,7 @@ t.test(
   'a paginated walk under concurrent creates, replaces and deletes repeats nothing and skips nothing untouched',
   async (t) => {
     t.setTimeout(180_000)
-    const s = await startTestServer()
+    const s = await startInProcess()
     t.teardown(async () => {
       await s.close()
       fs.rmSync(s.dataDir, { recursive: true, force: true })
@@ -193,7 +194,7 @@ t.test(
 
 t.test('an altered or foreign cursor is a 400', async (t) => {
   t.setTimeout(60_000)
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(async () => {
     await s.close()
     fs.rmSync(s.dataDir, { recursive: true, force: true })

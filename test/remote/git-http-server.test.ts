@@ -2,7 +2,6 @@
 // through it; a wrong or missing password is a 401 that makes git fail; stop refuses connections and
 // start serves again on the same port; gzip request bodies (as git sends them) are understood.
 import fs from 'node:fs'
-import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +14,7 @@ import {
   runGit,
   TEMPLATE_AUTHOR,
 } from '../helpers/git-http-server.js'
+import { rawRequest } from '../helpers/raw-http.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
@@ -32,23 +32,8 @@ function connects(port: number): Promise<boolean> {
   })
 }
 
-function rawRequest(
-  port: number,
-  method: string,
-  p: string,
-  headers: Record<string, string>,
-  body?: Buffer,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const send = (port: number, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
+  rawRequest(`http://127.0.0.1:${port}${p}`, { method, headers, body })
 
 t.test('clone, commit, push and fetch through the server with the real git CLI', async (t) => {
   const root = tempDir('rk-githttp-')
@@ -105,14 +90,14 @@ t.test('a wrong or missing password is answered 401 with a Basic challenge, and 
   t.teardown(() => srv.stop())
   await createRemoteRepo(root, 'rules', TEMPLATE)
 
-  const noAuth = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {})
+  const noAuth = await send(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {})
   t.equal(noAuth.status, 401)
   t.match(noAuth.headers['www-authenticate'], /^Basic/)
-  const wrong = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
+  const wrong = await send(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
     Authorization: `Basic ${Buffer.from('tester:wrong').toString('base64')}`,
   })
   t.equal(wrong.status, 401)
-  const right = await rawRequest(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
+  const right = await send(srv.port, 'GET', '/rules.git/info/refs?service=git-upload-pack', {
     Authorization: `Basic ${Buffer.from('tester:right').toString('base64')}`,
   })
   t.equal(right.status, 200)
@@ -159,7 +144,7 @@ t.test('gzip-encoded request bodies reach git http-backend intact', async (t) =>
   // A protocol-v0 upload-pack request: want the tip, done.
   const pkt = (s: string) => (s.length + 4).toString(16).padStart(4, '0') + s
   const body = Buffer.from(`${pkt(`want ${tip} ofs-delta\n`)}0000${pkt('done\n')}`)
-  const res = await rawRequest(
+  const res = await send(
     srv.port,
     'POST',
     '/rules.git/git-upload-pack',

@@ -9,6 +9,7 @@ import t from 'tap'
 import { loadYamlFast, locate, parseYaml } from '../../src/rules/yaml-text.js'
 import { buildFileRecord } from '../../src/service/file-records.js'
 import { createEngineRegistry } from '../../src/engine/registry.js'
+import { mulberry32 } from '../helpers/seeded-random.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -297,13 +298,7 @@ t.test('structural forms, edge cases and nesting bounds', async (t) => {
 
 t.test('thousands of mutations of real rule files never make the readers disagree', async (t) => {
   // A deterministic generator (mulberry32), so a failure reproduces.
-  let seed = 0x5eed
-  const rnd = () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
+  const rnd = mulberry32(0x5eed)
   const pieces = [
     ' ',
     '  ',

@@ -1,12 +1,13 @@
-// Ids that cannot lie: each attack of issue 11 part 6 against a real server over HTTP and a real
-// git repository. Trailers cannot be forged through an id or a plain-git message; ids named like
+// Ids that cannot lie: each attack of issue 11 part 6 against the real service (in process) and a
+// real git repository. Trailers cannot be forged through an id or a plain-git message; ids named like
 // Object.prototype members survive a restart; ids that cannot round-trip or that deceive are 400s;
 // ids are unique ignoring case; Windows reserved names never become path segments.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const NO_TESTS = '?run-tests-first=false'
 const who = {
@@ -29,7 +30,7 @@ const ruleFile = (id: string) =>
   `AnalysisType: rule\nRuleID: ${JSON.stringify(id)}\nSeverity: Low\nLogTypes: [AWS.CloudTrail]\nDetection:\n  - KeyPath: a\n    Condition: Equals\n    Value: b\n`
 
 /** Pushes files (path → text) from a clone with a verbatim commit message. */
-function pushFiles(s: TestServer, files: Record<string, string>, message: string): void {
+function pushFiles(s: InProcessServer, files: Record<string, string>, message: string): void {
   const c = clone(s.gitdir)
   for (const [p, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(c.dir, p)), { recursive: true })
@@ -48,7 +49,7 @@ const labelOf = (id: string): string =>
   JSON.stringify(id).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
 t.test('an id with U+2028/U+2029/U+0085 is refused, so it cannot forge an Actor-Id trailer', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (const [sep, name] of [
     ['\u2028', 'U+2028'],
@@ -70,7 +71,7 @@ t.test('an id with U+2028/U+2029/U+0085 is refused, so it cannot forge an Actor-
 })
 
 t.test('a plain-git commit with forged-looking trailers cannot spoof createdBy', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const cases: Array<[string, string]> = [
     ['Plain.Forged.LS', 'Add a rule\n\nRule-Id: Plain.Forged.LS\u2028Actor-Id: tok_forged\nActor-Type: api-token\n'],
@@ -98,7 +99,7 @@ t.test('a plain-git commit with forged-looking trailers cannot spoof createdBy',
   // The same after a cold history build (no cache), with or without the git accelerator.
   await s.close()
   fs.rmSync(path.join(s.dataDir, 'cache'), { recursive: true, force: true })
-  const again = await startTestServer({ dataDir: s.dataDir })
+  const again = await startInProcess({ dataDir: s.dataDir })
   t.teardown(() => again.close())
   for (const [id] of cases)
     t.same(
@@ -111,7 +112,7 @@ t.test('a plain-git commit with forged-looking trailers cannot spoof createdBy',
 t.test('ids named like Object.prototype members survive a restart; every list filter answers 200', async (t) => {
   const dataDir = tempDir('rk-ids-proto-')
   const ids = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']
-  let s = await startTestServer({ dataDir })
+  let s = await startInProcess({ dataDir })
   for (const id of ids) {
     const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
     t.equal(res.status, 200, `${id} created`)
@@ -152,7 +153,7 @@ t.test('ids named like Object.prototype members survive a restart; every list fi
   }
   await check('before a restart')
   await s.close()
-  s = await startTestServer({ dataDir })
+  s = await startInProcess({ dataDir })
   await check('after a restart')
   const upd = await s.request(
     'PUT',
@@ -165,7 +166,7 @@ t.test('ids named like Object.prototype members survive a restart; every list fi
   await s.close()
   // A cold start (no persisted index, no history cache) gives the same.
   fs.rmSync(path.join(dataDir, 'cache'), { recursive: true, force: true })
-  s = await startTestServer({ dataDir })
+  s = await startInProcess({ dataDir })
   t.teardown(() => s.close())
   t.equal((await s.request('GET', '/simple-rules/__proto__')).body.severity, 'LOW')
   t.same((await s.request('GET', '/simple-rules/toString')).body.createdBy, actor)
@@ -174,7 +175,7 @@ t.test('ids named like Object.prototype members survive a restart; every list fi
 })
 
 t.test('an id that cannot round-trip through UTF-8 (a lone surrogate) is a 400, never a ghost rule', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (const id of ['Lone.\ud800.High', 'Lone.\udc00.Low', 'Lone.End\ud83d']) {
     const res = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple(id))
@@ -200,7 +201,7 @@ t.test('an id that cannot round-trip through UTF-8 (a lone surrogate) is a 400, 
 })
 
 t.test('ids differing only by case are one id: 409 naming the existing one', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Case.Rule'))).status, 200)
   const post = await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('case.rule'))
@@ -252,7 +253,7 @@ t.test('ids differing only by case are one id: 409 naming the existing one', asy
 })
 
 t.test('the repository side: paths or ids differing only by case are reported, not one silently winning', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   pushFiles(
     s,
@@ -288,7 +289,7 @@ t.test('the repository side: paths or ids differing only by case are reported, n
 t.test(
   'Windows reserved names never become path segments; such files already in the repository are still read',
   async (t) => {
-    const s = await startTestServer()
+    const s = await startInProcess()
     t.teardown(() => s.close())
     const RESERVED = /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(?:\..*)?$/i
     for (const id of ['CON', 'nul.yml', 'Aux', 'com1.Rule', 'LPT9', 'prn.x.y', 'Trailing.']) {
@@ -328,7 +329,7 @@ t.test(
 )
 
 t.test('bidi controls, zero-width characters, BOMs and other deceptive ids are a 400 naming the problem', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const bad: Array<[string, RegExp]> = [
     ['Admin.\u202eLogin', /U\+202E/],

@@ -5,7 +5,8 @@
 // limits (rules.maxFileBytes, rules.maxTests) at and one past the limit, on an in-process server.
 import t from 'tap'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir, type ApiResponse } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { httpRequest, SAMPLE_BODIES, tempDir, type ApiResponse } from '../helpers/rulekeeper.js'
 
 const TOKEN = 'rk-parser-bounds-bootstrap-token-0123456789'
 /** Generous for a 2-core shared machine; the answers measured are a few ms to ~100 ms. */
@@ -185,7 +186,7 @@ t.test('concurrent attackers: /healthz keeps a median under 100 ms', async (tt) 
 
 t.test('per-rule limits: file bytes and tests', async (tt) => {
   const MAX_FILE = 8192
-  const s = await startTestServer({ config: { rules: { maxFileBytes: MAX_FILE, maxTests: 3 } } })
+  const s = await startInProcess({ config: { rules: { maxFileBytes: MAX_FILE, maxTests: 3 } } })
   tt.teardown(() => s.close())
   const py = (bytes: number) => {
     const head = 'def rule(event):\n    return True\n#'
@@ -248,10 +249,10 @@ t.test('per-rule limits: file bytes and tests', async (tt) => {
 })
 
 t.test('the default test limit is 500', async (tt) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   tt.teardown(() => s.close())
-  tt.equal(s.server.config.rules.maxTests, 500)
-  tt.equal(s.server.config.rules.maxFileBytes, 262144)
+  tt.equal(s.service.config.rules.maxTests, 500)
+  tt.equal(s.service.config.rules.maxFileBytes, 262144)
   const test = (i: number) => ({ name: `t${i}`, expectedResult: true, log: { eventName: 'ConsoleLogin' } })
   let res = await s.request(
     'POST',

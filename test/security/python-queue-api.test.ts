@@ -3,6 +3,7 @@
 // frees its run at once (the next caller does not wait for a rule nobody is waiting for).
 import http from 'node:http'
 import t from 'tap'
+import { startInProcess } from '../helpers/in-process.js'
 import { startTestServer } from '../helpers/rulekeeper.js'
 
 const rule = (id: string, seconds: number, tests = 1) => ({
@@ -13,7 +14,7 @@ const rule = (id: string, seconds: number, tests = 1) => ({
 })
 
 t.test('a full queue: 503 with Retry-After and a message', async (t) => {
-  const s = await startTestServer({
+  const s = await startInProcess({
     config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, queueLimit: 1, queuePerCaller: 1 } },
   })
   t.teardown(() => s.close())
@@ -30,7 +31,7 @@ t.test('a full queue: 503 with Retry-After and a message', async (t) => {
 })
 
 t.test("the request's test time budget stops its tests, each saying why", async (t) => {
-  const s = await startTestServer({
+  const s = await startInProcess({
     config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, requestBudgetMs: 3000 } },
   })
   t.teardown(() => s.close())

@@ -5,24 +5,14 @@ import t from 'tap'
 import type { StepTimes } from '../../../src/engine/correlation/evaluate-group.js'
 import { evaluateSequence } from '../../../src/engine/correlation/evaluate-sequence.js'
 import { runCorrelationTest } from '../../../src/engine/correlation/run-tests.js'
+import { mulberry32 } from '../../helpers/seeded-random.js'
 import { bruteForceSequence } from './brute-force.js'
 import { compiled, groupData, link, sequenceData } from './helpers.js'
-
-/** mulberry32: a tiny seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const CASES = 4000
 
 t.test(`the DP equals exhaustive search on ${CASES} random sequences`, async (t) => {
-  const random = prng(20261121)
+  const random = mulberry32(20261121)
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1))
   let matched = 0
   let mismatches = 0
@@ -56,7 +46,7 @@ t.test(`the DP equals exhaustive search on ${CASES} random sequences`, async (t)
 const RUNS = 1500
 
 t.test(`whole test runs equal a literal reading of §2.2 on ${RUNS} random rules and signals`, async (t) => {
-  const random = prng(4242)
+  const random = mulberry32(4242)
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1))
   const VALUES = ['a', 'b', 'c']
   let matched = 0

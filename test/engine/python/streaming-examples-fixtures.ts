@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import YAML from 'yaml'
 import { fileDataToView } from '../../../src/rules/mapping.js'
-import { tempDir, type TestServer } from '../../helpers/rulekeeper.js'
+import type { InProcessServer } from '../../helpers/in-process.js'
+import { tempDir } from '../../helpers/rulekeeper.js'
 
 export const EXAMPLES = path.resolve(import.meta.dirname, '../../fixtures/shared-examples-rules')
 const RULES_DIR = 'rules/editor_rules'
@@ -68,7 +69,7 @@ function gitIn(cwd: string, args: string[]): string {
 }
 
 /** Commits the example files `rels` into the server's repository by hand, pushes and reconciles. */
-export async function pushExamples(s: TestServer, rels: string[]): Promise<void> {
+export async function pushExamples(s: InProcessServer, rels: string[]): Promise<void> {
   const work = path.join(tempDir('rk-pyexamples-push-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const rel of rels) {

@@ -10,7 +10,7 @@
 import t from 'tap'
 import type YAML from 'yaml'
 import { runCli } from '../../helpers/cli.js'
-import { startTestServer } from '../../helpers/rulekeeper.js'
+import { startInProcess } from '../../helpers/in-process.js'
 import {
   type CliRule,
   DATA_MODEL_FILES,
@@ -83,7 +83,7 @@ t.test(`rulekeeper test, ${NULL_LOGIN_TYPE}: every test passes, each flipped one
 })
 
 t.test('the API, with the data model in the repository', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   await pushExamples(s, DATA_MODEL_FILES)
 

@@ -4,7 +4,7 @@
 // using `event.udm` is streaming-examples-udm.test.ts.)
 import t from 'tap'
 import { runCli } from '../../helpers/cli.js'
-import { startTestServer } from '../../helpers/rulekeeper.js'
+import { startInProcess } from '../../helpers/in-process.js'
 import {
   type CliRule,
   EXAMPLES,
@@ -67,7 +67,7 @@ t.test('rulekeeper test: each flipped ExpectedResult fails, and only it', async 
 
 t.test('the API: the example saves with its tests run first, and each flipped test is refused', async (t) => {
   // The template's repository has the example's global helper (editor_helpers).
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const body = exampleBody(HOOK_RULE.file)
   const only = await s.request('POST', '/rules?run-tests-only=true', body)

@@ -12,7 +12,8 @@ import {
   CONDITIONS,
   positiveOf,
 } from '../../../src/engine/simple/index.js'
-import { event, KEY_FORMS, leaf, newCoverage, rng, ruleData, type Coverage } from './generator.js'
+import { mulberry32 as rng } from '../../helpers/seeded-random.js'
+import { event, KEY_FORMS, leaf, newCoverage, ruleData, type Coverage } from './generator.js'
 import { describe, differential, type Case } from './harness.js'
 
 const SEED = Number(process.env.RK_DIFF_SEED ?? 20261121)

@@ -3,19 +3,7 @@
 // drawn from one small vocabulary so that fields, types and operands collide often (right type,
 // wrong type, null, missing, lists, bool vs number, int vs float, IPs, case variants).
 import { ACCEPTED_CONDITION_NAMES, canonicalCondition, CONDITIONS } from '../../../src/engine/simple/index.js'
-
-export type Rng = () => number
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-export function rng(seed: number): Rng {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) | 0
-    let t = Math.imul(s ^ (s >>> 15), 1 | s)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import type { Random as Rng } from '../../helpers/seeded-random.js'
 
 const pick = <T>(r: Rng, a: readonly T[]): T => a[Math.floor(r() * a.length)]!
 const chance = (r: Rng, p: number) => r() < p

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { ip } from '../../../src/engine/simple/index.js'
 import { RUNTIME_PRELUDE } from '../../../src/engine/simple-python/index.js'
-import { rng } from './generator.js'
+import { mulberry32 as rng } from '../../helpers/seeded-random.js'
 
 const ATOMS = [
   '1',
