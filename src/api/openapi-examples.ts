@@ -42,6 +42,22 @@ const scheduledWrite = {
   body: 'def rule(event):\n    return int(event.get("grants", 0)) >= 3\n',
   tests: [{ name: 'three grants', expectedResult: true, log: { GRANTS: 3 }, mocks: [] }],
 }
+const pythonWrite = {
+  id: 'Editor.Audit.TeamHookScriptAdded',
+  displayName: 'Editor team hook with a script added or changed',
+  severity: 'MEDIUM',
+  logTypes: ['Editor.Audit'],
+  inlineFilters: '- KeyPath: team_hook.action\n  Condition: IsIn\n  Values: [create, update]\n',
+  body: 'def rule(event):\n    return bool(event.deep_get("team_hook", "script_content"))\n\n\ndef dedup(event):\n    return event.deep_get("team_hook", "hook_id", default="unknown-hook")\n',
+  tests: [
+    {
+      name: 'hook with a script created',
+      expectedResult: true,
+      log: { team_hook: { action: 'create', hook_id: 'h-17', script_content: 'make lint' } },
+      mocks: [],
+    },
+  ],
+}
 const correlationWrite = {
   id: 'Editor.Audit.BruteForceThenSuccess',
   displayName: 'Failed logins, then a success',
@@ -63,6 +79,7 @@ const correlationWrite = {
 export const RULE_EXAMPLES: Partial<Record<RuleKind, { write: object; read: object }>> = {
   simple: { write: simpleWrite, read: { ...COMMON, ...simpleWrite, ...META } },
   scheduled: { write: scheduledWrite, read: { ...COMMON, ...scheduledWrite, ...META } },
+  python: { write: pythonWrite, read: { ...COMMON, ...pythonWrite, ...META } },
   correlation: {
     write: correlationWrite,
     read: {

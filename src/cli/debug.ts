@@ -8,6 +8,7 @@ import type { PythonTestOutcome } from '../engine/python/verdict.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
+import { kindDef } from '../rules/kinds/index.js'
 import { parseArgs, UsageError } from './args.js'
 import { location } from './output.js'
 import { runTests } from './test-validate.js'
@@ -79,7 +80,7 @@ export async function debugCommand(argv: string[], env: Record<string, string | 
     for (const w of outcome.warnings ?? []) out(`warning: ${w}`)
     if (printed?.stdout) out(`printed (stdout):\n${indent(printed.stdout)}`)
     if (printed?.stderr) out(`printed (stderr):\n${indent(printed.stderr)}`)
-    if (!printed?.stdout && !printed?.stderr && rule.kind === 'scheduled') out('printed: nothing')
+    if (!printed?.stdout && !printed?.stderr && kindDef(rule.kind).companion) out('printed: nothing')
     return outcome.passed === true ? 0 : 1
   } finally {
     await closeEngines(engines)

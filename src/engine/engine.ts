@@ -7,7 +7,7 @@ import type { RuleFile, RuleKind, RuleProblem, SupportFile } from '../rules/mode
 export interface EngineContext {
   /** Any rule of the current revision (after the change under test is applied). */
   findRule(id: string): RuleFile | undefined
-  /** Non-rule analysis files (globals, queries, Python streaming rules), by their id. */
+  /** Non-rule analysis files (globals, queries, data models), by their id. */
   findSupport(id: string): SupportFile | undefined
   /** Who runs the tests and until when (API requests): fairness between callers, cancellation. */
   run?: RunScope

@@ -1,6 +1,7 @@
 // The engines compiled into this build. A kind without one answers 501 on writes that must run
-// its tests, and `rulekeeper test` reports its tests as not run. The Python engine needs its
-// settings (interpreter, pool size, timeout) and owns worker processes: closeEngines() ends them.
+// its tests, and `rulekeeper test` reports its tests as not run. The Python engine (scheduled and
+// streaming rules) needs its settings (interpreter, pool size, timeout) and owns worker processes:
+// closeEngines() ends them.
 import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
@@ -49,6 +50,14 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
           )
       },
       close: () => python.pool.close(),
+    }
+    // Python streaming rules: the same module, verdict and sandbox (detections.md §4); the pool is
+    // the scheduled engine's (it starts and closes it).
+    registry.python = {
+      kind: 'python',
+      check: engine.check,
+      runTests: engine.runTests,
+      checkAsync: registry.scheduled.checkAsync,
     }
   }
   return registry

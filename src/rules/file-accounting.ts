@@ -43,9 +43,6 @@ const READ_NOT_SERVED: Readonly<Record<string, string>> = {
   derived: 'derived detections are not served or tested by this build',
 }
 
-const PYTHON_RULE =
-  'a Python streaming rule (AnalysisType: rule with Filename): read, but not served or tested by this build yet'
-
 /** Keys by which a YAML file without a (valid) `AnalysisType` still looks like an analysis file. */
 const ANALYSIS_KEYS = [
   'RuleID',
@@ -85,10 +82,9 @@ export function classifyUnserved(
   }
   const type = data.AnalysisType
   if (typeof type === 'string' && Object.hasOwn(READ_NOT_SERVED, type)) return { unsupported: READ_NOT_SERVED[type]! }
-  if (type === 'rule') {
-    if (typeof data.Filename === 'string' && data.Filename !== '') return { unsupported: PYTHON_RULE }
+  // Both forms of `rule` are kinds (simple, python); one with neither key is neither.
+  if (type === 'rule')
     return { problem: { path: [], message: 'a rule needs Detection (a YAML detection) or Filename (a Python rule)' } }
-  }
   return {
     problem: {
       path: ['AnalysisType'],

@@ -6,6 +6,7 @@
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from './model.js'
 import { caseCollisions } from './case-collisions.js'
 import { foldId } from './rule-id.js'
+import { RULE_KINDS } from './kinds/index.js'
 
 /** One YAML analysis file as last read from the repository. */
 export interface FileRecord {
@@ -86,11 +87,8 @@ export class RuleIndex {
   }
 
   static empty(): RuleIndex {
-    return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), {
-      correlation: [],
-      scheduled: [],
-      simple: [],
-    })
+    const sorted = Object.fromEntries(RULE_KINDS.map((k) => [k, []])) as unknown as Record<RuleKind, string[]>
+    return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), sorted)
   }
 
   get(kind: RuleKind, id: string): IndexedRule | undefined {

@@ -11,6 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { writeFileDurable } from '../durable-file.js'
 import { fileDataToView } from '../rules/mapping.js'
+import { RULE_KINDS } from '../rules/kinds/index.js'
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from '../rules/model.js'
 import { RuleIndex, type FileRecord, type IndexedRule } from '../rules/rule-index.js'
 import { removeTempFiles } from './cache-files.js'
@@ -162,11 +163,7 @@ async function saveSnapshot(file: string, index: RuleIndex, fingerprint: string)
     rules: [],
     supports: [],
     holders: [],
-    sorted: {
-      correlation: [...index.sorted.correlation],
-      scheduled: [...index.sorted.scheduled],
-      simple: [...index.sorted.simple],
-    },
+    sorted: Object.fromEntries(RULE_KINDS.map((k) => [k, [...index.sorted[k]]])) as Record<RuleKind, string[]>,
   }
   for (const [id, rule] of index.rules)
     tail.rules.push([id, index.files.get(rule.path)?.rule === rule ? rule.path : storeRule(rule)])

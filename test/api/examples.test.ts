@@ -20,6 +20,9 @@ function examples(): Array<{ file: string; kind: RuleKind; body: Record<string, 
   const out: Array<{ file: string; kind: RuleKind; body: Record<string, unknown> }> = []
   // Every kind's examples, in load order (correlation rules after the rules they join).
   for (const dir of [...KINDS].sort((a, b) => a.loadRank - b.loadRank).map((k) => `${k.folder}/editor`)) {
+    // Python streaming rules have no template example: theirs are the shared examples
+    // (test/engine/python/streaming-examples*.test.ts).
+    if (!fs.existsSync(path.join(TEMPLATE, dir))) continue
     for (const f of fs.readdirSync(path.join(TEMPLATE, dir)).filter((x) => x.endsWith('.yml'))) {
       const data = YAML.parse(fs.readFileSync(path.join(TEMPLATE, dir, f), 'utf8'), { version: '1.2', schema: 'core' })
       const kind = kindOf(data)!

@@ -413,40 +413,41 @@ t.test('include-python returns pythonBody (the generated module) on list and get
   t.equal((await s.request('GET', '/simple-rules?include-python=maybe')).status, 400)
 })
 
-t.test(
-  'scheduled rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line',
-  async (t) => {
-    const noPython = await startInProcess({ config: { python: { command: 'no-such-python3-here' } } })
-    t.teardown(() => noPython.close())
-    const body = {
-      ...SAMPLE_BODIES.scheduled('Py.Missing'),
-      tests: [{ name: 'two grants', expectedResult: true, log: { grants: 2 } }],
-    }
-    const res = await noPython.request('POST', '/scheduled-rules', body)
-    t.equal(res.status, 503, res.text)
-    t.match(res.body.message, /no-such-python3-here/)
-    t.equal(
-      noPython.git('log', '--format=%s', '-1').trim(),
-      'Initialize rules repository from template',
-      'nothing saved',
-    )
+// Every kind whose rule is a Python module (its companion file): scheduled and Python streaming rules.
+for (const def of KINDS.filter((k) => k.companion)) {
+  const kind = def.name
+  const base = PATHS[kind]
+  t.test(
+    `${kind} rules: no python3 → 503 with a message; a module that does not import → 400 at /body with its line`,
+    async (t) => {
+      const noPython = await startInProcess({ config: { python: { command: 'no-such-python3-here' } } })
+      t.teardown(() => noPython.close())
+      const res = await noPython.request('POST', base, withPassingTests(kind, 'Py.Missing'))
+      t.equal(res.status, 503, res.text)
+      t.match(res.body.message, /no-such-python3-here/)
+      t.equal(
+        noPython.git('log', '--format=%s', '-1').trim(),
+        'Initialize rules repository from template',
+        'nothing saved',
+      )
 
-    const s = await startInProcess()
-    t.teardown(() => s.close())
-    const broken = await s.request(
-      'POST',
-      '/scheduled-rules?run-tests-first=false',
-      SAMPLE_BODIES.scheduled('Py.Broken', { body: 'import os\n\ndef rule(event)\n    return True\n' }),
-    )
-    t.equal(broken.status, 400, broken.text)
-    t.equal(broken.body.errors[0].path, '/body')
-    t.equal(broken.body.errors[0].line, 3)
-    const noRule = await s.request(
-      'POST',
-      '/scheduled-rules?run-tests-first=false',
-      SAMPLE_BODIES.scheduled('Py.NoRule', { body: 'def title(event):\n    return "x"\n' }),
-    )
-    t.equal(noRule.status, 400, noRule.text)
-    t.match(noRule.body.errors[0].message, /rule/)
-  },
-)
+      const s = await startInProcess()
+      t.teardown(() => s.close())
+      const broken = await s.request(
+        'POST',
+        `${base}?run-tests-first=false`,
+        SAMPLE_BODIES[kind]('Py.Broken', { body: 'import os\n\ndef rule(event)\n    return True\n' }),
+      )
+      t.equal(broken.status, 400, broken.text)
+      t.equal(broken.body.errors[0].path, '/body')
+      t.equal(broken.body.errors[0].line, 3)
+      const noRule = await s.request(
+        'POST',
+        `${base}?run-tests-first=false`,
+        SAMPLE_BODIES[kind]('Py.NoRule', { body: 'def title(event):\n    return "x"\n' }),
+      )
+      t.equal(noRule.status, 400, noRule.text)
+      t.match(noRule.body.errors[0].message, /rule/)
+    },
+  )
+}

@@ -181,6 +181,18 @@ export const SAMPLE_BODIES = {
     body: 'def rule(event):\n    return event.get("grants", 0) > 1\n',
     ...extra,
   }),
+  python: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    severity: 'LOW',
+    displayName: `Rule ${id}`,
+    logTypes: ['Editor.Audit'],
+    body: 'def rule(event):\n    return event.get("action") == "delete"\n\n\ndef title(event):\n    return f"deleted by {event.get(\'user\')}"\n',
+    tests: [
+      { name: 'a deletion', expectedResult: true, log: { action: 'delete', user: 'kim' } },
+      { name: 'a creation', expectedResult: false, log: { action: 'create', user: 'kim' } },
+    ],
+    ...extra,
+  }),
   correlation: (id: string, extra: Record<string, unknown> = {}) => ({
     id,
     severity: 'HIGH',

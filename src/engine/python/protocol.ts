@@ -32,6 +32,8 @@ export interface JobRule extends ModuleSource {
 export interface JobTest {
   log: unknown
   mocks: Array<{ objectName: unknown; returnValue: unknown }>
+  /** The event's log type: the test's `LogType`, else the rule's first `LogTypes` entry (data models, §4). */
+  logType?: string
 }
 
 /** The one job of a run: a rule's tests, its import check, or nothing (the cost of a run alone). */

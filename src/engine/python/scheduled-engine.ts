@@ -81,14 +81,19 @@ function filteredOut(name: string, expected: boolean): PythonTestOutcome {
 
 function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
+  const logTypes = rule.data.LogTypes
+  const ruleLogType = Array.isArray(logTypes) && typeof logTypes[0] === 'string' ? logTypes[0] : undefined
   return tests.map((raw, i) => {
     const t = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>
+    // The event's log type (data models key on it, §4): the test's `LogType`, else the rule's first.
+    const logType = typeof t.LogType === 'string' ? t.LogType : ruleLogType
     return {
       name: typeof t.Name === 'string' ? t.Name : `test ${i + 1}`,
       expected: t.ExpectedResult,
       job: {
         log: t.Log ?? {},
         mocks: Array.isArray(t.Mocks) ? (t.Mocks as Array<{ objectName: unknown; returnValue: unknown }>) : [],
+        ...(logType !== undefined ? { logType } : {}),
       },
     }
   })

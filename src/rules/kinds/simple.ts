@@ -1,5 +1,5 @@
 // Simple rules: a YAML detection over one log event (engine/simple/), Panther's `AnalysisType: rule`
-// with a `Detection` key (a `rule` without one is a Python streaming rule, not served).
+// with a `Detection` key (a `rule` naming a module instead is a Python streaming rule, python.ts).
 import {
   COMMON_EXTRA_FIELDS,
   DETECTION_FIELD,
