@@ -9,6 +9,7 @@ import path from 'node:path'
 import t, { type Test } from 'tap'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { gitAs } from '../helpers/git-as.js'
 
 const HAND_WRITTEN_SIMPLE = `# Written by a person; every line below must survive a GET → PUT.
 AnalysisType: rule
@@ -61,18 +62,10 @@ Tests:
 `
 const GRANTS_PY = 'def rule(event):\n    return event.get("grants", 0) > 1\n'
 
+const CAROL = { name: 'Carol', email: 'carol@example.com' }
+
 function gitIn(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Carol',
-      GIT_AUTHOR_EMAIL: 'carol@example.com',
-      GIT_COMMITTER_NAME: 'Carol',
-      GIT_COMMITTER_EMAIL: 'carol@example.com',
-    },
-  })
+  return gitAs(CAROL, cwd, ...args)
 }
 
 /** Commits `files` with plain git into the server's repository and reconciles. */

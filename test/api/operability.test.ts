@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log.js'
 import { startChild } from '../helpers/child-server.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { httpRequest, SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { gitAs } from '../helpers/git-as.js'
 
 // A free-form bootstrap secret (no `rk_<id>_` form), and a well-formed one no token has.
 const SECRET = `ops-bootstrap-${'B'.repeat(40)}`
@@ -204,17 +205,7 @@ t.test('/metrics after real actions: rules by kind, invalid files, test outcomes
   const dir = path.join(tempDir('rk-ops-git-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, dir])
   fs.writeFileSync(path.join(dir, 'simple_rules', 'broken.yml'), 'AnalysisType: rule\nRuleID: [unclosed\n')
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Pat',
-        GIT_AUTHOR_EMAIL: 'p@example.com',
-        GIT_COMMITTER_NAME: 'Pat',
-        GIT_COMMITTER_EMAIL: 'p@example.com',
-      },
-    })
+  const git = (...args: string[]) => gitAs({ name: 'Pat', email: 'p@example.com' }, dir, ...args)
   git('add', '-A')
   git('commit', '-q', '-m', 'a broken file')
   git('push', '-q', 'origin', 'HEAD:main')

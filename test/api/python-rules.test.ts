@@ -8,19 +8,10 @@ import path from 'node:path'
 import t from 'tap'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { gitAs, PAT } from '../helpers/git-as.js'
 
 function gitIn(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Pat',
-      GIT_AUTHOR_EMAIL: 'pat@example.com',
-      GIT_COMMITTER_NAME: 'Pat',
-      GIT_COMMITTER_EMAIL: 'pat@example.com',
-    },
-  })
+  return gitAs(PAT, cwd, ...args)
 }
 
 /** Commits `files` (null deletes) by hand, pushes, reconciles; returns the new tip. */

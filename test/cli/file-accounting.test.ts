@@ -8,6 +8,7 @@ import t from 'tap'
 import { runCli } from '../helpers/cli.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { tempDir } from '../helpers/rulekeeper.js'
+import { gitAs } from '../helpers/git-as.js'
 
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
 
@@ -150,18 +151,7 @@ t.test('the CLI and a server serving the same tree report the same accounting', 
   const s = await startInProcess()
   t.teardown(() => s.close())
   const work = path.join(tempDir('rk-same-'), 'w')
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: work,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'P',
-        GIT_AUTHOR_EMAIL: 'p@x',
-        GIT_COMMITTER_NAME: 'P',
-        GIT_COMMITTER_EMAIL: 'p@x',
-      },
-    })
+  const git = (...args: string[]) => gitAs({ name: 'P', email: 'p@x' }, work, ...args)
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   const tree = everyKindTree()
   for (const dir of ['.github', 'node_modules']) fs.rmSync(path.join(tree, dir), { recursive: true })

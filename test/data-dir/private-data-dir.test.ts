@@ -11,6 +11,7 @@ import { runCli } from '../helpers/cli.js'
 import { entryModes, notPrivate } from '../helpers/modes.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { gitAs, PAT } from '../helpers/git-as.js'
 
 /** An ordinary user's umask: what the server must not depend on. */
 const wideUmask = () => process.umask(0o022)
@@ -120,18 +121,7 @@ t.test('a plain git push with a wide umask writes private objects', async (t) =>
   t.teardown(() => s.close())
   wideUmask() // git inherits it; core.sharedRepository=0600 overrides it in the served repository
   const work = path.join(tempDir(), 'clone')
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: work,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Pat',
-        GIT_AUTHOR_EMAIL: 'pat@example.com',
-        GIT_COMMITTER_NAME: 'Pat',
-        GIT_COMMITTER_EMAIL: 'pat@example.com',
-      },
-    })
+  const git = (...args: string[]) => gitAs(PAT, work, ...args)
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   fs.writeFileSync(path.join(work, 'README.extra'), 'pushed with plain git\n')
   git('add', '.')

@@ -8,6 +8,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
+import { type Person, personEnv } from './git-as.js'
 
 interface GitRequestRecord {
   method: string
@@ -222,22 +223,7 @@ export async function createGitHttpServer(opts: {
   }
 }
 
-export interface Person {
-  name: string
-  email: string
-  /** Author and committer date (any format git accepts); now when absent. */
-  date?: string
-}
-
-function personEnv(p: Person): Record<string, string> {
-  return {
-    GIT_AUTHOR_NAME: p.name,
-    GIT_AUTHOR_EMAIL: p.email,
-    GIT_COMMITTER_NAME: p.name,
-    GIT_COMMITTER_EMAIL: p.email,
-    ...(p.date ? { GIT_AUTHOR_DATE: p.date, GIT_COMMITTER_DATE: p.date } : {}),
-  }
-}
+export type { Person } from './git-as.js'
 
 export interface GitResult {
   code: number

@@ -8,6 +8,7 @@ import YAML from 'yaml'
 import { fileDataToView } from '../../../src/rules/mapping.js'
 import type { InProcessServer } from '../../helpers/in-process.js'
 import { tempDir } from '../../helpers/rulekeeper.js'
+import { gitAs, PAT } from '../../helpers/git-as.js'
 
 export const EXAMPLES = path.resolve(import.meta.dirname, '../../fixtures/shared-examples-rules')
 const RULES_DIR = 'rules/editor_rules'
@@ -55,17 +56,7 @@ export function treeWithFlips(file: string, edit?: (doc: YAML.Document) => void)
 }
 
 function gitIn(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Pat',
-      GIT_AUTHOR_EMAIL: 'pat@example.com',
-      GIT_COMMITTER_NAME: 'Pat',
-      GIT_COMMITTER_EMAIL: 'pat@example.com',
-    },
-  })
+  return gitAs(PAT, cwd, ...args)
 }
 
 /** Commits the example files `rels` into the server's repository by hand, pushes and reconciles. */
