@@ -220,6 +220,11 @@ export class IndexDraft {
     return this.supports.get(id)
   }
 
+  /** Every support file served by the draft (globals, data models, queries…). */
+  supportFiles(): Iterable<SupportFile> {
+    return this.supports.values()
+  }
+
   holdersOf(id: string): readonly string[] {
     return this.holders.get(id) ?? []
   }
@@ -281,7 +286,9 @@ export class IndexDraft {
     let served: IndexedRule | undefined
     for (const p of paths) {
       const f = this.files.get(p)!
-      if (f.support && !f.rule && served === undefined && !this.supports.has(id)) this.supports.set(id, f.support)
+      // An invalid file (a data model with problems) keeps its support for re-reads, never serves it.
+      if (f.support && !f.rule && f.errors.length === 0 && served === undefined && !this.supports.has(id))
+        this.supports.set(id, f.support)
       if (f.rule && !served) served = f.rule
     }
     // Duplicates (reported by invalidFiles): the oldest holder serves; the others never do.
