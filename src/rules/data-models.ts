@@ -26,9 +26,13 @@ function definesName(source: string, name: string): boolean {
  * `Filename` (a `.py` beside it, found), `Mappings` (each `Name` once, exactly one of `Path` and
  * `Method`, a Method defined by the module). As panther_analysis_tool's schema and DataModel.
  */
-export function checkDataModel(data: Readonly<Record<string, unknown>>, pythonSource: string | undefined): RuleProblem[] {
+export function checkDataModel(
+  data: Readonly<Record<string, unknown>>,
+  pythonSource: string | undefined,
+): RuleProblem[] {
   const problems: RuleProblem[] = []
-  if (!isText(data.DataModelID)) problems.push({ path: ['DataModelID'], message: 'DataModelID must be a non-empty string' })
+  if (!isText(data.DataModelID))
+    problems.push({ path: ['DataModelID'], message: 'DataModelID must be a non-empty string' })
   if (typeof data.Enabled !== 'boolean') problems.push({ path: ['Enabled'], message: 'Enabled must be true or false' })
   const logTypes = data.LogTypes
   if (!Array.isArray(logTypes) || logTypes.length === 0) {
@@ -61,7 +65,8 @@ export function checkDataModel(data: Readonly<Record<string, unknown>>, pythonSo
       return
     }
     const mapping = m as Record<string, unknown>
-    if (!isText(mapping.Name)) problems.push({ path: ['Mappings', i, 'Name'], message: 'Name must be a non-empty string' })
+    if (!isText(mapping.Name))
+      problems.push({ path: ['Mappings', i, 'Name'], message: 'Name must be a non-empty string' })
     else if (seen.has(mapping.Name))
       problems.push({ path: ['Mappings', i, 'Name'], message: `the unified field '${mapping.Name}' is mapped twice` })
     else seen.add(mapping.Name)
@@ -76,7 +81,10 @@ export function checkDataModel(data: Readonly<Record<string, unknown>>, pythonSo
     }
     if (hasMethod) {
       if (!isText(mapping.Method)) {
-        problems.push({ path: ['Mappings', i, 'Method'], message: 'Method must name a function of the data model module' })
+        problems.push({
+          path: ['Mappings', i, 'Method'],
+          message: 'Method must name a function of the data model module',
+        })
       } else if (filename === undefined) {
         problems.push({
           path: ['Mappings', i, 'Method'],

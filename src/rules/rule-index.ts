@@ -217,11 +217,14 @@ export class IndexDraft {
   }
 
   supportById(id: string): SupportFile | undefined {
+    // As ruleById: a file changed in this draft decides what the id serves now.
+    if (this.touchedIds.has(id)) this.resolve(id)
     return this.supports.get(id)
   }
 
-  /** Every support file served by the draft (globals, data models, queries…). */
+  /** Every support file served by the draft (globals, data models, queries…), changes included. */
   supportFiles(): Iterable<SupportFile> {
+    for (const id of this.touchedIds) this.resolve(id)
     return this.supports.values()
   }
 

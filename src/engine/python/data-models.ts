@@ -18,7 +18,11 @@ function mappingsOf(model: SupportFile): JobDataModel['mappings'] {
 }
 
 /** The data models of the tests' log types, each once, with the log types it serves here. */
-export function jobDataModels(tests: readonly JobTest[], ruleLogTypes: readonly string[], ctx: EngineContext): JobDataModel[] {
+export function jobDataModels(
+  tests: readonly JobTest[],
+  ruleLogTypes: readonly string[],
+  ctx: EngineContext,
+): JobDataModel[] {
   if (!ctx.findDataModel) return []
   const byPath = new Map<string, JobDataModel>()
   const logTypes = new Set(tests.map((t) => t.logType ?? ruleLogTypes[0]).filter((lt) => lt !== undefined))

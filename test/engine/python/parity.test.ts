@@ -15,7 +15,11 @@ t.teardown(() => pool.close())
 
 /** Runs one rule whose rule() returns True when every case holds; one test per named case. */
 async function allHold(t: Test, source: string, cases: Record<string, Record<string, unknown>>) {
-  const tests: InlineTest[] = Object.entries(cases).map(([name, log]) => ({ name, expected: true, log: { ...log, case: name } }))
+  const tests: InlineTest[] = Object.entries(cases).map(([name, log]) => ({
+    name,
+    expected: true,
+    log: { ...log, case: name },
+  }))
   const outcomes = await engine.runTests(inlineRule(source, tests), contextWith())
   for (const o of outcomes) t.equal(o.passed, true, `${o.name}${o.error ? `: ${o.error}` : ''}`)
 }
@@ -247,9 +251,10 @@ t.test('third-party modules come from the configured interpreter (python.command
   writeFileSync(path.join(site, 'rk_team_requirement.py'), 'def answer():\n    return 42\n')
   const venv = createPythonEngine({ command: path.join(dir, 'bin', 'python3'), poolSize: 1, timeoutMs: 5000 })
   t.teardown(() => venv.pool.close())
-  const rule = inlineRule('import rk_team_requirement\n\ndef rule(event):\n    return rk_team_requirement.answer() == 42\n', [
-    { name: 'installed in the venv', expected: true },
-  ])
+  const rule = inlineRule(
+    'import rk_team_requirement\n\ndef rule(event):\n    return rk_team_requirement.answer() == 42\n',
+    [{ name: 'installed in the venv', expected: true }],
+  )
   const [inVenv] = await venv.engine.runTests(rule, contextWith())
   t.equal(inVenv!.passed, true, inVenv!.error ?? '')
   // The default interpreter lacks it: not run, named.

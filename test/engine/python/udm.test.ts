@@ -70,7 +70,11 @@ const CASES: Case[] = [
       ],
     },
   },
-  { name: 'Path: a quoted key holding a dot', expr: 'event.udm("quoted") == "1.1.1.1"', log: { 'destination.ip': '1.1.1.1' } },
+  {
+    name: 'Path: a quoted key holding a dot',
+    expr: 'event.udm("quoted") == "1.1.1.1"',
+    log: { 'destination.ip': '1.1.1.1' },
+  },
   {
     name: 'Path: keys match exactly (case-sensitively), unlike event[...]',
     expr: 'event.udm("actor_user") is None and event["user_email"] == "x"',
