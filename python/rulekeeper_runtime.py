@@ -131,18 +131,20 @@ def load_rule(job, emit):
     try:
         exec(_compile(rule["source"], rule["filename"]), module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is an import failure too
-        if not missing_module(exc, emit):
+        if not missing_module(exc, filenames, emit):
             message, filename, line = describe_error(exc, filenames)
             emit({"t": "import_error", "message": message, "file": filename, "line": line})
         return None, filenames
     return module, filenames
 
 
-def missing_module(exc, emit):
+def missing_module(exc, filenames, emit):
     """A module the interpreter does not have (the rule or a helper imports it): reported as the test
-    not run, naming the module, instead of as the rule's error. True when reported."""
+    not run, naming the module (and where it is imported), instead of as the rule's error. True
+    when reported."""
     if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str) and exc.name:
-        emit({"t": "missing_module", "module": exc.name})
+        _, filename, line = describe_error(exc, filenames)
+        emit({"t": "missing_module", "module": exc.name, "file": filename, "line": line})
         return True
     return False
 
@@ -172,7 +174,7 @@ def load_data_model(job, log_type, filenames, emit):
             exec(_compile(entry["source"], entry["filename"]), module.__dict__)
         return True, DataModel(entry["id"], entry.get("mappings") or [], module)
     except BaseException as exc:  # noqa: BLE001 - the data model's error, reported as such
-        if not missing_module(exc, emit):
+        if not missing_module(exc, filenames, emit):
             emit({"t": "data_model_error",
                   "message": "the data model %s failed to load: %s" % (entry["id"], describe_error(exc, filenames)[0])})
         return False, None
@@ -334,7 +336,7 @@ def run_test(job, test, emit):
             try:
                 output, error = _check_output(name, fn(event), default_severity)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
-                if missing_module(exc, emit):
+                if missing_module(exc, filenames, emit):
                     return
                 error = describe_error(exc, filenames)[0]
                 trace = rule_traceback(exc, filenames)

@@ -68,7 +68,7 @@ export type RunEvent =
   | { t: 'fn'; fn: string; output: unknown; error: string | null; traceback?: string }
   | { t: 'import_error'; message: string; file: string | null; line: number | null }
   | { t: 'mock_error'; message: string }
-  | { t: 'missing_module'; module: string }
+  | { t: 'missing_module'; module: string; file: string | null; line: number | null }
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
   | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }

@@ -303,7 +303,7 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'data_model_error':
       return str(e.message)
     case 'missing_module':
-      return str(e.module)
+      return str(e.module) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'module':
       return Array.isArray(e.functions) && e.functions.every(str)
     case 'end':

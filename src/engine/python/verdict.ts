@@ -120,8 +120,18 @@ export function importProblem(
     }
   }
   for (const event of record.events) {
-    // The module imports one this interpreter lacks: its tests report that (not run); the rule itself is not invalid.
-    if (event.t === 'missing_module') return undefined
+    // Still an import problem for validity (§3.2): the server cannot tell a third-party module the
+    // interpreter lacks from a global helper the repository lacks. Its tests report "not run" (§4).
+    if (event.t === 'missing_module') {
+      const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
+      return {
+        message:
+          `the rule module failed to import: No module named '${event.module}' (module ${event.module} is not ` +
+          'installed in the configured interpreter, and no global helper of this repository has that GlobalID)',
+        code: 'PythonImportError',
+        ...(line ? { line } : {}),
+      }
+    }
     if (event.t === 'import_error') {
       const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
       return {
