@@ -41,6 +41,17 @@ export function exampleGlobal(): SupportFile {
   }
 }
 
+/** The shared example data model (Editor.Audit: Path, $.-path and Method mappings). */
+export function exampleDataModel(): SupportFile {
+  return {
+    analysisType: 'datamodel',
+    path: 'data_models/editor_audit.yml',
+    data: parse(readExample('data_models/editor_audit.yml')) as Record<string, unknown>,
+    pythonSource: readExample('data_models/editor_audit.py'),
+    pythonPath: 'data_models/editor_audit.py',
+  }
+}
+
 /** A context over support files: globals by GlobalID, data models by DataModelID and log type. */
 export function contextWith(...supports: SupportFile[]): EngineContext {
   const byId = new Map(supports.map((g) => [String(g.data.GlobalID ?? g.data.DataModelID), g]))

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
 import type { SupportFile } from '../../../src/rules/model.js'
-import { contextWith, dataModelFile, inlineRule, type InlineTest } from './fixtures.js'
+import { contextWith, dataModelFile, exampleDataModel, inlineRule, type InlineTest } from './fixtures.js'
 
 const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
 t.teardown(() => pool.close())
@@ -201,24 +201,8 @@ for (const c of CASES) {
   })
 }
 
-t.test('the shared example: a data model with Path, $.-path and Method, read through udm()', async (t) => {
-  const model = dataModelFile(
-    'Standard.Editor.Audit',
-    ['Editor.Audit'],
-    [
-      { Name: 'actor_user', Path: 'user_email' },
-      { Name: 'source_ip', Path: '$.ip_address' },
-      { Name: 'event_outcome', Method: 'get_event_outcome' },
-    ],
-    [
-      'def get_event_outcome(event):',
-      '    success = event.deep_get("login", "success")',
-      '    if success is None:',
-      '        return None',
-      '    return "success" if success else "failure"',
-      '',
-    ].join('\n'),
-  )
+t.test('the shared example data model (Path, $.-path and Method), read through udm()', async (t) => {
+  const model = exampleDataModel()
   const source = [
     'def rule(event):',
     '    return event.udm("event_outcome") == "failure"',
