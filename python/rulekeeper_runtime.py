@@ -1,7 +1,9 @@
-# What runs inside one confined child: load the globals (importable by GlobalID) and the rule module
-# from sources sent by the server, patch the test's Mocks, call rule() and every other defined
-# function on a PantherEvent, and report each step as one JSON line on the result pipe, so a run
-# killed midway still tells which function was running. Type checks follow detections.md §3.
+# What runs inside one confined child: load the globals (importable by GlobalID), the rule module and
+# the data model of the test's log type from sources sent by the server, patch the test's Mocks,
+# empty the caching helpers' store, call rule() and every other defined function on a PantherEvent,
+# and report each step as one JSON line on the result pipe, so a run killed midway still tells which
+# function was running. Type checks follow detections.md §3; a module the interpreter lacks is
+# reported as such (`missing_module`), not as the rule's error.
 import io
 import importlib.machinery
 import json
@@ -11,7 +13,7 @@ import traceback
 import types
 from collections.abc import Mapping
 
-from panther_core import ImmutableList, PantherEvent
+from panther_core import DataModel, ImmutableList, PantherEvent
 
 # Reported name -> module attribute, in the order they are called (rule first, §3.2).
 FUNCTIONS = [
@@ -129,10 +131,61 @@ def load_rule(job, emit):
     try:
         exec(_compile(rule["source"], rule["filename"]), module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is an import failure too
-        message, filename, line = describe_error(exc, filenames)
-        emit({"t": "import_error", "message": message, "file": filename, "line": line})
+        if not missing_module(exc, filenames, emit):
+            message, filename, line = describe_error(exc, filenames)
+            emit({"t": "import_error", "message": message, "file": filename, "line": line})
         return None, filenames
     return module, filenames
+
+
+def missing_module(exc, filenames, emit):
+    """A module the interpreter does not have (the rule or a helper imports it): reported as the test
+    not run, naming the module (and where it is imported), instead of as the rule's error. True
+    when reported."""
+    if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str) and exc.name:
+        _, filename, line = describe_error(exc, filenames)
+        emit({"t": "missing_module", "module": exc.name, "file": filename, "line": line})
+        return True
+    return False
+
+
+def test_log_type(job, test):
+    """The test's `logType`, else the rule's first log type, else None."""
+    log_type = test.get("logType")
+    if isinstance(log_type, str) and log_type:
+        return log_type
+    log_types = job["rule"].get("logTypes") or []
+    return log_types[0] if log_types and isinstance(log_types[0], str) else None
+
+
+def load_data_model(job, log_type, filenames, emit):
+    """(ok, DataModel or None): the data model the server sent for the log type, its module
+    imported afresh (it may import globals); a failure is emitted as `data_model_error`."""
+    entry = next((m for m in job.get("dataModels") or [] if log_type in (m.get("logTypes") or [])), None)
+    if entry is None:
+        return True, None
+    module = None
+    try:
+        if isinstance(entry.get("source"), str):
+            filenames.add(entry["filename"])
+            _register_source(entry["filename"], entry["source"])
+            module = types.ModuleType(entry["filename"].rsplit("/", 1)[-1][:-3] or "data_model")
+            module.__file__ = entry["filename"]
+            exec(_compile(entry["source"], entry["filename"]), module.__dict__)
+        return True, DataModel(entry["id"], entry.get("mappings") or [], module)
+    except BaseException as exc:  # noqa: BLE001 - the data model's error, reported as such
+        if not missing_module(exc, filenames, emit):
+            emit({"t": "data_model_error",
+                  "message": "the data model %s failed to load: %s" % (entry["id"], describe_error(exc, filenames)[0])})
+        return False, None
+
+
+def reset_caching_store():
+    # The in-memory store of panther_detection_helpers.caching lives for one test.
+    caching = sys.modules.get("panther_detection_helpers.caching")
+    reset = getattr(caching, "_reset", None)
+    if callable(reset):
+        reset()
 
 
 def _check_output(name, value, default_severity):
@@ -265,7 +318,11 @@ def run_test(job, test, emit):
             emit({"t": "mock_error", "message": "Mocks: %r is not a name in the rule module" % (name,)})
             return
         module.__dict__[name] = Mock(mock.get("returnValue"))
-    event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {})
+    ok, data_model = load_data_model(job, test_log_type(job, test), filenames, emit)
+    if not ok:
+        return
+    reset_caching_store()
+    event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {}, data_model)
     default_severity = str(job["rule"].get("severity") or "").upper() or None
     for name, attr in FUNCTIONS:
         fn = module.__dict__.get(attr)
@@ -279,6 +336,8 @@ def run_test(job, test, emit):
             try:
                 output, error = _check_output(name, fn(event), default_severity)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
+                if missing_module(exc, filenames, emit):
+                    return
                 error = describe_error(exc, filenames)[0]
                 trace = rule_traceback(exc, filenames)
         event_fn = {"t": "fn", "fn": name, "output": output, "error": error}

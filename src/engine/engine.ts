@@ -9,6 +9,8 @@ export interface EngineContext {
   findRule(id: string): RuleFile | undefined
   /** Non-rule analysis files (globals, queries, data models), by their id. */
   findSupport(id: string): SupportFile | undefined
+  /** The enabled data model serving a log type (rules/data-models.ts), for `event.udm()`. */
+  findDataModel?(logType: string): SupportFile | undefined
   /** Who runs the tests and until when (API requests): fairness between callers, cancellation. */
   run?: RunScope
 }

@@ -35,13 +35,18 @@ export interface FileCounts {
 const READ_NOT_SERVED: Readonly<Record<string, string>> = {
   policy: 'policies are not served or tested by this build',
   global: 'a global helper: read for the Python rules that import it, not served or tested itself',
-  datamodel: 'a data model: read, not served or tested by this build',
   scheduled_query: 'a scheduled query: read so scheduled rules can name it, not served or tested',
   saved_query: 'a saved query: read so scheduled rules can name it, not served or tested',
   pack: 'packs are not served by this build',
   lookup_table: 'lookup tables are not served by this build',
   derived: 'derived detections are not served or tested by this build',
 }
+
+/**
+ * Types read and checked but not served: accounted `valid` or `invalid` like rules (data models,
+ * rules/data-models.ts; service/file-records.ts decides them before classifyUnserved).
+ */
+const READ_AND_CHECKED: readonly string[] = ['datamodel']
 
 /** Keys by which a YAML file without a (valid) `AnalysisType` still looks like an analysis file. */
 const ANALYSIS_KEYS = [
@@ -65,22 +70,24 @@ const NOT_ANALYSIS = 'not an analysis file (no AnalysisType key): ignored'
 
 /** Every `AnalysisType` value of the format, served or not. */
 export const ANALYSIS_TYPES: readonly string[] = [
-  ...new Set([...KINDS.map((k) => k.analysisType), 'rule', ...Object.keys(READ_NOT_SERVED)]),
+  ...new Set([...KINDS.map((k) => k.analysisType), 'rule', ...READ_AND_CHECKED, ...Object.keys(READ_NOT_SERVED)]),
 ].sort()
 
 /**
- * What a parsed YAML mapping that is not served as a rule is: `unsupported` (with the reason) or
- * `invalid` (with the problem). Called for files whose kind (rules/kinds/) did not claim them.
+ * What a parsed YAML mapping that is not served as a rule is: `unsupported` (with the reason),
+ * `invalid` (with the problem), or `checked` (a data model: its own check decides). Called for
+ * files whose kind (rules/kinds/) did not claim them.
  */
 export function classifyUnserved(
   data: Readonly<Record<string, unknown>> | undefined,
-): { unsupported: string } | { problem: RuleProblem } {
+): { unsupported: string } | { problem: RuleProblem } | { checked: string } {
   if (data === undefined || !('AnalysisType' in data)) {
     const key = data && ANALYSIS_KEYS.find((k) => k in data)
     if (!key) return { unsupported: NOT_ANALYSIS }
     return { problem: { path: [], message: `AnalysisType is missing (the file has ${key}, like an analysis file)` } }
   }
   const type = data.AnalysisType
+  if (typeof type === 'string' && READ_AND_CHECKED.includes(type)) return { checked: type }
   if (typeof type === 'string' && Object.hasOwn(READ_NOT_SERVED, type)) return { unsupported: READ_NOT_SERVED[type]! }
   // Both forms of `rule` are kinds (simple, python); one with neither key is neither.
   if (type === 'rule')

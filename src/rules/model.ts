@@ -43,6 +43,7 @@ export interface SupportFile {
   analysisType: string
   path: string
   data: Readonly<Record<string, unknown>>
-  /** `global` helpers: the module source named by `Filename`. */
+  /** `global` helpers and data models: the module source named by `Filename`, and its path. */
   pythonSource?: string
+  pythonPath?: string
 }

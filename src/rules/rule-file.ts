@@ -17,7 +17,7 @@ export interface ParsedAnalysisFile {
   analysisType?: string
   /** Set for the kinds served as rules (rules/kinds/). */
   kind?: RuleKind
-  /** RuleID / PolicyID / GlobalID / QueryName, whichever the type has. */
+  /** RuleID / PolicyID / GlobalID / DataModelID / QueryName, whichever the type has. */
   id?: string
   problems: RuleProblem[]
 }
@@ -28,7 +28,7 @@ export function kindOf(data: Record<string, unknown>): RuleKind | undefined {
 }
 
 function idOf(data: Record<string, unknown>): string | undefined {
-  const v = data.RuleID ?? data.PolicyID ?? data.GlobalID ?? data.QueryName
+  const v = data.RuleID ?? data.PolicyID ?? data.GlobalID ?? data.DataModelID ?? data.QueryName
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined
 }
 

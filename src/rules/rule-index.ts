@@ -217,7 +217,15 @@ export class IndexDraft {
   }
 
   supportById(id: string): SupportFile | undefined {
+    // As ruleById: a file changed in this draft decides what the id serves now.
+    if (this.touchedIds.has(id)) this.resolve(id)
     return this.supports.get(id)
+  }
+
+  /** Every support file served by the draft (globals, data models, queries…), changes included. */
+  supportFiles(): Iterable<SupportFile> {
+    for (const id of this.touchedIds) this.resolve(id)
+    return this.supports.values()
   }
 
   holdersOf(id: string): readonly string[] {
@@ -281,7 +289,9 @@ export class IndexDraft {
     let served: IndexedRule | undefined
     for (const p of paths) {
       const f = this.files.get(p)!
-      if (f.support && !f.rule && served === undefined && !this.supports.has(id)) this.supports.set(id, f.support)
+      // An invalid file (a data model with problems) keeps its support for re-reads, never serves it.
+      if (f.support && !f.rule && f.errors.length === 0 && served === undefined && !this.supports.has(id))
+        this.supports.set(id, f.support)
       if (f.rule && !served) served = f.rule
     }
     // Duplicates (reported by invalidFiles): the oldest holder serves; the others never do.

@@ -11,6 +11,7 @@ import { pythonPathFor } from '../rules/paths.js'
 import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
 import { classifyUnserved } from '../rules/file-accounting.js'
+import { checkDataModel } from '../rules/data-models.js'
 
 export interface RecordSources {
   /** The content of another file of the same revision, or undefined when it does not exist. */
@@ -45,10 +46,11 @@ export async function buildFileRecord(
       const errors = locateProblems(f, [c.problem])
       return { path: filePath, id: f.id ?? prev?.id, kind: prev?.kind, analysisType: f.analysisType, errors }
     }
-    if (!f.data || f.analysisType === undefined) return { path: filePath, errors: [], unsupported: c.unsupported }
+    if ('unsupported' in c && (!f.data || f.analysisType === undefined))
+      return { path: filePath, errors: [], unsupported: c.unsupported }
   }
   const data = f.data!
-  const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'QueryName'].find((k) => k in data)
+  const idKey = ['RuleID', 'PolicyID', 'GlobalID', 'DataModelID', 'QueryName'].find((k) => k in data)
   const idAt = idKey ? (topLevelKeyAt(text, idKey) ?? f.locate([idKey])) : undefined
   const pyName = typeof data.Filename === 'string' ? data.Filename : undefined
   let pythonPath: string | undefined
@@ -60,6 +62,13 @@ export async function buildFileRecord(
     } catch {
       pythonPath = undefined
     }
+  }
+  if (!f.kind && f.analysisType === 'datamodel') {
+    // Read and checked (valid or invalid, never unsupported): the Python engine's udm() reads it.
+    const support: SupportFile = { analysisType: 'datamodel', path: filePath, data, pythonSource, pythonPath }
+    const errors = locateProblems(f, checkDataModel(data, pythonSource))
+    // An invalid one keeps its support (never served: rule-index) so a fix to its .py re-reads it.
+    return { path: filePath, analysisType: 'datamodel', id: f.id, support, errors, idAt }
   }
   if (!f.kind) {
     const unsupported = (classifyUnserved(data) as { unsupported: string }).unsupported

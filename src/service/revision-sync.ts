@@ -3,6 +3,7 @@
 // pushed with plain git, a reconcile). Only changed files are re-read.
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { inLoadOrder } from '../rules/kinds/index.js'
+import { dataModelsByLogType } from '../rules/data-models.js'
 import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
 import { gitBinaryAvailable } from '../git/git-binary.js'
@@ -17,6 +18,8 @@ export function draftContext(draft: IndexDraft): EngineContext {
   return {
     findRule: (id) => draft.ruleById(id)?.file,
     findSupport: (id) => draft.supportById(id),
+    // A draft changes while it is used: looked up afresh (rare: only test runs ask).
+    findDataModel: (logType) => dataModelsByLogType(draft.supportFiles()).get(logType),
   }
 }
 

@@ -4,7 +4,8 @@
 import { badRequest } from '../errors.js'
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { kindDef } from '../rules/kinds/index.js'
-import type { RuleKind, RuleProblem } from '../rules/model.js'
+import { dataModelsByLogType } from '../rules/data-models.js'
+import type { RuleKind, RuleProblem, SupportFile } from '../rules/model.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import type { HistoryTracker, Stamp } from './history.js'
 
@@ -30,10 +31,18 @@ export interface ReadContext {
   pythonFor?: (rule: IndexedRule) => string | undefined
 }
 
+// Indexes are immutable: the log type → data model map is built once per index, on first use.
+const dataModelMaps = new WeakMap<RuleIndex, Map<string, SupportFile>>()
+
 export function indexContext(index: RuleIndex): EngineContext {
   return {
     findRule: (id) => index.rules.get(id)?.file,
     findSupport: (id) => index.supports.get(id),
+    findDataModel: (logType) => {
+      let map = dataModelMaps.get(index)
+      if (!map) dataModelMaps.set(index, (map = dataModelsByLogType(index.supports.values())))
+      return map.get(logType)
+    },
   }
 }
 

@@ -29,6 +29,11 @@ function everyKindTree(): string {
     'data_models/ct.yml',
     'AnalysisType: datamodel\nDataModelID: Standard.CT\nLogTypes: [AWS.CloudTrail]\nEnabled: true\nMappings:\n  - Name: actor\n    Path: userIdentity.arn\n',
   )
+  // A data model with a Method and no Filename: invalid, the problem located.
+  put(
+    'data_models/bad.yml',
+    'AnalysisType: datamodel\nDataModelID: Standard.Bad\nLogTypes: [X]\nEnabled: true\nMappings:\n  - Name: actor\n    Method: get_actor\n',
+  )
   put('packs/aws.yml', 'AnalysisType: pack\nPackID: Managed.AWS\nPackDefinition:\n  IDs: [AWS.S3.Public]\n')
   put('lookup_tables/ips.yml', 'AnalysisType: lookup_table\nLookupName: ips\nEnabled: true\n')
   put('queries/saved.yml', 'AnalysisType: saved_query\nQueryName: Saved.One\nQuery: select 1\n')
@@ -79,11 +84,17 @@ t.test('validate --json lists every YAML file with its status, and counts them',
     'scheduled_rules/editor/Editor.Audit.AdminGrantsBurst.yml',
     'correlation_rules/editor/Editor.Audit.BruteForceThenSuccess.yml',
     'rules/py_rule.yml',
+    'data_models/ct.yml',
   ])
     t.equal(status(p), 'valid', p)
+  t.match(files.get('data_models/ct.yml')!, { analysisType: 'datamodel', id: 'Standard.CT', reason: null })
+  t.match(files.get('data_models/bad.yml')!, {
+    status: 'invalid',
+    id: 'Standard.Bad',
+    problems: [{ message: /Method 'get_actor' needs the data model's Filename/, line: 7, column: 5 }],
+  })
   for (const p of [
     'policies/s3.yml',
-    'data_models/ct.yml',
     'packs/aws.yml',
     'lookup_tables/ips.yml',
     'queries/saved.yml',
@@ -112,7 +123,7 @@ t.test('validate --json lists every YAML file with its status, and counts them',
   const counted = { valid: 0, invalid: 0, unsupported: 0 } as Record<string, number>
   for (const f of files.values()) counted[f.status]!++
   t.match(report.summary, { files: files.size, ...counted, rules: 6 })
-  t.same([counted.valid, counted.invalid, counted.unsupported], [6, 4, 10])
+  t.same([counted.valid, counted.invalid, counted.unsupported], [7, 5, 9])
 })
 
 t.test('human output lists every invalid and unsupported file and ends with the counts', async (t) => {
@@ -125,7 +136,7 @@ t.test('human output lists every invalid and unsupported file and ends with the 
   t.match(r.stdout, /\[UNSUPPORTED\] docs\/mkdocs\.yml: not an analysis file/)
   t.notMatch(r.stdout, /null/, 'no location or field prints as null')
   const lines = r.stdout.trimEnd().split('\n')
-  t.same(lines.slice(-2), ['20 files: 6 valid, 4 invalid, 10 unsupported', '6 rules'])
+  t.same(lines.slice(-2), ['21 files: 7 valid, 5 invalid, 9 unsupported', '6 rules'])
 })
 
 t.test('the template validates: its helper and query are unsupported, nothing is invalid', async (t) => {
@@ -171,5 +182,5 @@ t.test('the CLI and a server serving the same tree report the same accounting', 
     (cli.files as FileEntry[]).filter((f) => f.status === 'invalid').map((f) => f.path),
     'the same invalid files',
   )
-  t.equal(status.files.invalid, 4)
+  t.equal(status.files.invalid, 5)
 })

@@ -27,6 +27,8 @@ export interface JobRule extends ModuleSource {
   module: string
   /** The file's `Severity`, what `severity()` returning DEFAULT stands for. */
   severity: string | null
+  /** The file's `LogTypes`: the first is a test's log type when the test names none. */
+  logTypes?: string[]
 }
 
 export interface JobTest {
@@ -36,9 +38,27 @@ export interface JobTest {
   logType?: string
 }
 
+/** One data model as the runner builds it (python/panther_core/data_model.py). */
+export interface JobDataModel {
+  id: string
+  /** The log types of the job's tests it serves (a subset of its `LogTypes`). */
+  logTypes: string[]
+  /** Its `.py` (repository path and source) when it has a `Filename`; Methods are its functions. */
+  filename: string | null
+  source: string | null
+  mappings: Array<{ name: string; path?: string; method?: string }>
+}
+
 /** The one job of a run: a rule's tests, its import check, or nothing (the cost of a run alone). */
 export type Job =
-  | { op: 'test'; rule: JobRule; globals: Record<string, ModuleSource>; tests: JobTest[]; limits: RunLimits }
+  | {
+      op: 'test'
+      rule: JobRule
+      globals: Record<string, ModuleSource>
+      dataModels?: JobDataModel[]
+      tests: JobTest[]
+      limits: RunLimits
+    }
   | { op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
   | { op: 'ping'; tests: []; limits: RunLimits }
 
@@ -48,6 +68,8 @@ export type RunEvent =
   | { t: 'fn'; fn: string; output: unknown; error: string | null; traceback?: string }
   | { t: 'import_error'; message: string; file: string | null; line: number | null }
   | { t: 'mock_error'; message: string }
+  | { t: 'missing_module'; module: string; file: string | null; line: number | null }
+  | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
   | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }
 

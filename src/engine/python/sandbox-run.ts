@@ -300,7 +300,10 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':
+    case 'data_model_error':
       return str(e.message)
+    case 'missing_module':
+      return str(e.module) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'module':
       return Array.isArray(e.functions) && e.functions.every(str)
     case 'end':

@@ -1,10 +1,11 @@
 // The RuleEngine for scheduled rules (Python): static checks in check() (InlineFilters included),
 // the import check in checkPythonModule() (a worker run: it executes the module's top level), and
 // runTests(), which applies the InlineFilters first, sends the tests they let through to one worker
-// as one job and turns each report into a §3.2 verdict.
+// as one job (with the globals and data models they need) and turns each report into a §3.2 verdict.
 import { isRulekeeperError } from '../../errors.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
+import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
 import type { JobRule, JobTest, RunLimits, TestRecord } from './protocol.js'
@@ -55,6 +56,9 @@ function jobRule(rule: RuleFile): JobRule {
     filename: rule.pythonPath ?? dir + filename,
     source: rule.pythonSource ?? '',
     severity: typeof rule.data.Severity === 'string' ? rule.data.Severity.toUpperCase() : null,
+    logTypes: Array.isArray(rule.data.LogTypes)
+      ? rule.data.LogTypes.filter((lt): lt is string => typeof lt === 'string')
+      : [],
   }
 }
 
@@ -186,13 +190,18 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
 
   async function runModule(job: JobRule, specs: TestSpec[], ctx: EngineContext): Promise<PythonTestOutcome[]> {
     let records: TestRecord[]
+    const tests = specs.map((s) => s.job)
+    const dataModels = jobDataModels(tests, job.logTypes ?? [], ctx)
+    // A data model's module may import globals too.
+    const sources = [job.source, ...dataModels.map((m) => m.source ?? '')].join('\n')
     try {
       records = await pool.run(
         {
           op: 'test',
           rule: job,
-          globals: collectGlobals(job.source, ctx),
-          tests: specs.map((s) => s.job),
+          globals: collectGlobals(sources, ctx),
+          dataModels,
+          tests,
           limits: { ...limits, cpuSeconds: limits.cpuSeconds * specs.length },
         },
         ctx.run,

@@ -1,7 +1,8 @@
 // The verdict of detections.md §3.2 from what the worker reported about one test: rule() first,
 // every other defined function after it, each output and error kept. Expected true passes iff rule()
 // returned True and nothing raised or returned the wrong type; expected false iff rule() returned
-// exactly False. A stopped run (timeout, crash, output cap) fails the test with the reason.
+// exactly False. A stopped run (timeout, crash, output cap) fails the test with the reason; a module
+// the interpreter lacks makes the test not run (passed: null), distinct from a failing rule.
 import type { FunctionOutcome, TestOutcome } from '../engine.js'
 import type { RunEvent, TestRecord } from './protocol.js'
 
@@ -33,7 +34,9 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   const functions: Record<string, FunctionOutcome> = {}
   let running: string | undefined
   let importError: string | undefined
-  let mockError: string | undefined
+  // A Mocks entry naming nothing, or the data model failing to load: the test fails before rule().
+  let setupError: string | undefined
+  let missingModule: string | undefined
   let end: Extract<RunEvent, { t: 'end' }> | undefined
   const tracebacks: Record<string, string> = {}
   for (const event of record.events) {
@@ -43,18 +46,34 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
       if (event.traceback !== undefined) tracebacks[event.fn] = event.traceback
       running = undefined
     } else if (event.t === 'import_error') importError = `the rule module failed to import: ${event.message}`
-    else if (event.t === 'mock_error') mockError = event.message
+    else if (event.t === 'mock_error') setupError = event.message
+    else if (event.t === 'data_model_error') setupError = event.message
+    else if (event.t === 'missing_module') missingModule ??= event.module
     else if (event.t === 'end') end = event
   }
   let stopped: string | undefined
   if (record.status !== 'ok') {
     stopped = record.message ?? `the run stopped (${record.status})`
     if (running) functions[running] = { output: null, error: stopped }
-    else if (!importError && !mockError && Object.keys(functions).length === 0)
+    else if (!importError && !setupError && Object.keys(functions).length === 0)
       stopped = `while loading the rule module: ${stopped}`
   }
   const stdout = (end?.stdout ?? '') + record.stdout
   const stderr = (end?.stderr ?? '') + record.stderr
+  if (missingModule !== undefined && record.status === 'ok') {
+    // The rule could not run here at all: neither a pass nor the rule's failure (detections.md §4).
+    const outcome: PythonTestOutcome = {
+      name,
+      expected,
+      actual: null,
+      passed: null,
+      error: `not run: module ${missingModule} is not installed`,
+      errored: false,
+      functions,
+    }
+    if (stdout || stderr) outcome.output = { stdout, stderr }
+    return outcome
+  }
   const outputError = end?.outputExceeded
     ? `the test printed more than the output limit (${end.outputChars} characters)`
     : record.status === 'output-limit'
@@ -65,9 +84,9 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   const actual =
     detection && detection.error === null && typeof detection.output === 'boolean' ? detection.output : null
   const errors = Object.entries(functions).filter(([, f]) => f.error !== null)
-  const errored = errors.length > 0 || !!importError || !!mockError || !!stopped || !!outputError
+  const errored = errors.length > 0 || !!importError || !!setupError || !!stopped || !!outputError
   let passed: boolean
-  if (importError || mockError || outputError || (stopped && !running)) passed = false
+  if (importError || setupError || outputError || (stopped && !running)) passed = false
   else if (expected) passed = actual === true && errors.length === 0 && !stopped
   else passed = actual === false
 
@@ -76,7 +95,7 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
     const first = errors.find(([fn]) => fn === 'detection') ?? errors[0]
     error =
       importError ??
-      mockError ??
+      setupError ??
       (stopped && !running ? stopped : undefined) ??
       outputError ??
       (first ? `${first[0]}: ${first[1].error}` : null)
@@ -101,6 +120,18 @@ export function importProblem(
     }
   }
   for (const event of record.events) {
+    // Still an import problem for validity (§3.2): the server cannot tell a third-party module the
+    // interpreter lacks from a global helper the repository lacks. Its tests report "not run" (§4).
+    if (event.t === 'missing_module') {
+      const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
+      return {
+        message:
+          `the rule module failed to import: No module named '${event.module}' (module ${event.module} is not ` +
+          'installed in the configured interpreter, and no global helper of this repository has that GlobalID)',
+        code: 'PythonImportError',
+        ...(line ? { line } : {}),
+      }
+    }
     if (event.t === 'import_error') {
       const line = event.file === ruleFilename && typeof event.line === 'number' ? event.line : undefined
       return {

@@ -64,8 +64,9 @@ t.test('without the global helper in the repository the rule is invalid, with th
     line: 1,
     message: /No module named 'editor_helpers'/,
   })
+  // Its tests cannot run (the module is missing): not run, never a pass (detections.md §4).
   const outcomes = await engine.runTests(exampleRule(), contextWith())
-  t.ok(outcomes.every((o) => o.passed === false && /failed to import.*editor_helpers/.test(o.error ?? '')))
+  t.ok(outcomes.every((o) => o.passed === null && o.error === 'not run: module editor_helpers is not installed'))
 })
 
 t.test('the example module imports cleanly', async (t) => {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import type { EngineContext } from '../../../src/engine/engine.js'
+import { dataModelsByLogType } from '../../../src/rules/data-models.js'
 import type { RuleFile, SupportFile } from '../../../src/rules/model.js'
 
 const EXAMPLES = [fileURLToPath(new URL('../../fixtures/shared-examples-rules/', import.meta.url))]
@@ -40,9 +41,47 @@ export function exampleGlobal(): SupportFile {
   }
 }
 
-export function contextWith(...globals: SupportFile[]): EngineContext {
-  const byId = new Map(globals.map((g) => [String(g.data.GlobalID), g]))
-  return { findRule: () => undefined, findSupport: (id) => byId.get(id) }
+/** The shared example data model (Editor.Audit: Path, $.-path and Method mappings). */
+export function exampleDataModel(): SupportFile {
+  return {
+    analysisType: 'datamodel',
+    path: 'data_models/editor_audit.yml',
+    data: parse(readExample('data_models/editor_audit.yml')) as Record<string, unknown>,
+    pythonSource: readExample('data_models/editor_audit.py'),
+    pythonPath: 'data_models/editor_audit.py',
+  }
+}
+
+/** A context over support files: globals by GlobalID, data models by DataModelID and log type. */
+export function contextWith(...supports: SupportFile[]): EngineContext {
+  const byId = new Map(supports.map((g) => [String(g.data.GlobalID ?? g.data.DataModelID), g]))
+  const models = dataModelsByLogType(supports)
+  return { findRule: () => undefined, findSupport: (id) => byId.get(id), findDataModel: (lt) => models.get(lt) }
+}
+
+/** A data model file (`AnalysisType: datamodel`) with its module, if any. */
+export function dataModelFile(
+  id: string,
+  logTypes: string[],
+  mappings: Array<Record<string, string>>,
+  source?: string,
+  extra: Record<string, unknown> = {},
+): SupportFile {
+  const stem = id.toLowerCase().replace(/\W/g, '_')
+  return {
+    analysisType: 'datamodel',
+    path: `data_models/${stem}.yml`,
+    data: {
+      AnalysisType: 'datamodel',
+      DataModelID: id,
+      Enabled: true,
+      LogTypes: logTypes,
+      Mappings: mappings,
+      ...(source !== undefined ? { Filename: `${stem}.py` } : {}),
+      ...extra,
+    },
+    ...(source !== undefined ? { pythonSource: source, pythonPath: `data_models/${stem}.py` } : {}),
+  }
 }
 
 export function globalFile(id: string, source: string): SupportFile {
@@ -59,6 +98,8 @@ export interface InlineTest {
   expected: boolean
   log?: Record<string, unknown>
   mocks?: Array<{ objectName: string; returnValue: unknown }>
+  /** The test's `LogType` key. */
+  logType?: string
 }
 
 /** A scheduled rule in file form around inline Python. */
@@ -79,6 +120,7 @@ export function inlineRule(source: string, tests: InlineTest[], extra: Record<st
         ExpectedResult: t.expected,
         Log: t.log ?? {},
         ...(t.mocks ? { Mocks: t.mocks } : {}),
+        ...(t.logType ? { LogType: t.logType } : {}),
       })),
       ...extra,
     },

@@ -1,0 +1,192 @@
+# panther_core.immutable (as in Panther's panther_core): the read-only containers the event is made of.
+# A JSON object is an ImmutableCaseInsensitiveDict (string keys match case-insensitively, an exact
+# match wins), a JSON array an ImmutableList; nested values are wrapped on access. `copy()` gives a
+# mutable deep copy; both compare equal to the plain dict / list / tuple they hold.
+import copy as _copy
+from collections.abc import Mapping, Sequence
+
+__all__ = ["ImmutableCaseInsensitiveDict", "ImmutableList", "json_encoder"]
+
+
+def _wrap(value):
+    # Nested objects and lists are wrapped on access, so nothing reachable from the event is writable.
+    if isinstance(value, dict):
+        return ImmutableCaseInsensitiveDict(value)
+    if isinstance(value, list):
+        return ImmutableList(value)
+    return value
+
+
+class ImmutableList(Sequence):
+    """A read-only view of a JSON array; elements are wrapped like the event's values."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items):
+        if isinstance(items, ImmutableList):
+            items = items._items
+        elif not isinstance(items, list):
+            items = list(items)
+        object.__setattr__(self, "_items", items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ImmutableList(self._items[index])
+        return _wrap(self._items[index])
+
+    def __len__(self):
+        return len(self._items)
+
+    def __eq__(self, other):
+        if isinstance(other, ImmutableList):
+            return self._items == other._items
+        if isinstance(other, (list, tuple)):
+            return self._items == list(other)
+        return NotImplemented
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'ImmutableList'")
+
+    def __setattr__(self, name, value):
+        raise TypeError("the event is read-only")
+
+    def __repr__(self):
+        return repr(self._items)
+
+    def copy(self):
+        """A mutable deep copy (a plain list), as Panther's ImmutableList.copy()."""
+        return _copy.deepcopy(self._items)
+
+    as_list = copy
+    to_list = copy
+
+
+class ImmutableCaseInsensitiveDict(Mapping):
+    """A read-only mapping whose string keys match case-insensitively (an exact match wins)."""
+
+    __slots__ = ("_data", "_lower")
+
+    def __init__(self, data):
+        if isinstance(data, ImmutableCaseInsensitiveDict):
+            data = data._data
+        elif not isinstance(data, dict):
+            data = dict(data)
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_lower", None)
+
+    def _find(self, key):
+        if key in self._data:
+            return key
+        if not isinstance(key, str):
+            raise KeyError(key)
+        lower = self._lower
+        if lower is None:
+            # Built on the first miss only: most lookups hit the exact key. The first key in document
+            # order wins when two keys differ only by case.
+            lower = {}
+            for k in self._data:
+                if isinstance(k, str):
+                    lower.setdefault(k.lower(), k)
+            object.__setattr__(self, "_lower", lower)
+        found = lower.get(key.lower())
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __getitem__(self, key):
+        return _wrap(self._data[self._find(key)])
+
+    def __contains__(self, key):
+        try:
+            self._find(key)
+            return True
+        except KeyError:
+            return False
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+    def __setitem__(self, key, value):
+        raise TypeError("the event is read-only")
+
+    def __delitem__(self, key):
+        raise TypeError("the event is read-only")
+
+    def __setattr__(self, name, value):
+        raise TypeError("the event is read-only")
+
+    def __repr__(self):
+        return repr(self._data)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def copy(self):
+        """A mutable deep copy (a plain dict), as Panther's ImmutableCaseInsensitiveDict.copy()."""
+        return _copy.deepcopy(self._data)
+
+    to_dict = copy
+
+    # Panther's event helpers; kept on every object of the event (a superset of Panther, where only
+    # the top-level event has them) so helpers written either way work.
+    def deep_get(self, *keys, default=None):
+        return deep_get(self, *keys, default=default)
+
+    def deep_walk(self, *keys, default=None, return_val="all"):
+        return deep_walk(self, *keys, default=default, return_val=return_val)
+
+
+def json_encoder(obj):
+    """json.dumps(default=...) for the immutable containers, as Panther's json_encoder."""
+    if isinstance(obj, ImmutableCaseInsensitiveDict):
+        return obj._data
+    if isinstance(obj, ImmutableList):
+        return obj._items
+    raise TypeError("object of type %s is not JSON serializable" % type(obj))
+
+
+def deep_get(obj, *keys, default=None):
+    """panther_base_helpers.deep_get: walks mappings by key; `default` when a step is missing, not a
+    mapping, or the value found is None."""
+    current = obj
+    for key in keys:
+        current = current.get(key, default) if isinstance(current, Mapping) else default
+    return default if current is None else current
+
+
+def _empty_list(value):
+    return isinstance(value, Sequence) and not isinstance(value, str) and all(_empty_list(v) for v in value)
+
+
+def deep_walk(obj, *keys, default=None, return_val="all"):
+    """panther_base_helpers.deep_walk, step for step (panther-labs/panther-analysis,
+    global_helpers/panther_base_helpers.py): a mapping is walked by key; a list maps the walk over
+    its items and collects their results (a list result adds its items, one level), unique, in order;
+    past the last key the value is returned as it is (a list too), `default` for a list of empty
+    lists. "all" returns one value alone and several as a list; "first" / "last" pick one."""
+    if not keys:
+        return default if _empty_list(obj) else obj
+    if isinstance(obj, Mapping):
+        nxt = obj.get(keys[0], None)
+        return deep_walk(nxt, *keys[1:], default=default, return_val=return_val) if nxt is not None else default
+    found = {}
+    if isinstance(obj, Sequence) and not isinstance(obj, str):
+        for item in obj:
+            value = deep_walk(item, *keys, default=default, return_val=return_val)
+            if value is not None:
+                if isinstance(value, Sequence) and not isinstance(value, str):
+                    for sub in value:
+                        found[sub] = None
+                else:
+                    found[value] = None
+    values = list(found)
+    if not values:
+        return default
+    # Panther answers the string "all" for an unknown return_val; kept as it is.
+    return {"first": values[0], "last": values[-1], "all": values[0] if len(values) == 1 else values}.get(return_val, "all")
