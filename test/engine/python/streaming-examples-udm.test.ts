@@ -5,7 +5,7 @@
 //
 // The example's third test ("filtered out before rule() (no login type)") has no `login_type` at
 // all, and a filter on a missing field passes (detections.md §1.4, as Panther documents it), so
-// rule() runs and matches. That test is kept as a `todo` as written, and checked with the null
+// rule() runs and matches. That is pinned as it stands, and the test is checked with the null
 // `login_type` it means (a null field makes IsNotNull false, so the filter rejects the event).
 import t from 'tap'
 import type YAML from 'yaml'
@@ -49,13 +49,23 @@ t.test('rulekeeper test, the example as written: the data model answers udm() in
   )
 })
 
+// Pinned as it stands: the example's third test expects the filter to reject an event without
+// `login_type`; detections.md §1.4 lets a missing field pass, so rule() runs and matches. The spec's
+// rule wins (the closing note of issue 14 reports the example to its authors).
 t.test(
-  'rulekeeper test, the example as written: the third test passes',
-  { todo: 'the example expects a filter on a missing field to reject the event; detections.md §1.4 says it passes' },
+  'rulekeeper test, the example as written: the third test fails because a missing field passes the filter',
   async (t) => {
     const { code, rules } = await cliTests(EXAMPLES, [UDM_RULE.id])
-    t.equal(rules[0]!.tests[2]!.passed, true, rules[0]!.tests[2]!.error ?? '')
-    t.equal(code, 0)
+    const third = rules[0]!.tests[2]!
+    t.equal(third.name, 'filtered out before rule() (no login type)')
+    t.equal(third.actual, true, 'the filter let the event through and rule() matched')
+    t.equal(third.passed, false)
+    t.same(
+      rules[0]!.tests.slice(0, 2).map((x) => x.passed),
+      [true, true],
+      'the other tests pass',
+    )
+    t.equal(code, 1)
   },
 )
 
