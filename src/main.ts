@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { createLogSources } from './audit/index.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
+import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
 import type { Config } from './config/schema.js'
@@ -51,6 +52,8 @@ export interface RunningServer extends RuleParts {
   bannerLines: string[]
   /** Detection on the stored log (alerts, rule errors). */
   detection: Detection
+  /** Alert destinations and their deliveries. */
+  destinations: Destinations
   logger: Logger
   /** Stops everything; logs the shutdown and its duration. */
   close(): Promise<void>
@@ -63,6 +66,7 @@ export interface Service extends RuleParts {
   dataDir: string
   bannerLines: string[]
   detection: Detection
+  destinations: Destinations
   logger: Logger
   /** Stops the parts in the reverse order of their start and releases the data-dir lock. */
   close(): Promise<void>
@@ -192,6 +196,14 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
+    const destinations = await createDestinations({
+      config: config as Record<string, unknown>,
+      env: opts.env,
+      dataDir,
+      logger,
+      metrics,
+    })
+    cleanups.push(() => destinations.close())
     const detection = await createDetection({
       dataDir,
       catalog: rules.catalog,
@@ -199,6 +211,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logger,
       metrics,
       compilers: opts.detectionCompilers,
+      alertHook: destinations.hook,
     })
     cleanups.push(() => detection.close())
 
@@ -210,7 +223,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logger,
       metrics,
       status: {
-        status: () => ({ ...(reconciler.status() as object), detection: detection.status() }),
+        status: () => ({
+          ...(reconciler.status() as object),
+          detection: detection.status(),
+          ...destinations.status(rules.catalog.index),
+        }),
         reconcile: (o) => reconciler.reconcile(o),
       },
       basePath: config.api.basePath,
@@ -220,11 +237,14 @@ export async function createService(opts: StartOptions): Promise<Service> {
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
-      baseRoutes: [(router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes })],
+      baseRoutes: [
+        (router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
+        (router) => destinations.addRoutes(router, { tokens }),
+      ],
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
     })
-    return { app, config, dataDir, ...rules, bannerLines, detection, logger, close: cleanup }
+    return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {
     await cleanup()
     throw err

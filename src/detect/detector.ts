@@ -7,6 +7,7 @@ import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { AlertIndex } from './alert-index.js'
+import type { AlertHook } from './alert-hook.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import { type AlertStatus, type Group, Grouper, matchId } from './grouping.js'
@@ -23,6 +24,8 @@ export interface DetectorOptions {
   metrics?: DetectMetrics
   /** Records per commit (default 5,000). */
   batchRecords?: number
+  /** Told of each new alert before and after its commit (destinations). */
+  alertHook?: AlertHook
 }
 
 export class Detector {
@@ -42,6 +45,7 @@ export class Detector {
   /** This batch's output, handed to the store only at its commit (so no other commit takes half). */
   private outMatches: Array<[string, Record<string, unknown>]> = []
   private outErrors: RuleErrorRecord[] = []
+  private outCreated: Group[] = []
   private patches: Array<{
     id: string
     status: AlertStatus
@@ -160,10 +164,13 @@ export class Detector {
     }
     this.outMatches = []
     this.outErrors = []
+    const created = this.outCreated
+    this.outCreated = []
     for (const g of changed.values()) this.o.store.addGroup(g)
     const done = this.o.store.commit(update)
     done.then(
       () => {
+        if (created.length > 0) this.o.alertHook?.committed(created)
         for (const [i, p] of patches.entries()) p.done(patched[i])
       },
       (err: unknown) => {
@@ -253,6 +260,10 @@ export class Detector {
         if (created) {
           this.alerts.add(group)
           this.o.metrics?.alerts.inc()
+          if (this.o.alertHook) {
+            this.o.alertHook.created(group, meta, out)
+            this.outCreated.push(group)
+          }
         }
       }
       this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })

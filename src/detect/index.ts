@@ -13,6 +13,7 @@ import { createDetectMetrics } from './detect-metrics.js'
 import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
+import type { AlertHook } from './alert-hook.js'
 
 export interface Detection {
   detector: Detector
@@ -34,6 +35,8 @@ export async function createDetection(opts: {
   metrics: Registry
   /** Live evaluators by rule kind (default: simple rules); tests replace them. */
   compilers?: Readonly<Record<string, LiveCompiler>>
+  /** Told of new alerts (destinations); `restored` is called before detection starts. */
+  alertHook?: AlertHook
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const detector = new Detector({
@@ -44,7 +47,9 @@ export async function createDetection(opts: {
     store,
     logger: opts.logger,
     metrics: createDetectMetrics(opts.metrics),
+    alertHook: opts.alertHook,
   })
+  opts.alertHook?.restored?.(detector.grouper.groups)
   opts.logSources.onDurable((files) => detector.notify(files))
   await detector.start()
   return {
@@ -59,3 +64,4 @@ export async function createDetection(opts: {
 }
 
 export type { LiveCompiler, LiveEvaluator, Evaluation } from './live-rules.js'
+export type { AlertHook } from './alert-hook.js'

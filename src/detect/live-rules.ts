@@ -7,7 +7,11 @@ import type { MatchFields, RuleMeta } from './grouping.js'
 import { MAX_DEDUP } from './grouping.js'
 
 /** One rule on one record: no match, a match with its alert fields, or a rule error. */
-export type Evaluation = { matched: false } | ({ matched: true } & MatchFields) | { error: string }
+// `destinations`: what a Python rule's destinations() returned (undefined: no such function).
+export type Evaluation =
+  | { matched: false }
+  | ({ matched: true } & MatchFields & { destinations?: unknown })
+  | { error: string }
 
 export type LiveEvaluator = (event: unknown) => Evaluation
 

@@ -1,0 +1,158 @@
+// Entry point of destinations (alerts.md §4): reads the config sections, opens the delivery
+// journal, and gives detection its AlertHook (routing at creation, delivery after the commit);
+// at start it takes over every alert's deliveries not yet acknowledged. Adds the redelivery route,
+// `/status`'s `delivery` and `destinations` parts, and polls the CLI's redelivery requests.
+import type Router from '@koa/router'
+import { requirePermission } from '../api/auth.js'
+import type { ApiState } from '../api/context.js'
+import type { TokenStore } from '../auth/token-store.js'
+import type { AlertHook } from '../detect/alert-hook.js'
+import { alertView, type Group } from '../detect/grouping.js'
+import { notFound } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { Registry } from '../metrics.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import { type Destination, parseDestinationConfig } from './config.js'
+import { type DeliveryEntry, Dispatcher } from './dispatcher.js'
+import { DeliveryJournal, keyOf } from './journal.js'
+import { createDestinationMetrics } from './metrics.js'
+import { readRedeliverRequests } from './redeliver-requests.js'
+import { route, unknownOutputIds } from './routing.js'
+
+export interface Destinations {
+  destinations: readonly Destination[]
+  hook: AlertHook
+  dispatcher: Dispatcher
+  /** `/status`: `{ delivery: { failed }, destinations: { unknown } }`. */
+  status(index: RuleIndex): Record<string, unknown>
+  /** Queues the alert's failed deliveries again; answers how many. */
+  redeliver(alertId: string): Promise<number>
+  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore }): void
+  close(): Promise<void>
+}
+
+const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+
+export async function createDestinations(opts: {
+  config: Record<string, unknown>
+  env: Record<string, string | undefined>
+  dataDir: string
+  logger: Logger
+  metrics: Registry
+  /** How often redelivery requests of the CLI are looked for (default 1 s). */
+  pollMs?: number
+}): Promise<Destinations> {
+  const { destinations, delivery } = parseDestinationConfig(opts.config, opts.env)
+  const logger = opts.logger.child({ component: 'destinations' })
+  const journal = await DeliveryJournal.open(opts.dataDir)
+  let groups: ReadonlyMap<string, Group> = new Map()
+  let dispatcher: Dispatcher | null = null
+  const metrics = createDestinationMetrics(opts.metrics, () => dispatcher?.counts() ?? new Map())
+  dispatcher = new Dispatcher({
+    destinations,
+    policy: delivery,
+    journal,
+    alertView: (id) => {
+      const g = groups.get(id)
+      return g?.alert ? alertView(g) : undefined
+    },
+    logger,
+    metrics,
+  })
+  const d = dispatcher
+  const warned = new Set<string>()
+
+  const hook: AlertHook = {
+    restored(all) {
+      groups = all
+      // The outbox after a restart: each alert's routed deliveries, in the state the journal last gave them.
+      const now = Date.now()
+      for (const g of all.values()) {
+        if (!g.alert) continue
+        for (const entry of g.destinations as DeliveryEntry[]) {
+          const j = journal.last.get(keyOf(g.id, entry.id))
+          if (j) Object.assign(entry, { state: j.s, attempts: j.n, lastError: j.e })
+          else Object.assign(entry, { state: 'pending', attempts: 0, lastError: null })
+          d.add(g.id, entry, j?.b ?? now, j?.at ?? now)
+        }
+      }
+    },
+    created(group, rule, match) {
+      const r = route(
+        { severity: group.severity, outputIds: rule.outputIds, dynamic: match.destinations },
+        destinations,
+      )
+      for (const name of r.unknown) {
+        const k = `${rule.id}\u0000${name}`
+        if (warned.size < 10_000 && !warned.has(k)) {
+          warned.add(k)
+          logger.warn(
+            { ruleId: rule.id, outputId: name, by: r.by },
+            'the rule names a destination that is not configured',
+          )
+        }
+      }
+      group.destinations = r.ids.map((id) => ({ id, state: 'pending', attempts: 0, lastError: null }))
+    },
+    committed(created) {
+      const now = Date.now()
+      for (const g of created) for (const entry of g.destinations as DeliveryEntry[]) d.add(g.id, entry, now, now)
+    },
+  }
+
+  let unknownFor: RuleIndex | null = null
+  let unknown: Array<{ ruleId: string; outputId: string }> = []
+  const status = (index: RuleIndex) => {
+    if (unknownFor !== index) {
+      unknown = unknownOutputIds(
+        [...index.rules.values()].map((r) => ({ id: r.id, outputIds: strings(r.view.outputIDs) })),
+        destinations,
+      )
+      unknownFor = index
+    }
+    return { delivery: { failed: d.failed() }, destinations: { configured: destinations.length, unknown } }
+  }
+
+  let polling = false
+  const poll = async () => {
+    if (polling) return
+    polling = true
+    try {
+      for (const req of await readRedeliverRequests(opts.dataDir)) {
+        const n = await d.redeliver(req.alertId)
+        logger.info({ alertId: req.alertId, deliveries: n }, 'redelivery requested from the command line')
+        await req.done()
+      }
+    } catch (err) {
+      logger.warn({ err }, 'cannot read redelivery requests')
+    } finally {
+      polling = false
+    }
+  }
+  const timer = setInterval(() => void poll(), opts.pollMs ?? 1000)
+  timer.unref()
+  void poll()
+
+  return {
+    destinations,
+    hook,
+    dispatcher: d,
+    status,
+    redeliver: (id) => d.redeliver(id),
+    addRoutes(router, deps) {
+      router.post('/alerts/:id/deliveries/retry', requirePermission(deps.tokens, 'Manage Alerts'), async (ctx) => {
+        const id = ctx.params.id as string
+        const g = groups.get(id)
+        if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+        await d.redeliver(id)
+        ctx.status = 202
+        ctx.body = alertView(g)
+      })
+    },
+    async close() {
+      clearInterval(timer)
+      d.close()
+      await journal.close()
+    },
+  }
+}
