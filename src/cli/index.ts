@@ -1,6 +1,7 @@
 // The `rulekeeper` command: dispatches to serve, init, token, test, validate and debug. Each command
 // prints its own --help; usage errors exit with 2, failures with 1. Reads process.env here only.
 import fs from 'node:fs'
+import { alertsCommand } from './alerts.js'
 import { debugCommand } from './debug.js'
 import { guardStdout } from './output.js'
 import { serveCommand } from './serve.js'
@@ -18,6 +19,7 @@ Commands:
   test [DIR]            run the unit tests of every rule under DIR
   validate [DIR]        check every rule file under DIR without running tests
   debug RULE_ID TEST_NAME [DIR]   run one test and show everything the rule produced
+  alerts redeliver ID…  queue an alert's failed deliveries again (the server picks it up)
 
 Run 'rulekeeper <command> --help' for the options of a command; 'rulekeeper --version'.
 Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_PORT, RULEKEEPER_CONFIG, …
@@ -45,6 +47,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     test: testCommand,
     validate: validateCommand,
     debug: debugCommand,
+    alerts: alertsCommand,
   }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)

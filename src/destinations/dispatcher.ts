@@ -157,9 +157,10 @@ export class Dispatcher {
       if (d.busy || d.entry.state !== 'pending') continue
       lane.inflight++
       d.busy = true
-      void this.attempt(lane, d).finally(() => {
+      void this.attempt(lane, d).then((again) => {
         d.busy = false
         lane.inflight--
+        if (again) this.schedule(d)
         this.pump(lane)
       })
     }
@@ -195,7 +196,8 @@ export class Dispatcher {
     }
   }
 
-  private async attempt(lane: Lane, d: Delivery): Promise<void> {
+  /** One attempt; answers whether the delivery is to be scheduled again (at `d.nextAt`). Never throws. */
+  private async attempt(lane: Lane, d: Delivery): Promise<boolean> {
     const { policy, metrics } = this.o
     const dest = lane.dest
     const alert = this.o.alertView(d.alertId)
@@ -203,7 +205,7 @@ export class Dispatcher {
     const out: Outcome = alert
       ? await this.send(dest, alert, attempts)
       : { ok: false, retry: false, error: 'the alert is unknown', retryAfterMs: null }
-    if (this.closed) return // shutdown: the journal still says pending, so the next start sends it
+    if (this.closed) return false // shutdown: the journal still says pending, so the next start sends it
     const now = Date.now()
     let state: DeliveryState
     let nextAt = now
@@ -222,8 +224,7 @@ export class Dispatcher {
       // Not durable: keep it pending in memory and try again later (at least once over exactly once).
       this.o.logger.error({ err, destination: dest.id }, 'cannot write the delivery journal')
       d.nextAt = now + policy.firstDelayMs
-      this.schedule(d)
-      return
+      return true
     }
     d.entry.attempts = attempts
     d.entry.lastError = error
@@ -238,8 +239,9 @@ export class Dispatcher {
       )
     } else {
       d.nextAt = nextAt
-      this.schedule(d)
+      return true
     }
+    return false
   }
 
   /** Stops sending: timers cleared, requests in flight aborted (they stay pending in the journal). */
