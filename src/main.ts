@@ -239,7 +239,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       rootRouters: [logSources.router],
       baseRoutes: [
         (router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
-        (router) => destinations.addRoutes(router, { tokens }),
+        (router) => destinations.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
       ],
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),

@@ -207,6 +207,21 @@ export function alertPaths(): Obj {
         },
       },
     },
+    '/alerts/{id}/deliveries/retry': {
+      post: {
+        tags: ['Alerts'],
+        summary: 'Redeliver an alert',
+        description:
+          'Queues the alert’s failed deliveries again, with the same `Idempotency-Key` (a new round of attempts and budget). Needs Manage Alerts.',
+        operationId: 'retryAlertDeliveries',
+        parameters: [ID],
+        responses: {
+          '202': { description: 'The alert; its failed deliveries are pending again.', content: json(ref('Alert')) },
+          '404': err('No such alert.'),
+          ...auth('Manage Alerts'),
+        },
+      },
+    },
     '/rule-errors': {
       get: {
         tags: ['Alerts'],

@@ -5,6 +5,7 @@
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
+import { readJsonBody } from '../api/json-body.js'
 import type { TokenStore } from '../auth/token-store.js'
 import type { AlertHook } from '../detect/alert-hook.js'
 import { alertView, type Group } from '../detect/grouping.js'
@@ -27,7 +28,7 @@ export interface Destinations {
   status(index: RuleIndex): Record<string, unknown>
   /** Queues the alert's failed deliveries again; answers how many. */
   redeliver(alertId: string): Promise<number>
-  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore }): void
+  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
   close(): Promise<void>
 }
 
@@ -140,14 +141,23 @@ export async function createDestinations(opts: {
     status,
     redeliver: (id) => d.redeliver(id),
     addRoutes(router, deps) {
-      router.post('/alerts/:id/deliveries/retry', requirePermission(deps.tokens, 'Manage Alerts'), async (ctx) => {
-        const id = ctx.params.id as string
-        const g = groups.get(id)
-        if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
-        await d.redeliver(id)
-        ctx.status = 202
-        ctx.body = alertView(g)
-      })
+      // No body is needed; one that is sent is read as every POST's is (size limit, JSON), then ignored.
+      const body = readJsonBody(deps.maxBodyBytes)
+      const maybeBody: typeof body = (ctx, next) =>
+        ctx.request.length || ctx.get('transfer-encoding') ? body(ctx, next) : next()
+      router.post(
+        '/alerts/:id/deliveries/retry',
+        requirePermission(deps.tokens, 'Manage Alerts'),
+        maybeBody,
+        async (ctx) => {
+          const id = ctx.params.id as string
+          const g = groups.get(id)
+          if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+          await d.redeliver(id)
+          ctx.status = 202
+          ctx.body = alertView(g)
+        },
+      )
     },
     async close() {
       clearInterval(timer)
