@@ -84,7 +84,8 @@ t.test('only the console’s files: no traversal, no other file', async (t) => {
     if (url === '/' || url === '/index.html') continue
     const rel = url.replace(/^\/console\//, '')
     const own = fs.existsSync(path.join(CONSOLE_DIR, rel))
-    const vendored = rel.startsWith('vendor/yaml/') && fs.existsSync(path.join(yamlDir, rel.slice('vendor/yaml/'.length)))
+    const vendored =
+      rel.startsWith('vendor/yaml/') && fs.existsSync(path.join(yamlDir, rel.slice('vendor/yaml/'.length)))
     t.ok(own || vendored, `${url} is a console file`)
   }
   const post = await s.send('POST', '/console/app.js', '{}')
