@@ -3,12 +3,17 @@
 // screen-reader users.
 import { SignedOut, session } from './api.js'
 import { h, message, replace } from './dom.js'
-import { alertsView, alertView } from './views/alerts.js'
-import { newRuleView } from './views/new-rule.js'
-import { ruleView } from './views/rule.js'
 import { rulesView } from './views/rules.js'
 import { signInView } from './views/sign-in.js'
-import { statusView } from './views/status.js'
+
+// The list is the first page most visits show: it is loaded with the app; every other view (and the
+// YAML library the editors use) only when it is opened.
+const lazy = (file, name) => async (main, params, query) => (await import(file))[name](main, params, query)
+const ruleView = lazy('./views/rule.js', 'ruleView')
+const newRuleView = lazy('./views/new-rule.js', 'newRuleView')
+const statusView = lazy('./views/status.js', 'statusView')
+const alertsView = lazy('./views/alerts.js', 'alertsView')
+const alertView = lazy('./views/alerts.js', 'alertView')
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
