@@ -66,6 +66,7 @@ t.test(`rules list visible ≤ ${LIMIT_MS} ms at ${RULES} rules`, async (t) => {
   const timings = await page.evaluate(() =>
     performance
       .getEntriesByType('resource')
+      .map((e) => e as PerformanceResourceTiming)
       .map(
         (e) =>
           `${new URL(e.name).pathname}${new URL(e.name).search.slice(0, 20)} ${e.startTime.toFixed(0)}–${e.responseEnd.toFixed(0)}`,
