@@ -43,9 +43,11 @@ export async function statusView(main) {
   replace(
     main,
     h('h1', { tabindex: '-1' }, 'Status'),
-    ready?.status === 'True'
-      ? message('ok', `Ready: ${ready.message}`)
-      : message('error', `Not ready: ${ready?.message ?? 'unknown'}`),
+    ready?.status !== 'True'
+      ? message('error', `Not ready: ${ready?.message ?? 'unknown'}`)
+      : invalid.length
+        ? message('info', `Ready, with invalid files: ${ready.message}`)
+        : message('ok', `Ready: ${ready.message}`),
     h(
       'dl',
       { class: 'facts' },

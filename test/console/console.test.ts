@@ -22,7 +22,8 @@ if (!hasChromium) {
 }
 
 const SHOTS = process.env.RULEKEEPER_SCREENSHOTS === '1' ? path.resolve('docs/images') : tempDir('rk-console-shots-')
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `console-${name}.png`) })
+const shot = (page: Page, name: string, fullPage = true) =>
+  page.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage })
 
 let s: TestServer
 let browser: Browser
@@ -106,7 +107,7 @@ t.test('find: every kind in one list, search, filters, paging', async (t) => {
   const ids = await main().locator('table.list tbody tr td:first-child').allTextContents()
   t.same(ids, [...ids].sort(), 'in id order across kinds')
   t.same(await seriousViolations(page), [], 'axe: rules list')
-  await shot(page, 'rules')
+  await shot(page, 'rules', false)
   await page.getByRole('button', { name: 'Next page' }).click()
   await page.getByText(/^Rules 51–/).waitFor()
   const ids2 = await main().locator('table.list tbody tr td:first-child').allTextContents()
