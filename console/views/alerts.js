@@ -41,31 +41,35 @@ export async function alertsView(main, _params, query) {
     form,
     r.body.results.length
       ? h(
-          'table',
-          { class: 'list' },
-          h('caption', { class: 'sr-only' }, 'Alerts, newest first'),
+          'div',
+          { class: 'table-wrap' },
           h(
-            'thead',
-            null,
+            'table',
+            { class: 'list' },
+            h('caption', { class: 'sr-only' }, 'Alerts, newest first'),
             h(
-              'tr',
+              'thead',
               null,
-              ['Created', 'Severity', 'Title', 'Rule', 'Status', 'Events'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            r.body.results.map((a) =>
               h(
                 'tr',
                 null,
-                h('td', null, fmtTime(a.createdAt)),
-                h('td', null, h('span', { class: `sev sev-${a.severity}` }, a.severity)),
-                h('td', null, h('a', { href: alertHref(a.id) }, a.title || a.id)),
-                h('td', null, a.ruleId),
-                h('td', null, a.status),
-                h('td', null, String(a.eventCount)),
+                ['Created', 'Severity', 'Title', 'Rule', 'Status', 'Events'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              r.body.results.map((a) =>
+                h(
+                  'tr',
+                  null,
+                  h('td', null, fmtTime(a.createdAt)),
+                  h('td', null, h('span', { class: `sev sev-${a.severity}` }, a.severity)),
+                  h('td', null, h('a', { href: alertHref(a.id) }, a.title || a.id)),
+                  h('td', null, a.ruleId),
+                  h('td', null, a.status),
+                  h('td', null, String(a.eventCount)),
+                ),
               ),
             ),
           ),

@@ -68,19 +68,23 @@ export async function historyPanel(main, kind, id, params) {
     body,
     rows.length
       ? h(
-          'table',
-          { class: 'list' },
-          h('caption', { class: 'sr-only' }, `Commits of ${id}, newest first`),
+          'div',
+          { class: 'table-wrap' },
           h(
-            'thead',
-            null,
+            'table',
+            { class: 'list' },
+            h('caption', { class: 'sr-only' }, `Commits of ${id}, newest first`),
             h(
-              'tr',
+              'thead',
               null,
-              ['Time', 'Actor', 'Change', 'Reason', 'Revision', 'Actions'].map((c) => h('th', { scope: 'col' }, c)),
+              h(
+                'tr',
+                null,
+                ['Time', 'Actor', 'Change', 'Reason', 'Revision', 'Actions'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
             ),
+            h('tbody', null, rows),
           ),
-          h('tbody', null, rows),
         )
       : h('p', null, 'No commits.'),
     r.body.next

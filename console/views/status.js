@@ -5,19 +5,23 @@ import { fmtTime, h, message, replace } from '../dom.js'
 
 const table = (caption, head, rows) =>
   h(
-    'table',
-    { class: 'list' },
-    h('caption', null, caption),
+    'div',
+    { class: 'table-wrap' },
     h(
-      'thead',
-      null,
+      'table',
+      { class: 'list' },
+      h('caption', null, caption),
       h(
-        'tr',
+        'thead',
         null,
-        head.map((c) => h('th', { scope: 'col' }, c)),
+        h(
+          'tr',
+          null,
+          head.map((c) => h('th', { scope: 'col' }, c)),
+        ),
       ),
+      h('tbody', null, rows),
     ),
-    h('tbody', null, rows),
   )
 
 function problemLine(e) {

@@ -398,6 +398,21 @@ t.test('labels on every control of the main pages', async (t) => {
   }
 })
 
+t.test('a narrow window: no page is wider than the window; the controls stay usable', async (t) => {
+  await page.setViewportSize({ width: 390, height: 800 })
+  t.teardown(() => page.setViewportSize({ width: 1280, height: 800 }))
+  for (const hash of ['#/rules', '#/rules/simple-rules/AWS.Console.Login', '#/status', '#/alerts']) {
+    await page.goto(`${s.url}/${hash}`)
+    await page.locator('main h1').waitFor()
+    await page.waitForLoadState('networkidle')
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+    t.ok(scroll <= inner + 1, `${hash}: ${scroll} ≤ ${inner} px wide`)
+  }
+  await page.goto(`${s.url}/#/rules`)
+  await page.locator('main table.list tbody tr').first().waitFor()
+  await shot(page, 'rules-narrow', false)
+})
+
 t.test('no script error, console error or CSP violation on any page', async (t) => {
   t.same(problems, [])
 })
