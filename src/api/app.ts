@@ -1,6 +1,7 @@
 // The Koa application: request id, observability and the error funnel around two routers — the
 // root one (/healthz, /metrics, /hooks/git, log sources) and the one under `api.basePath` (rules,
-// /status, /reconcile, /openapi.json). Built from its parts; listens nowhere (main.ts does).
+// /status, /reconcile, /openapi.json) — and the console's static files at `/` (console-route.ts).
+// Built from its parts; listens nowhere (main.ts does).
 import Koa from 'koa'
 import Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
@@ -15,6 +16,7 @@ import type { ApiState } from './context.js'
 import { errorFunnel } from './error-funnel.js'
 import { observe } from './observe.js'
 import { addBaseRoutes, addRootRoutes, type StatusSource } from './ops-routes.js'
+import { consoleRoute } from './console-route.js'
 import { requestId } from './request-id.js'
 import type { RuleLimits } from './rule-limits.js'
 import { addRuleRoutes } from './rule-routes.js'
@@ -80,6 +82,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   if (byId) app.use(byId)
   app.use(api.routes())
   app.use(root.routes())
+  app.use(consoleRoute(prefix))
   for (const r of deps.rootRouters ?? []) app.use(r.routes())
   app.use(api.allowedMethods({ throw: false }))
   return app

@@ -1,0 +1,77 @@
+// The console's only way to the server: the public REST API with the user's token in X-API-Key.
+// The token lives in sessionStorage (this tab only; never a cookie, a URL or the page's markup).
+// Permissions are learned by harmless probes, so buttons can be disabled with a reason.
+
+const BASE = document.querySelector('meta[name="rulekeeper-base-path"]')?.getAttribute('content') ?? ''
+const KEY = 'rulekeeper.token'
+
+export const session = {
+  token: () => sessionStorage.getItem(KEY),
+  signIn: (t) => sessionStorage.setItem(KEY, t),
+  signOut: () => {
+    sessionStorage.removeItem(KEY)
+    perms = null
+  },
+}
+
+/** Raised (after the token is forgotten) when the server answers 401: the sign-in page is shown. */
+export class SignedOut extends Error {}
+
+/**
+ * `api(method, path, { query, body, headers })` → `{ status, ok, headers, body }` (body parsed from
+ * JSON when it is JSON). `path` is below the API's base path; `query` values may be arrays.
+ */
+export async function api(method, path, opts = {}) {
+  const url = new URL(`${BASE}${path}`, location.origin)
+  for (const [k, v] of Object.entries(opts.query ?? {})) {
+    for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined && one !== '') url.searchParams.append(k, one)
+  }
+  const headers = { 'X-API-Key': opts.token ?? session.token() ?? '', ...(opts.headers ?? {}) }
+  const init = { method, headers, cache: 'no-store' }
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json'
+    init.body = JSON.stringify(opts.body)
+  }
+  const res = await fetch(url, init)
+  const text = await res.text()
+  let body
+  try {
+    body = text ? JSON.parse(text) : undefined
+  } catch {
+    body = text
+  }
+  if (res.status === 401 && !opts.token) {
+    session.signOut()
+    throw new SignedOut(body?.message ?? 'the token was refused')
+  }
+  return { status: res.status, ok: res.ok, headers: res.headers, body }
+}
+
+/** Rule ids in paths: encoded once (an id may hold `/`). */
+export const rulePath = (kind, id) => `/${kind}/${encodeURIComponent(id)}`
+
+let perms = null
+/**
+ * What the token may do: `{ viewRules, manageRules, viewAlerts, manageAlerts }`. A permission is
+ * decided before the body is read, so an empty write body tells 403 (no permission) from 400 (the
+ * permission, and a body refused) without changing anything.
+ */
+export async function permissions() {
+  if (perms) return perms
+  const probe = async (method, path, query) => (await api(method, path, { query, body: {} })).status !== 403
+  const [viewRules, manageRules, viewAlerts, manageAlerts] = await Promise.all([
+    api('GET', '/status').then((r) => r.status !== 403),
+    probe('POST', '/simple-rules', { 'run-tests-only': 'true' }),
+    api('GET', '/alerts', { query: { limit: 1 } }).then((r) => r.status !== 403),
+    probe('PATCH', '/alerts/console-permission-probe'),
+  ])
+  perms = { viewRules, manageRules, viewAlerts, manageAlerts }
+  return perms
+}
+
+/** One line for a failed answer: its message, and the first problems of a validation error. */
+export function problemText(r) {
+  const b = r.body
+  const msg = typeof b === 'object' && b?.message ? b.message : `HTTP ${r.status}`
+  return `${msg} (HTTP ${r.status})`
+}

@@ -1,0 +1,76 @@
+// The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
+// `#/alerts[/<id>]`), the sign-in gate, and focus moved to each page's heading for keyboard and
+// screen-reader users.
+import { SignedOut, session } from './api.js'
+import { h, message, replace } from './dom.js'
+import { rulesView } from './views/rules.js'
+import { signInView } from './views/sign-in.js'
+
+// The list is the first page most visits show: it is loaded with the app; every other view (and the
+// YAML library the editors use) only when it is opened.
+const lazy = (file, name) => async (main, params, query) => (await import(file))[name](main, params, query)
+const ruleView = lazy('./views/rule.js', 'ruleView')
+const newRuleView = lazy('./views/new-rule.js', 'newRuleView')
+const statusView = lazy('./views/status.js', 'statusView')
+const alertsView = lazy('./views/alerts.js', 'alertsView')
+const alertView = lazy('./views/alerts.js', 'alertView')
+
+const main = document.getElementById('main')
+const nav = document.getElementById('nav')
+
+const ROUTES = [
+  [/^\/rules$/, [], rulesView],
+  [/^\/rules\/([^/]+)\/([^/]+)$/, ['kind', 'id'], ruleView],
+  [/^\/rules\/([^/]+)\/([^/]+)\/(history)$/, ['kind', 'id', 'tab'], ruleView],
+  [/^\/new$/, [], newRuleView],
+  [/^\/status$/, [], statusView],
+  [/^\/alerts$/, [], alertsView],
+  [/^\/alerts\/([^/]+)$/, ['id'], alertView],
+]
+
+let generation = 0
+async function route() {
+  const gen = ++generation
+  const hash = location.hash.replace(/^#/, '') || '/rules'
+  const [path, qs = ''] = hash.split('?')
+  if (!session.token()) {
+    nav.hidden = true
+    if (path !== '/sign-in') sessionStorage.setItem('rulekeeper.after-sign-in', `#${hash}`)
+    return signInView(main)
+  }
+  nav.hidden = false
+  for (const a of nav.querySelectorAll('a'))
+    a.toggleAttribute('aria-current', path.startsWith(a.getAttribute('href').slice(1)))
+  for (const a of nav.querySelectorAll('a[aria-current]')) a.setAttribute('aria-current', 'page')
+  const query = new URLSearchParams(qs)
+  for (const [re, names, view] of ROUTES) {
+    const m = re.exec(path)
+    if (!m) continue
+    const params = { query }
+    names.forEach((n, i) => {
+      params[n] = decodeURIComponent(m[i + 1])
+    })
+    try {
+      await view(main, params, query)
+    } catch (e) {
+      if (e instanceof SignedOut) return signInView(main, `Signed out: ${e.message}`)
+      replace(main, h('h1', { tabindex: '-1' }, 'Something went wrong'), message('error', String(e?.message ?? e)))
+    }
+    // A newer navigation owns the focus.
+    if (gen === generation && !main.contains(document.activeElement)) main.querySelector('h1')?.focus()
+    return
+  }
+  if (path === '/sign-in') {
+    location.hash = '#/rules'
+    return
+  }
+  replace(main, h('h1', { tabindex: '-1' }, 'Not found'), h('p', null, h('a', { href: '#/rules' }, 'All rules')))
+}
+
+document.getElementById('sign-out').addEventListener('click', () => {
+  session.signOut()
+  location.hash = '#/sign-in'
+  route()
+})
+window.addEventListener('hashchange', route)
+route()

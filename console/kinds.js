@@ -1,0 +1,74 @@
+// The four rule kinds as the API names them, which field holds each kind's code, and the template a
+// new rule of the kind starts from (valid, with passing tests where the kind's engine runs them).
+
+export const KINDS = [
+  { path: 'simple-rules', label: 'Simple', python: false, logTypeFilter: true },
+  { path: 'rules', label: 'Python', python: true, logTypeFilter: true },
+  { path: 'scheduled-rules', label: 'Scheduled', python: true, logTypeFilter: false },
+  { path: 'correlation-rules', label: 'Correlation', python: false, logTypeFilter: false },
+]
+export const kindOf = (path) => KINDS.find((k) => k.path === path)
+export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL']
+
+/** Fields the server computes: left out of the editor (the server would ignore them anyway). */
+export const READ_ONLY = new Set([
+  'createdAt',
+  'createdBy',
+  'createdByExternal',
+  'lastModified',
+  'lastModifiedBy',
+  'warnings',
+  'pythonBody',
+  'correlationRuleReferenceIds',
+  'revision',
+])
+/** Correlation rules derive these. */
+export const READ_ONLY_BY_KIND = { 'correlation-rules': new Set(['logTypes', 'managed']) }
+
+export const TEMPLATES = {
+  'simple-rules': {
+    id: 'Custom.NewSimpleRule',
+    displayName: 'A new simple rule',
+    severity: 'MEDIUM',
+    enabled: true,
+    logTypes: ['AWS.CloudTrail'],
+    detection: '- KeyPath: eventName\n  Condition: Equals\n  Value: ConsoleLogin\n',
+    tests: [
+      { name: 'a console login', expectedResult: true, log: { eventName: 'ConsoleLogin' } },
+      { name: 'another event', expectedResult: false, log: { eventName: 'GetObject' } },
+    ],
+  },
+  rules: {
+    id: 'Custom.NewPythonRule',
+    displayName: 'A new Python rule',
+    severity: 'MEDIUM',
+    enabled: true,
+    logTypes: ['AWS.CloudTrail'],
+    tests: [
+      { name: 'a console login', expectedResult: true, log: { eventName: 'ConsoleLogin' } },
+      { name: 'another event', expectedResult: false, log: { eventName: 'GetObject' } },
+    ],
+    body: 'def rule(event):\n    return event.get("eventName") == "ConsoleLogin"\n\n\ndef title(event):\n    return f"console login by {event.get(\'userIdentity\', {}).get(\'arn\')}"\n',
+  },
+  'scheduled-rules': {
+    id: 'Custom.NewScheduledRule',
+    displayName: 'A new scheduled rule',
+    severity: 'MEDIUM',
+    enabled: true,
+    scheduledQueries: ['My.Scheduled.Query'],
+    tests: [
+      { name: 'many grants', expectedResult: true, log: { grants: 3 } },
+      { name: 'one grant', expectedResult: false, log: { grants: 1 } },
+    ],
+    body: 'def rule(event):\n    return event.get("grants", 0) > 1\n',
+  },
+  'correlation-rules': {
+    id: 'Custom.NewCorrelationRule',
+    displayName: 'A new correlation rule',
+    severity: 'HIGH',
+    enabled: true,
+    detection:
+      '- Sequence:\n    - ID: First\n      RuleID: Some.Rule.Id\n    - ID: Then\n      RuleID: Another.Rule.Id\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
+    tests: [],
+  },
+}

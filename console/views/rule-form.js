@@ -1,0 +1,248 @@
+// The editing part shared by a rule's page and the new-rule page: the rule as YAML (its writable
+// fields) and its Python body in code editors, `Run tests` (the API's run-tests-only), a `Change
+// reason` and the save button; problems of a save are marked at their line, test results listed.
+import { LineCounter, parseDocument, stringify } from './../vendor/yaml/index.js'
+import { api } from '../api.js'
+import { field, h, message, onSubmit as submitted, replace } from '../dom.js'
+import { codeEditor } from '../editor.js'
+import { READ_ONLY, READ_ONLY_BY_KIND } from '../kinds.js'
+
+/** The writable fields of a rule, as YAML (the Python body is edited apart). */
+export function ruleToYaml(kind, rule) {
+  const skip = READ_ONLY_BY_KIND[kind.path] ?? new Set()
+  const out = {}
+  for (const [k, v] of Object.entries(rule)) if (!READ_ONLY.has(k) && !skip.has(k) && k !== 'body') out[k] = v
+  return stringify(out, { lineWidth: 0 })
+}
+
+/** What the X-Change-Reason header can carry: one line of Latin-1 (HTTP header bytes). */
+export const reasonProblem = (s) =>
+  /^[\t\x20-\x7e\xa0-\xff]*$/.test(s)
+    ? s.length > 2000
+      ? 'The change reason is longer than 2,000 characters.'
+      : null
+    : 'The change reason may hold only Latin-1 characters (it travels in an HTTP header).'
+
+/**
+ * `ruleForm({ kind, rule, canManage, manageReason, submitLabel, testRequest, onSubmit })`: `testRequest(body)`
+ * is the `[method, path]` of the test run, `onSubmit(body, reason)` answers the API's response; the
+ * form shows its problems and results, the caller what follows.
+ */
+export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, testRequest, onSubmit }) {
+  const readOnly = !canManage
+  const yamlEd = codeEditor({
+    label: 'Rule (YAML)',
+    lang: 'yaml',
+    value: ruleToYaml(kind, rule),
+    readOnly,
+    readOnlyReason: readOnly ? manageReason : undefined,
+  })
+  const pyEd = kind.python
+    ? codeEditor({ label: 'Python body', lang: 'python', value: rule.body ?? '', readOnly })
+    : null
+  const reason = h('input', { type: 'text', maxlength: '2000', autocomplete: 'off', disabled: readOnly })
+  const out = h('div', { class: 'results', 'aria-live': 'polite' })
+  const runBtn = h('button', { type: 'button', onclick: () => runTests() }, 'Run tests')
+  const saveBtn = h(
+    'button',
+    {
+      type: 'submit',
+      class: 'primary',
+      disabled: readOnly,
+      'aria-describedby': readOnly ? 'save-why' : undefined,
+    },
+    submitLabel,
+  )
+  const form = h(
+    'form',
+    { class: 'rule-form', onsubmit: submitted(save) },
+    yamlEd.el,
+    pyEd?.el,
+    h(
+      'div',
+      { class: 'actions' },
+      field('Change reason', reason, 'Why this change: it becomes the body of the commit message.'),
+      h('div', { class: 'buttons' }, runBtn, saveBtn),
+      readOnly ? h('small', { id: 'save-why', class: 'hint' }, manageReason) : null,
+    ),
+    out,
+  )
+
+  /** The body from the editors, or null with the YAML error shown at its line. */
+  function body() {
+    const lc = new LineCounter()
+    const doc = parseDocument(yamlEd.value(), { lineCounter: lc, prettyErrors: false })
+    if (doc.errors.length) {
+      const problems = doc.errors.map((e) => ({
+        path: '(YAML)',
+        message: e.message.split('\n')[0],
+        line: lc.linePos(e.pos[0]).line,
+        editor: yamlEd,
+      }))
+      showProblems('The YAML is not valid; nothing was sent.', problems)
+      return null
+    }
+    const b = doc.toJS() ?? {}
+    if (typeof b !== 'object' || Array.isArray(b)) {
+      showProblems('The YAML must be a mapping of the rule’s fields.', [])
+      return null
+    }
+    if (pyEd) b.body = pyEd.value()
+    return b
+  }
+
+  /** A problem's line in the editors: the node its JSON pointer names, plus its line inside a YAML text. */
+  function locate(p) {
+    const segs = String(p.path ?? '')
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    if (pyEd && segs[0] === 'body') return { ...p, line: p.line ?? 1, editor: pyEd }
+    const lc = new LineCounter()
+    const doc = parseDocument(yamlEd.value(), { lineCounter: lc })
+    for (let n = segs.length; n > 0; n--) {
+      const keys = segs.slice(0, n).map((s) => (/^\d+$/.test(s) ? Number(s) : s))
+      const node = doc.getIn(keys, true)
+      if (node?.range) {
+        const at = lc.linePos(node.range[0]).line
+        // A YAML-text field is a block scalar: its text starts on the line after the `|`.
+        const inText = n === segs.length && p.line && typeof node.value === 'string' && node.type?.startsWith('BLOCK')
+        return { ...p, line: inText ? at + p.line : at, editor: yamlEd }
+      }
+    }
+    return { ...p, line: undefined, editor: yamlEd }
+  }
+
+  function showProblems(title, problems) {
+    yamlEd.mark(problems.filter((p) => p.editor === yamlEd))
+    pyEd?.mark(problems.filter((p) => p.editor === pyEd))
+    replace(
+      out,
+      message(
+        'error',
+        h('strong', null, title),
+        problems.length
+          ? h(
+              'ul',
+              { class: 'problems' },
+              problems.map((p) =>
+                h(
+                  'li',
+                  null,
+                  p.line
+                    ? h(
+                        'button',
+                        { type: 'button', class: 'link', onclick: () => p.editor.focusLine(p.line) },
+                        `${p.editor === pyEd ? 'Python' : 'YAML'} line ${p.line}`,
+                      )
+                    : null,
+                  ` ${p.path}: ${p.message}`,
+                ),
+              ),
+            )
+          : null,
+      ),
+    )
+  }
+
+  function clearMarks() {
+    yamlEd.mark([])
+    pyEd?.mark([])
+  }
+
+  function showTests(sent, results) {
+    const expected = new Map((sent.tests ?? []).map((t) => [t.name, t.expectedResult]))
+    const reasonOf = (r) => {
+      if (r.passed) return ''
+      if (r.error) return r.error
+      const fnErrors = Object.entries(r.functions ?? {})
+        .filter(([, v]) => v?.error)
+        .map(([k, v]) => `${k}: ${v.error}`)
+      if (fnErrors.length) return fnErrors.join('; ')
+      const exp = expected.get(r.name)
+      return exp === undefined ? 'failed' : `expected ${exp}, the rule returned ${!exp}`
+    }
+    const failed = results.filter((r) => !r.passed).length
+    return h(
+      'section',
+      { class: 'tests', 'aria-label': 'Test results' },
+      h('h3', null, failed ? `${failed} of ${results.length} tests failed` : `All ${results.length} tests passed`),
+      h(
+        'ul',
+        null,
+        results.map((r) =>
+          h(
+            'li',
+            { class: r.passed ? 'pass' : 'fail' },
+            h('span', { class: `badge ${r.passed ? 'ok' : 'bad'}` }, r.passed ? 'passed' : 'failed'),
+            ` ${r.name}`,
+            r.passed ? null : h('div', { class: 'reason' }, reasonOf(r)),
+          ),
+        ),
+      ),
+    )
+  }
+
+  /** Shows a write's or a test run's failure; true when it was one. */
+  function showFailure(r, sent) {
+    if (r.status === 400 && Array.isArray(r.body?.testResults)) {
+      clearMarks()
+      replace(out, message('error', r.body.message), showTests(sent, r.body.testResults))
+    } else if ((r.status === 400 || r.status === 413) && Array.isArray(r.body?.errors))
+      showProblems(r.body.message ?? 'The rule is not valid.', r.body.errors.map(locate))
+    else if (r.status === 412)
+      replace(
+        out,
+        message(
+          'error',
+          h('strong', null, 'Not saved: this rule was changed by someone else since you opened it.'),
+          ' (HTTP 412, the version you edited is no longer the current one.) Your edits are still in the editor; ',
+          'open the rule again to see the current version and its history, then apply your change to it.',
+        ),
+      )
+    else if (r.status === 403)
+      replace(out, message('error', `Not allowed: ${r.body?.message ?? 'forbidden'} (HTTP 403)`))
+    else if (!r.ok) replace(out, message('error', `${r.body?.message ?? 'failed'} (HTTP ${r.status})`))
+    else return false
+    return true
+  }
+
+  async function runTests() {
+    const b = body()
+    if (!b) return
+    replace(out, message('info', 'Running tests…'))
+    const [method, path] = testRequest(b)
+    const r = await api(method, path, { body: b, query: { 'run-tests-only': 'true' } })
+    if (showFailure(r, b)) return
+    clearMarks()
+    const tests = b.tests ?? []
+    replace(
+      out,
+      tests.length
+        ? showTests(
+            b,
+            tests.map((t) => ({ name: t.name, passed: true })),
+          )
+        : message('info', 'This rule has no tests.'),
+    )
+  }
+
+  async function save() {
+    const b = body()
+    if (!b) return
+    const why = reason.value.trim()
+    const bad = reasonProblem(why)
+    if (bad) return replace(out, message('error', bad))
+    replace(out, message('info', 'Saving…'))
+    const r = await onSubmit(b, why)
+    if (showFailure(r, b)) return
+    clearMarks()
+    reason.value = ''
+  }
+
+  function setRule(rule) {
+    yamlEd.set(ruleToYaml(kind, rule))
+    pyEd?.set(rule.body ?? '')
+  }
+  return { el: form, out, setRule }
+}

@@ -1,0 +1,142 @@
+// The repository's health (`GET /status`): the reconciler's conditions, the applied and attempted
+// revisions, the last run, the accounting of every file, and each invalid file with its problems.
+import { api } from '../api.js'
+import { fmtTime, h, message, replace } from '../dom.js'
+
+const table = (caption, head, rows) =>
+  h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'list' },
+      h('caption', null, caption),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          head.map((c) => h('th', { scope: 'col' }, c)),
+        ),
+      ),
+      h('tbody', null, rows),
+    ),
+  )
+
+function problemLine(e) {
+  if (typeof e === 'string') return e
+  const at = [e.path, e.line ? `line ${e.line}${e.column ? `, column ${e.column}` : ''}` : ''].filter(Boolean).join(' ')
+  return `${at ? `${at}: ` : ''}${e.message ?? JSON.stringify(e)}`
+}
+
+export async function statusView(main) {
+  document.title = 'Status · rulekeeper'
+  const r = await api('GET', '/status')
+  if (!r.ok)
+    return replace(
+      main,
+      h('h1', { tabindex: '-1' }, 'Status'),
+      message('error', `${r.body?.message} (HTTP ${r.status})`),
+    )
+  const s = r.body
+  const conds = s.conditions ?? []
+  const ready = conds.find((c) => c.type === 'Ready')
+  const invalid = s.invalidFiles ?? []
+  const files = s.files ?? {}
+  replace(
+    main,
+    h('h1', { tabindex: '-1' }, 'Status'),
+    ready?.status !== 'True'
+      ? message('error', `Not ready: ${ready?.message ?? 'unknown'}`)
+      : invalid.length
+        ? message('info', `Ready, with invalid files: ${ready.message}`)
+        : message('ok', `Ready: ${ready.message}`),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'Applied revision'),
+      h('dd', null, h('code', null, s.lastAppliedRevision ?? 'none')),
+      h('dt', null, 'Last attempted revision'),
+      h('dd', null, h('code', null, s.lastAttemptedRevision ?? 'none')),
+      h('dt', null, 'Last run'),
+      h(
+        'dd',
+        null,
+        s.lastRun
+          ? `${fmtTime(s.lastRun.finishedAt ?? s.lastRun.startedAt)}: ${s.lastRun.outcome ?? ''}, ${s.lastRun.filesChanged ?? 0} files changed, ${s.lastRun.durationMs ?? '?'} ms`
+          : 'none since start',
+      ),
+      h('dt', null, 'Remote'),
+      h(
+        'dd',
+        null,
+        s.remote
+          ? `${s.remote.url} (${s.remote.branch}) ${s.remote.reachable ? 'reachable' : 'unreachable'}`
+          : 'none (embedded repository)',
+      ),
+    ),
+    table(
+      'Conditions',
+      ['Type', 'Status', 'Reason', 'Message', 'Since'],
+      conds.map((c) =>
+        h(
+          'tr',
+          null,
+          h('td', null, c.type),
+          h('td', null, c.status),
+          h('td', null, c.reason),
+          h('td', null, c.message),
+          h('td', null, fmtTime(c.lastTransitionTime)),
+        ),
+      ),
+    ),
+    table(
+      'Files',
+      ['Files', 'Valid', 'Invalid', 'Unsupported', 'Analysis files'],
+      [
+        h(
+          'tr',
+          null,
+          ['files', 'valid', 'invalid', 'unsupported', 'analysisFiles'].map((k) =>
+            h('td', null, String(files[k] ?? 0)),
+          ),
+        ),
+      ],
+    ),
+    h('h2', null, `Invalid files (${invalid.length})`),
+    invalid.length
+      ? table(
+          'Invalid files',
+          ['Path', 'Rule id', 'Problems'],
+          invalid.map((f) =>
+            h(
+              'tr',
+              null,
+              h('td', null, h('code', null, f.path)),
+              h('td', null, f.ruleId ?? ''),
+              h(
+                'td',
+                null,
+                h(
+                  'ul',
+                  { class: 'problems' },
+                  (f.errors ?? []).map((e) => h('li', null, problemLine(e))),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h('p', null, 'Every rule file is valid.'),
+    (s.staleRules ?? []).length
+      ? [
+          h('h2', null, 'Rules served from an older version'),
+          h(
+            'ul',
+            null,
+            s.staleRules.map((x) => h('li', null, typeof x === 'string' ? x : JSON.stringify(x))),
+          ),
+        ]
+      : null,
+  )
+}

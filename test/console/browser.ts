@@ -1,0 +1,48 @@
+// Test helper for the console's browser tests: Playwright driving Debian's chromium (Playwright's own
+// browser download is not reachable here), a page that fails the test on any script error or CSP
+// violation, sign-in, and axe-core's check of the page.
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import { chromium, type Browser, type Page } from 'playwright-core'
+
+export const CHROMIUM = process.env.RULEKEEPER_CHROMIUM ?? '/usr/bin/chromium'
+export const hasChromium = fs.existsSync(CHROMIUM)
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+}
+
+/** A new page at 1280×800 that records page errors, console errors and CSP violations in `problems`. */
+export async function newPage(browser: Browser, problems: string[]): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  page.on('console', (m) => {
+    // A 4xx the console asked for on purpose (a 412, a 404 history) is logged by chromium as a failed load.
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()))
+      problems.push(`console error: ${m.text()}`)
+  })
+  return page
+}
+
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/`)
+  await page.getByLabel('API token').fill(token)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Rules', level: 1 }).waitFor()
+}
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's violations of impact serious or critical on the page as it is. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // Injected through the devtools protocol (as an extension would be), not a <script>: the page's CSP
+  // allows no inline script, and the test must not weaken it.
+  await page.evaluate(axeSource)
+  const result = (await page.evaluate(
+    'axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 3) })))',
+  )) as Array<{ id: string; impact: string; help: string; nodes: string[] }>
+  return result
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.join(', ')}`)
+}
