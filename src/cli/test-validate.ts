@@ -135,6 +135,10 @@ async function runWithEngines(
     notRun: 0,
   }
   const rules: RuleReport[] = []
+  // Every rule's tests are handed to its engine as the rule is reached, without waiting for the
+  // previous rule's: the Python worker pool runs them `poolSize` at a time (one sandbox per rule)
+  // while the rest wait in its queue. Results are read back in file order.
+  const pending: Array<{ report: RuleReport; outcomes: Promise<TestOutcome[]> }> = []
   const namesSeen = new Set<string>()
   const selecting =
     o.filters.length > 0 || o.kind !== undefined || o.skipDisabled || o.testNames.length > 0 || o.ignore.length > 0
@@ -194,23 +198,26 @@ async function runWithEngines(
         for (const t of picked) namesSeen.add(testName(t))
         file = { ...file, data: { ...file.data, Tests: picked } }
       }
-      for (const out of await runTests(file, ctx, engines)) {
-        summary.tests++
-        if (out.passed === true) summary.passed++
-        else if (out.passed === false) summary.failed++
-        else summary.notRun++
-        report.tests.push({
-          name: out.name,
-          expected: out.expected,
-          actual: out.actual,
-          passed: out.passed,
-          error: out.error,
-          ...(out.warnings?.length ? { warnings: out.warnings } : {}),
-        })
-      }
+      pending.push({ report, outcomes: runTests(file, ctx, engines) })
     }
     summary.rules++
     rules.push(report)
+  }
+  for (const { report, outcomes } of pending) {
+    for (const out of await outcomes) {
+      summary.tests++
+      if (out.passed === true) summary.passed++
+      else if (out.passed === false) summary.failed++
+      else summary.notRun++
+      report.tests.push({
+        name: out.name,
+        expected: out.expected,
+        actual: out.actual,
+        passed: out.passed,
+        error: out.error,
+        ...(out.warnings?.length ? { warnings: out.warnings } : {}),
+      })
+    }
   }
   const report: RunReport = { summary, files, rules }
   const missingNames = o.testNames.filter((n) => !namesSeen.has(n))

@@ -16,6 +16,7 @@ import { compileFilter } from '../../sandbox/seccomp.js'
 import { currentArch } from '../../sandbox/syscalls.js'
 import { probeInterpreter, resolveCommand, type Interpreter, type ServerEnv } from './interpreter.js'
 import type { Job, TestRecord } from './protocol.js'
+import { compileRuntime, type CompiledRuntime } from './runtime-cache.js'
 import { runnerScriptPath } from './runtime-files.js'
 import { abortReason, SandboxRun, SandboxStartError, type SandboxSpawn } from './sandbox-run.js'
 
@@ -87,6 +88,8 @@ const RETRY_SANDBOX_MS = 30_000
 export class WorkerPool {
   private interpreter: Promise<Interpreter> | undefined
   private spec: Promise<SandboxPlan> | undefined
+  /** The runtime folder with its bytecode (runtime-cache.ts), removed at close(). */
+  private runtime: CompiledRuntime | undefined
   private spares: SandboxRun[] = []
   private running = new Set<SandboxRun>()
   private queues = new Map<string, Queued[]>()
@@ -191,6 +194,7 @@ export class WorkerPool {
     const all = [...this.spares.splice(0), ...this.running]
     for (const s of all) s.kill()
     await Promise.all(all.map((s) => s.exited()))
+    this.runtime?.remove()
   }
 
   /** Live sandbox processes (bwrap pids): spares and running jobs. */
@@ -236,10 +240,23 @@ export class WorkerPool {
           throw unavailable(
             'Python tests cannot run: /usr/bin/setpriv (util-linux) is needed to give each run its own uid',
           )
+        if (!this.runtime) {
+          const runtime = await compileRuntime(interpreter.executable, dirname(runnerScriptPath()))
+          if (runtime.fallback)
+            this.opts.logger?.warn(
+              { err: runtime.fallback },
+              'python runtime not precompiled: every rule run compiles it (slower, as confined)',
+            )
+          if (this.closed) {
+            runtime.remove()
+            throw unavailable('Python tests cannot run: the worker pool is closed')
+          }
+          this.runtime = runtime
+        }
         const layout: SandboxLayout = {
           executable: interpreter.executable,
           interpreterPaths: interpreter.paths,
-          runtimeDir: dirname(runnerScriptPath()),
+          runtimeDir: this.runtime.dir,
           scratchBytes: this.opts.scratchBytes ?? 16 * 1024 * 1024,
         }
         // -S: no `site`, so no .pth file runs at every start (they cost ~30 ms and execute whatever
