@@ -8,6 +8,7 @@ import type { ApiState } from './api/context.js'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
+import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { loadConfig, PACKAGE_ROOT } from './config/load.js'
@@ -132,6 +133,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       catalog: rules.catalog,
       engines,
       writer: rules.writer,
+      reads: new RuleHistoryReads({ repo: rules.repo, catalog: rules.catalog, engines }),
       tokens,
       logger,
       metrics,

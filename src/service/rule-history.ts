@@ -75,7 +75,8 @@ export class RuleHistoryReads {
     const start = Math.max(0, end - limit)
     const results: HistoryItem[] = []
     for (let i = end - 1; i >= start; i--) results.push(this.item(entries[i]!))
-    const next = start > 0 ? Buffer.from(JSON.stringify({ c: entries[start]!.commit, n: start })).toString('base64url') : null
+    const next =
+      start > 0 ? Buffer.from(JSON.stringify({ c: entries[start]!.commit, n: start })).toString('base64url') : null
     return { results, next }
   }
 
@@ -105,7 +106,9 @@ export class RuleHistoryReads {
     })
     if (!rec?.rule || rec.rule.kind !== kind) {
       if (rec?.kind && rec.kind !== kind) throw missing()
-      throw notFound(`${kind} rule ${id} was not a valid rule at revision ${revision}; its files can be compared with /diff`)
+      throw notFound(
+        `${kind} rule ${id} was not a valid rule at revision ${revision}; its files can be compared with /diff`,
+      )
     }
     return { rule: rec.rule, at }
   }
@@ -129,7 +132,10 @@ export class RuleHistoryReads {
       const before = fa?.files.get(p)
       const after = fb?.files.get(p)
       if (before && after && before.equals(after)) continue
-      files.push({ path: p, unifiedDiff: unifiedDiff(p, before?.toString('utf8') ?? null, after?.toString('utf8') ?? null) })
+      files.push({
+        path: p,
+        unifiedDiff: unifiedDiff(p, before?.toString('utf8') ?? null, after?.toString('utf8') ?? null),
+      })
     }
     return { from: a, to: b, files }
   }
@@ -188,7 +194,8 @@ export class RuleHistoryReads {
   /** A full commit id: given in full (and present), or an abbreviation of one of the id's commits. */
   private async resolve(id: string, revision: string): Promise<string> {
     const rev = revision.toLowerCase()
-    if (!/^[0-9a-f]{4,40}$/.test(rev)) throw badRequest(`revision must be a commit id (4 to 40 hex digits); got ${revision}`)
+    if (!/^[0-9a-f]{4,40}$/.test(rev))
+      throw badRequest(`revision must be a commit id (4 to 40 hex digits); got ${revision}`)
     if (FULL_OID.test(rev)) {
       if (await this.d.repo.hasCommit(rev)) return rev
       throw notFound(`no commit ${revision} in the repository`)
@@ -207,7 +214,8 @@ export class RuleHistoryReads {
     const current = catalog.index.rules.get(id)
     const entries = catalog.history.log.of(id)
     // The paths the id had around that revision first (the entry at or before it), then every other.
-    for (let i = entries.length - 1; i >= 0; i--) for (const p of entries[i]!.paths) if (isYamlPath(p)) candidates.add(p)
+    for (let i = entries.length - 1; i >= 0; i--)
+      for (const p of entries[i]!.paths) if (isYamlPath(p)) candidates.add(p)
     if (current) candidates.add(current.path)
     for (const p of candidates) {
       const oid = await repo.blobAt(tree, p)

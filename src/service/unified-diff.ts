@@ -27,7 +27,8 @@ function editScript(a: string[], b: string[]): Op[] {
   for (let d = 0; d <= max && !found; d++) {
     trace.push(v.slice())
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1
+      let x =
+        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1
       let y = x - k
       while (x < n && y < m && a[x] === b[y]) {
         x++
@@ -59,7 +60,8 @@ function editScript(a: string[], b: string[]): Op[] {
   return ops.reverse()
 }
 
-const range = (start: number, count: number) => (count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`)
+const range = (start: number, count: number) =>
+  count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`
 
 /**
  * The unified diff of `before` → `after` for `path` (null: the file did not exist on that side), or
