@@ -21,7 +21,6 @@ const bench: BenchModule = async (ctx) => {
   await git(['init', '-q', '--bare', '-b', 'main', gitdir])
   ctx.progress(`generating ${n} rules and ${commits} commits with git fast-import`)
   await generateHistory(gitdir, n, commits, ctx.progress)
-  await git(['--git-dir', gitdir, 'repack', '-adq'])
   ctx.progress('starting a server (full index build and cold history metadata)')
   const t0 = performance.now()
   const s = await startTestServer({ dataDir })
