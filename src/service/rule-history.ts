@@ -213,7 +213,7 @@ export class RuleHistoryReads {
     const candidates = new Set<string>()
     const current = catalog.index.rules.get(id)
     const entries = catalog.history.log.of(id)
-    // The paths the id had around that revision first (the entry at or before it), then every other.
+    // Every YAML path the id ever had, newest first, and its current one.
     for (let i = entries.length - 1; i >= 0; i--)
       for (const p of entries[i]!.paths) if (isYamlPath(p)) candidates.add(p)
     if (current) candidates.add(current.path)
