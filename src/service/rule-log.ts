@@ -2,8 +2,13 @@
 // (across all its lives, following moves), with the commit's parent, time, actor, author and reason
 // kept once per commit. Fed by the history tracker (history.ts) as it applies each commit, persisted
 // in the same cache file, so `GET /K/{id}/history` is a map lookup rather than a walk of the log.
-import type { Actor } from './history.js'
 import { parseTrailers } from './trailers.js'
+
+/** Who made a commit (history.ts `Actor`, spelt here so the two modules do not import each other). */
+interface Actor {
+  id: string
+  type: 'user' | 'api-token' | 'system'
+}
 
 export type ChangeKind = 'created' | 'updated' | 'deleted' | 'moved'
 
@@ -25,7 +30,14 @@ export interface CommitMeta {
 }
 
 type StoredEntry = [commit: string, seq: number, change: ChangeKind, paths: string[]]
-type StoredCommit = [oid: string, parent: string | null, time: string, actor: Actor, authorName: string, reason: string | null]
+type StoredCommit = [
+  oid: string,
+  parent: string | null,
+  time: string,
+  actor: Actor,
+  authorName: string,
+  reason: string | null,
+]
 
 export interface StoredLog {
   seq: number
