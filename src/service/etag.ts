@@ -43,7 +43,9 @@ export function preconditionProblem(
 ): RulekeeperError | null {
   if (!p) return null
   if (p.ifNoneMatch === '*' && current !== undefined)
-    return preconditionFailed(`If-None-Match: * failed: ${what} already exists (its ETag is ${current}); nothing was written`)
+    return preconditionFailed(
+      `If-None-Match: * failed: ${what} already exists (its ETag is ${current}); nothing was written`,
+    )
   if (p.ifMatch === '*' && current === undefined)
     return preconditionFailed(`If-Match: * failed: ${what} does not exist; nothing was written`)
   if (Array.isArray(p.ifMatch) && (current === undefined || !p.ifMatch.includes(current)))
