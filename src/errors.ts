@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'Conflict'
   | 'PayloadTooLarge'
   | 'UnsupportedMediaType'
+  | 'PreconditionFailed'
   | 'NotImplemented'
   | 'Unavailable'
   | 'RefConflict'
@@ -35,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   NotImplemented: 501,
@@ -70,6 +72,7 @@ export class RulekeeperError extends Error {
 export const badRequest = (message: string) => new RulekeeperError('BadRequest', message)
 export const notFound = (message: string) => new RulekeeperError('NotFound', message)
 export const conflict = (message: string) => new RulekeeperError('Conflict', message)
+export const preconditionFailed = (message: string) => new RulekeeperError('PreconditionFailed', message)
 export const notImplemented = (message: string) => new RulekeeperError('NotImplemented', message)
 export const unavailable = (message: string) => new RulekeeperError('Unavailable', message)
 

@@ -9,6 +9,7 @@ import type { ApiState } from './api/context.js'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
+import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
@@ -219,6 +220,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       catalog: rules.catalog,
       engines,
       writer: rules.writer,
+      reads: new RuleHistoryReads({ repo: rules.repo, catalog: rules.catalog, engines }),
       tokens,
       logger,
       metrics,

@@ -11,6 +11,7 @@ import { RULE_KINDS } from '../rules/kinds/index.js'
 import type { IndexedRule } from '../rules/rule-index.js'
 import type { EngineRegistry } from '../engine/engine.js'
 import type { RuleCatalog } from '../service/catalog.js'
+import type { RuleHistoryReads } from '../service/rule-history.js'
 import type { RuleWriter } from '../service/rule-writer.js'
 import type { ApiState } from './context.js'
 import { errorFunnel } from './error-funnel.js'
@@ -27,6 +28,8 @@ export interface AppDeps {
   engines: EngineRegistry
   /** Where writes are queued. */
   writer: Pick<RuleWriter, 'submit'>
+  /** Rule history and ETags. */
+  reads: RuleHistoryReads
   tokens: TokenStore
   logger: Logger
   metrics: Registry
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       catalog: deps.catalog,
       engines: deps.engines,
       writer: deps.writer,
+      reads: deps.reads,
       tokens: deps.tokens,
       maxBodyBytes: deps.maxBodyBytes,
       ruleLimits: deps.ruleLimits,

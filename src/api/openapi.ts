@@ -8,6 +8,14 @@ import type { RuleKind } from '../rules/model.js'
 import { ID_PATTERN } from '../rules/rule-id.js'
 import { readOnlyFieldsOf, responseSchema, writeSchema } from '../rules/schemas.js'
 import { ERROR_EXAMPLES, RULE_EXAMPLES } from './openapi-examples.js'
+import {
+  ETAG_HEADER,
+  HISTORY_SCHEMAS,
+  historyPaths,
+  IF_MATCH,
+  IF_NONE_MATCH,
+  PRECONDITION_FAILED,
+} from './openapi-history.js'
 import { MAX_CHANGE_REASON } from './rule-limits.js'
 
 type Obj = Record<string, unknown>
@@ -159,7 +167,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
     description: `The ${noun}. Read-only fields are ignored.`,
     content: json(ref(`${name}Write`), example?.write),
   }
-  const ok = (d: string) => ({ description: d, content: json(ref(name), example?.read) })
+  const ok = (d: string) => ({ description: d, headers: ETAG_HEADER, content: json(ref(name), example?.read) })
   const invalid = err(
     'The body is invalid (every problem, each with a JSON pointer and, inside a YAML-text field, line and column), or a unit test failed (`testResults`); nothing was saved.',
     ERROR_EXAMPLES.invalid,
@@ -224,7 +232,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
         summary: `Create or replace a ${noun}`,
         description: `Replaces the ${noun} with this id, or creates it: **200** when it existed (replaced, or unchanged when the body says what the file says), **201** when this request created it. The body's id, when given, must equal the path's. A rule read with GET may be sent back as it is, edited: read-only fields are ignored. Unit tests run first unless \`run-tests-first=false\`. Needs Manage Rules.`,
         operationId: `replace${name}`,
-        parameters: writeParams,
+        parameters: [...writeParams, IF_MATCH, IF_NONE_MATCH],
         requestBody: body,
         responses: {
           '200': ok('The rule existed and was replaced (or was unchanged).'),
@@ -232,6 +240,7 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
           '204': { description: '`run-tests-only=true`: every test passed; nothing was saved.' },
           '400': invalid,
           '409': err('The id belongs to a rule of another kind.'),
+          '412': PRECONDITION_FAILED,
           '413': tooLarge,
           '415': notJson,
           ...common,
@@ -242,15 +251,17 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
         summary: `Delete a ${noun}`,
         description: `Removes the ${noun}'s files in one commit. Needs Manage Rules.`,
         operationId: `delete${name}`,
-        parameters: [writeParams[2]],
+        parameters: [writeParams[2], IF_MATCH],
         responses: {
           '204': { description: 'Deleted.' },
           '400': err('An unknown query parameter, or a change reason that is too long.'),
           '404': err('No rule of this kind has this id.'),
+          '412': PRECONDITION_FAILED,
           ...common,
         },
       },
     },
+    ...historyPaths(kind, common, writeParams[2]!, example?.read),
   }
 }
 
@@ -537,7 +548,7 @@ function rootPaths(rootServer: Obj[] | undefined): Record<string, Obj> {
 }
 
 export function openApiDocument(basePath: string): Obj {
-  const schemas: Record<string, unknown> = { ...OPS_SCHEMAS, ...ALERT_SCHEMAS }
+  const schemas: Record<string, unknown> = { ...OPS_SCHEMAS, ...ALERT_SCHEMAS, ...HISTORY_SCHEMAS }
   const paths: Record<string, unknown> = {}
   for (const { name: k } of KINDS) {
     Object.assign(schemas, kindSchemas(k))

@@ -68,15 +68,18 @@ function listParamsOf(kind: RuleKind): string[] {
   return params
 }
 
+/** `limit`: an integer from 1 to 1000, default 100 (lists and history pages). */
+export function limitParam(q: ParsedUrlQuery): number {
+  const limitText = single(q, 'limit')
+  if (limitText === undefined) return 100
+  if (!/^\d{1,7}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000)
+    throw badRequest('limit must be an integer from 1 to 1000')
+  return Number(limitText)
+}
+
 export function parseListQuery(kind: RuleKind, q: ParsedUrlQuery): ListQuery {
   rejectUnknownParams(q, listParamsOf(kind))
-  const limitText = single(q, 'limit')
-  let limit = 100
-  if (limitText !== undefined) {
-    if (!/^\d{1,7}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 1000)
-      throw badRequest('limit must be an integer from 1 to 1000')
-    limit = Number(limitText)
-  }
+  const limit = limitParam(q)
   const cursor = single(q, 'cursor')
   const state = single(q, 'state')
   if (state !== undefined && state !== 'enabled' && state !== 'disabled')

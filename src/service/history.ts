@@ -1,7 +1,8 @@
 // History-derived metadata (createdAt/By, lastModified/By) per rule id. Follows rules by RuleID,
 // not by path, so moves keep their creation; a rule deleted and created again starts a new life.
 // Processes each commit once, in order, and persists its state keyed by the last commit processed,
-// so a restart or a write never re-walks history.
+// so a restart or a write never re-walks history. Beside the metadata it keeps the id → commits
+// index (rule-log.ts) that the history routes read.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
@@ -10,6 +11,7 @@ import { parseYaml } from '../rules/yaml-text.js'
 import type { CommitInfo } from '../git/git-commit.js'
 import { isYamlPath } from '../rules/paths.js'
 import { removeTempFiles } from './cache-files.js'
+import { commitReason, RuleLog, type ChangeKind, type StoredLog } from './rule-log.js'
 import { parseTrailers, singleTrailer } from './trailers.js'
 
 export interface Actor {
@@ -47,19 +49,27 @@ interface State {
   pathToId: Map<string, string>
   pyOwner: Map<string, string>
   meta: Map<string, RuleHistory>
+  log: RuleLog
 }
 
 /** The cache file: the maps as entry lists (JSON objects would turn `__proto__` into a prototype). */
-const CACHE_FORMAT = 'rulekeeper-history/2'
+const CACHE_FORMAT = 'rulekeeper-history/3'
 interface StoredState {
   format: typeof CACHE_FORMAT
   head: string | null
   pathToId: Array<[string, string]>
   pyOwner: Array<[string, string]>
   meta: Array<[string, RuleHistory]>
+  log: StoredLog
 }
 
-const emptyState = (): State => ({ head: null, pathToId: new Map(), pyOwner: new Map(), meta: new Map() })
+const emptyState = (): State => ({
+  head: null,
+  pathToId: new Map(),
+  pyOwner: new Map(),
+  meta: new Map(),
+  log: new RuleLog(),
+})
 
 function serializeState(s: State): string {
   const stored: StoredState = {
@@ -68,6 +78,7 @@ function serializeState(s: State): string {
     pathToId: [...s.pathToId],
     pyOwner: [...s.pyOwner],
     meta: [...s.meta],
+    log: s.log.store(),
   }
   return JSON.stringify(stored)
 }
@@ -82,7 +93,15 @@ function parseState(text: string): State | null {
     !Array.isArray(s.meta)
   )
     return null
-  return { head: s.head ?? null, pathToId: new Map(s.pathToId), pyOwner: new Map(s.pyOwner), meta: new Map(s.meta) }
+  const log = RuleLog.load(s.log)
+  if (!log) return null
+  return {
+    head: s.head ?? null,
+    pathToId: new Map(s.pathToId),
+    pyOwner: new Map(s.pyOwner),
+    meta: new Map(s.meta),
+    log,
+  }
 }
 
 // Lines as YAML sees them: they end at \n or \r only, never at U+2028/U+2029 (as `^`/`$` with the
@@ -130,6 +149,12 @@ export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
  */
 const PERSIST_EVERY_MS = 30_000
 
+/** A YAML path left the id and another one joined it: the file moved (or was renamed). */
+function isMove(before: Set<string> | undefined, after: Set<string> | undefined): boolean {
+  if (!before || !after) return false
+  return [...before].some((p) => !after.has(p)) && [...after].some((p) => !before.has(p))
+}
+
 export class HistoryTracker {
   private state: State = emptyState()
   /** id → number of YAML files claiming it; derived from pathToId, never persisted. */
@@ -148,6 +173,11 @@ export class HistoryTracker {
 
   get(id: string): RuleHistory | undefined {
     return this.state.meta.get(id)
+  }
+
+  /** The id → commits index (every life of the id, moves followed). */
+  get log(): RuleLog {
+    return this.state.log
   }
 
   async loadCache(): Promise<void> {
@@ -208,7 +238,10 @@ export class HistoryTracker {
   }
 
   /** Applies one commit (its first-parent changes). Commits must come in order. */
-  apply(commit: Pick<CommitInfo, 'oid' | 'message' | 'author'>, unordered: readonly CommitFileChange[]): void {
+  apply(
+    commit: Pick<CommitInfo, 'oid' | 'message' | 'author'> & { parents?: readonly string[] },
+    unordered: readonly CommitFileChange[],
+  ): void {
     const s = this.state
     // In path order, so the outcome never depends on who listed the changes (tree walk, git log).
     const changes = [...unordered].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
@@ -220,15 +253,35 @@ export class HistoryTracker {
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
     const identities = new Map<CommitFileChange, Identity>()
+    // The id's changed files, and its YAML paths among them before and after (a move changes them).
+    const touched = new Map<string, Set<string>>()
+    const yamlBefore = new Map<string, Set<string>>()
+    const yamlAfter = new Map<string, Set<string>>()
+    const note = (m: Map<string, Set<string>>, id: string, p: string) => {
+      let set = m.get(id)
+      if (!set) m.set(id, (set = new Set()))
+      set.add(p)
+    }
     for (const ch of changes) {
       const owner = s.pyOwner.get(ch.path)
-      if (owner) affected.add(owner)
+      if (owner) {
+        affected.add(owner)
+        note(touched, owner, ch.path)
+      }
       const old = s.pathToId.get(ch.path)
-      if (old) affected.add(old)
+      if (old) {
+        affected.add(old)
+        note(touched, old, ch.path)
+        note(yamlBefore, old, ch.path)
+      }
       if (isYamlPath(ch.path) && (ch.text !== null || ch.identity)) {
         const identity = ch.identity ?? quickIdentity(ch.text!)
         identities.set(ch, identity)
-        if (identity.id) affected.add(identity.id)
+        if (identity.id) {
+          affected.add(identity.id)
+          note(touched, identity.id, ch.path)
+          note(yamlAfter, identity.id, ch.path)
+        }
       }
     }
     const existedBefore = new Map([...affected].map((id) => [id, s.meta.has(id) && count(id) > 0]))
@@ -255,10 +308,34 @@ export class HistoryTracker {
         this.setPyOwner(dir === '.' ? filename : `${dir}/${filename}`, id)
       }
     }
+    for (const ch of changes) {
+      const owner = s.pyOwner.get(ch.path)
+      if (owner && affected.has(owner)) note(touched, owner, ch.path)
+    }
+    const seq = s.log.next()
+    const meta = () => ({
+      parent: commit.parents ? (commit.parents[0] ?? null) : s.head,
+      time: stamp.at,
+      actor: stamp.actor,
+      authorName: commit.author.name,
+      reason: commitReason(commit.message),
+    })
     for (const id of affected) {
-      if (count(id) === 0) s.meta.delete(id)
-      else if (!existedBefore.get(id)) s.meta.set(id, { created: stamp, modified: stamp })
+      const before = existedBefore.get(id) === true
+      const after = count(id) > 0
+      if (!after) s.meta.delete(id)
+      else if (!before) s.meta.set(id, { created: stamp, modified: stamp })
       else s.meta.set(id, { created: s.meta.get(id)!.created, modified: stamp })
+      if (!before && !after) continue
+      const change: ChangeKind = !before
+        ? 'created'
+        : !after
+          ? 'deleted'
+          : isMove(yamlBefore.get(id), yamlAfter.get(id))
+            ? 'moved'
+            : 'updated'
+      const paths = [...(touched.get(id) ?? [])].sort()
+      s.log.record(id, { commit: commit.oid, seq, change, paths }, meta)
     }
     s.head = commit.oid
     this.markDirty()

@@ -25,7 +25,7 @@ export interface ListQuery {
 
 export interface ReadContext {
   index: RuleIndex
-  history: HistoryTracker
+  history: Pick<HistoryTracker, 'get'>
   engines: EngineRegistry
   /** Generates `pythonBody` for a simple rule, when this build can. */
   pythonFor?: (rule: IndexedRule) => string | undefined

@@ -2,7 +2,7 @@
 // chain (one commit per write) with one round of fsyncs and one compare-and-swap of the branch:
 // group commit. If the branch moved under a batch (a plain `git push`) or, with a remote, the push
 // was rejected because the remote moved, the index catches up and the batch is rebuilt on the new
-// tip, re-checking every precondition: for a time budget, pushing fewer writes per attempt while
+// tip, re-checking every precondition (If-Match included, judged on the tree the write commits on): for a time budget, pushing fewer writes per attempt while
 // the tip keeps moving (see RetryPolicy and docs/decisions.md). What it uses is passed in
 // (WriterDeps: the catalog it publishes to, the follower, the repository, the remote, metrics);
 // what one write changes is planned by write-plan.ts.
@@ -16,6 +16,7 @@ import type { Person } from '../git/git-commit.js'
 import type { GitRepository } from '../git/repository.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
 import { RefConflictError } from '../git/ref-cas.js'
+import { ruleEtag } from './etag.js'
 import type { CommitFileChange, HistoryTracker } from './history.js'
 import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome } from './write-plan.js'
 
@@ -252,7 +253,8 @@ export class RuleWriter {
       try {
         const planned = await planWrite(repo, p.op, draft, tree, objects)
         if (!planned) {
-          outcomes.push({ status: 'unchanged', commit: null, rule: draft.ruleById(p.op.id) })
+          const rule = draft.ruleById(p.op.id)
+          outcomes.push({ status: 'unchanged', commit: null, rule, etag: rule && (await ruleEtag(repo, tree, rule)) })
           continue
         }
         const now = Math.floor(Date.now() / 1000)
@@ -273,7 +275,9 @@ export class RuleWriter {
           author,
           changes: [...planned.changes].map(([p2, c]) => ({ path: p2, text: c === null ? null : c.toString('utf8') })),
         })
-        outcomes.push({ status: planned.status, commit: built.commit, rule: draft.ruleById(p.op.id) })
+        const rule = planned.status === 'deleted' ? undefined : draft.ruleById(p.op.id)
+        const etag = rule && (await ruleEtag(repo, tree, rule))
+        outcomes.push({ status: planned.status, commit: built.commit, rule, etag })
       } catch (err) {
         if (!(err instanceof RulekeeperError)) throw err
         outcomes.push(err)

@@ -1,6 +1,6 @@
 // The write plan: what one API write changes in the repository, checked against the draft index of
-// the batch it belongs to (ids unique ignoring case, a free file name, the kind of an existing
-// rule), and how the draft follows those changes. Pure planning: it reads the repository and the
+// the batch it belongs to (the If-Match / If-None-Match precondition, ids unique ignoring case, a
+// free file name, the kind of an existing rule), and how the draft follows those changes. Pure planning: it reads the repository and the
 // batch's objects but commits nothing (rule-writer.ts does, see docs/architecture.md).
 import path from 'node:path'
 import { conflict, notFound } from '../errors.js'
@@ -15,7 +15,8 @@ import { unwrapObject } from '../git/hash-object.js'
 import type { GitRepository } from '../git/repository.js'
 import type { ObjectBatch } from '../git/write-object-loose.js'
 import type { FileChanges } from '../git/tree-edit.js'
-import { buildFileRecord } from './file-records.js'
+import { ruleEtag, preconditionProblem, type Precondition } from './etag.js'
+import { buildFileRecord, ownersOfPython } from './file-records.js'
 import type { Actor } from './history.js'
 import { draftContext } from './revision-sync.js'
 import { formatTrailers } from './trailers.js'
@@ -26,24 +27,29 @@ export interface WriteActor extends Actor {
   email: string
 }
 
+interface WriteCommon {
+  kind: RuleKind
+  id: string
+  actor: WriteActor
+  requestId: string
+  reason?: string
+  /** If-Match / If-None-Match, judged against the tree this write commits on. */
+  precondition?: Precondition
+}
+
 export type WriteOp =
-  | {
-      type: 'create' | 'replace'
-      kind: RuleKind
-      id: string
-      data: Record<string, unknown>
-      pythonSource?: string
-      actor: WriteActor
-      requestId: string
-      reason?: string
-    }
-  | { type: 'delete'; kind: RuleKind; id: string; actor: WriteActor; requestId: string; reason?: string }
+  | (WriteCommon & { type: 'create' | 'replace'; data: Record<string, unknown>; pythonSource?: string })
+  | (WriteCommon & { type: 'delete' })
+  /** The rule's files, byte for byte, as they were at `revision` (paths and contents). */
+  | (WriteCommon & { type: 'restore'; revision: string; files: ReadonlyMap<string, Buffer> })
 
 export type WriteOutcome = {
   status: 'created' | 'updated' | 'unchanged' | 'deleted'
   commit: string | null
   /** The rule as this write left it (a later write of the same batch may change it again). */
   rule?: IndexedRule
+  /** The rule's ETag in the tree this write left (absent once deleted). */
+  etag?: string
 }
 
 export interface PlannedWrite {
@@ -70,6 +76,7 @@ export function commitMessage(verb: string, op: WriteOp): string {
     ['Actor-Id', op.actor.id],
     ['Actor-Type', op.actor.type],
     ['Request-Id', op.requestId],
+    ...(op.type === 'restore' ? [['Restored-From', op.revision] as const] : []),
   ])
   return `${verb} ${op.kind} rule ${op.id}\n\n${reason ? `${reason}\n\n` : ''}${trailers}\n`
 }
@@ -84,6 +91,13 @@ export async function planWrite(
 ): Promise<PlannedWrite | null> {
   const existing: IndexedRule | undefined = draft.ruleById(op.id)
   const holder = holderLabel(draft, op.id)
+  if (op.precondition) {
+    const mine = existing?.kind === op.kind ? existing : undefined
+    const current = mine ? await ruleEtag(repo, tree, mine) : undefined
+    const problem = preconditionProblem(op.precondition, current, `${op.kind} rule ${op.id}`)
+    if (problem) throw problem
+  }
+  if (op.type === 'restore') return planRestore(repo, op, draft, tree, objects, existing, holder)
   if (op.type === 'delete') {
     if (!existing || existing.kind !== op.kind) throw notFound(`${op.kind} rule ${op.id} not found`)
     const changes: FileChanges = new Map([[existing.path, null]])
@@ -137,6 +151,45 @@ export async function planWrite(
   }
   changes.set(yamlPath, Buffer.from(renderRuleFile(op.kind, companionFirst(data, companion?.fileKey))))
   return { verb: 'Create', status: 'created', changes }
+}
+
+/**
+ * A restore: the rule's current files go, the files of the old revision come back at their old paths,
+ * byte for byte (a moved rule moves back). Refused when those paths now hold another rule's files.
+ */
+async function planRestore(
+  repo: GitRepository,
+  op: Extract<WriteOp, { type: 'restore' }>,
+  draft: IndexDraft,
+  tree: string | null,
+  objects: ObjectBatch,
+  existing: IndexedRule | undefined,
+  holder: string | undefined,
+): Promise<PlannedWrite | null> {
+  if (holder && (!existing || existing.kind !== op.kind)) throw conflict(`id ${op.id} belongs to ${holder}`)
+  const twin = holder ? undefined : draft.caseTwinOf(op.id)
+  if (twin !== undefined)
+    throw conflict(`id ${op.id} differs only by case from the existing id ${twin}; ids are unique ignoring case`)
+  const mine = new Set([existing?.path, existing?.pythonPath].filter((p): p is string => p !== undefined))
+  const changes: FileChanges = new Map()
+  for (const p of mine) changes.set(p, null)
+  for (const [p, content] of op.files) {
+    if (!mine.has(p)) {
+      const other = draft.getFile(p)
+      if (other && other.id !== op.id) throw conflict(`cannot restore ${p}: it now holds ${other.id ?? 'another file'}`)
+      const owners = p.endsWith('.py') ? ownersOfPython(draft.allFiles(), p).filter((y) => !op.files.has(y)) : []
+      if (owners.length > 0) throw conflict(`cannot restore ${p}: it is now the module of ${owners.join(', ')}`)
+    }
+    changes.set(p, content)
+  }
+  // Only what differs from the tree is written: restoring the current version commits nothing.
+  for (const [p, content] of [...changes]) {
+    const oid = await repo.blobAt(tree, p)
+    if (content === null ? oid === null : oid !== null && (await readBlobOf(repo, objects, oid)).equals(content))
+      changes.delete(p)
+  }
+  if (changes.size === 0) return null
+  return { verb: 'Restore', status: existing ? 'updated' : 'created', changes }
 }
 
 /** Brings the draft up to the planned changes (the YAML files among them re-read). */

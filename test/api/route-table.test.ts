@@ -238,7 +238,8 @@ for (const basePath of ['/', '/v1']) {
             403,
             `${label}: 403 while the body is still on its way`,
           )
-          if (r.path !== `${prefix}/reconcile`) {
+          // /reconcile and /restore take no body: nothing of one is judged there.
+          if (r.path !== `${prefix}/reconcile` && !r.path.endsWith('/restore')) {
             // Controls: with the permission the same bodies are judged (so the statuses above mean something).
             t.equal(
               (await send(s.url, r.method, p, { declaredLength: 50 * MiB, headers: { 'X-API-Key': s.token } })).status,
