@@ -59,7 +59,6 @@ let browser: Browser
 let page: Page
 const problems: string[] = []
 const seen: Array<{ method: string; path: string; query: string; headers: Record<string, string> }> = []
-let etag = '"blob-1"'
 
 t.before(async () => {
   s = await startTestServer()
@@ -81,17 +80,13 @@ t.before(async () => {
       return json(200, { ...SAMPLE_BODIES.simple(ID, { severity: 'MEDIUM' }), revision: REV1 })
     if (rest === '/diff') return json(200, DIFF)
     if (rest === '/restore') {
-      if (req.headers()['if-match'] !== etag) return json(412, { message: 'the rule changed since that ETag' })
-      etag = '"blob-3"'
+      // The real server's ETag of the version shown, as the real writer would judge it.
+      const current = (await s.request('GET', `/simple-rules/${ID}`)).headers.get('etag')
+      if (req.headers()['if-match'] !== current) return json(412, { message: 'the rule changed since that ETag' })
       const rule = (await s.request('GET', `/simple-rules/${ID}`)).body
-      return json(200, { ...rule, severity: 'MEDIUM' }, { ETag: etag })
+      return json(200, { ...rule, severity: 'MEDIUM' }, { ETag: '"restored"' })
     }
-    if (rest === '' && req.method() === 'PUT' && req.headers()['if-match'] !== etag)
-      return json(412, { message: 'the rule changed since that ETag' })
-    if (rest === '' && (req.method() === 'GET' || req.method() === 'PUT')) {
-      const res = await route.fetch()
-      return route.fulfill({ response: res, headers: { ...res.headers(), etag } })
-    }
+    // The rule itself: the real server (its ETag, its If-Match check in the writer).
     return route.continue()
   })
 })
@@ -106,11 +101,18 @@ t.test('Save sends If-Match with the ETag the GET gave; a stale one is a 412, sh
   await yaml.waitFor()
   await yaml.fill((await yaml.inputValue()).replace('severity: HIGH', 'severity: LOW'))
   await page.getByLabel('Change reason').fill('lower it')
-  etag = '"blob-2"' // someone else saved meanwhile
+  const shown = (await s.request('GET', `/simple-rules/${ID}`)).headers.get('etag')
+  // Someone else saves meanwhile, through the API.
+  const other = await s.request('GET', `/simple-rules/${ID}`)
+  const theirs = await s.request('PUT', `/simple-rules/${ID}`, {
+    ...other.body,
+    description: 'changed by someone else',
+  })
+  if (theirs.status !== 200) throw new Error(theirs.text)
   await page.getByRole('button', { name: 'Save' }).click()
   await page.getByText('Not saved: this rule was changed by someone else since you opened it.').waitFor()
   const put = seen.filter((r) => r.method === 'PUT').at(-1)!
-  t.equal(put.headers['if-match'], '"blob-1"', 'If-Match: the ETag of the version shown')
+  t.equal(put.headers['if-match'], shown, 'If-Match: the ETag of the version shown')
   t.equal(put.headers['x-change-reason'], 'lower it')
   t.match(await yaml.inputValue(), /severity: LOW/, 'the edits stay')
   t.equal((await s.request('GET', `/simple-rules/${ID}`)).body.severity, 'HIGH', 'nothing written')
@@ -123,7 +125,8 @@ t.test('Save sends If-Match with the ETag the GET gave; a stale one is a 412, sh
   await page.getByLabel('Change reason').fill('lower it, on the current version')
   await page.getByRole('button', { name: 'Save' }).click()
   await page.getByText(/^Saved at/).waitFor()
-  t.equal(seen.filter((r) => r.method === 'PUT').at(-1)!.headers['if-match'], '"blob-2"')
+  t.equal(seen.filter((r) => r.method === 'PUT').at(-1)!.headers['if-match'], theirs.headers.get('etag'))
+  t.equal((await s.request('GET', `/simple-rules/${ID}`)).body.severity, 'LOW', 'saved on the current version')
 })
 
 t.test('History: the commits with actor, time, reason; a diff; a version; Restore', async (t) => {
@@ -168,7 +171,11 @@ t.test('History: the commits with actor, time, reason; a diff; a version; Restor
   t.equal(restore.method, 'POST')
   t.equal(new URLSearchParams(restore.query).get('revision'), REV1)
   t.equal(restore.headers['x-change-reason'], 'Back to the first version')
-  t.equal(restore.headers['if-match'], '"blob-2"', 'If-Match: the ETag of the current version')
+  t.equal(
+    restore.headers['if-match'],
+    (await s.request('GET', `/simple-rules/${ID}`)).headers.get('etag'),
+    'If-Match: the ETag of the current version',
+  )
 })
 
 t.test('no script error, console error or CSP violation', async (t) => {
