@@ -147,6 +147,7 @@ export class Detector {
     const patched: Array<Group | undefined> = patches.map((p) => {
       const g = this.grouper.groups.get(p.id)
       if (!g?.alert) return undefined
+      this.alerts.setStatus(g, p.status)
       g.status = p.status
       g.updatedAt = new Date().toISOString()
       changed.set(g.id, g)
