@@ -1,8 +1,10 @@
-// The `rulekeeper` command: dispatches to serve, init, token, test, validate and debug. Each command
-// prints its own --help; usage errors exit with 2, failures with 1. Reads process.env here only.
+// The `rulekeeper` command: dispatches to serve, init, token, test, validate, debug and replay.
+// Each command prints its own --help; usage errors exit with 2, failures with 1. Reads process.env
+// here only.
 import fs from 'node:fs'
 import { debugCommand } from './debug.js'
 import { guardStdout } from './output.js'
+import { replayCommand } from './replay.js'
 import { serveCommand } from './serve.js'
 import { initCommand } from './init.js'
 import { tokenCommand } from './token.js'
@@ -18,6 +20,7 @@ Commands:
   test [DIR]            run the unit tests of every rule under DIR
   validate [DIR]        check every rule file under DIR without running tests
   debug RULE_ID TEST_NAME [DIR]   run one test and show everything the rule produced
+  replay --from T --to T  run the rules over stored records; print the alerts they give
 
 Run 'rulekeeper <command> --help' for the options of a command; 'rulekeeper --version'.
 Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_PORT, RULEKEEPER_CONFIG, …
@@ -45,6 +48,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     test: testCommand,
     validate: validateCommand,
     debug: debugCommand,
+    replay: replayCommand,
   }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)

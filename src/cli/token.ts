@@ -27,7 +27,7 @@ document whose "secret" field holds it.
  * The server's data directory, as `serve` resolves it (config/load.ts). Refuses a default one
  * that does not exist: run in the wrong folder, the command would create a store nobody reads.
  */
-function dataDirOf(option: string | true | undefined, env: Record<string, string | undefined>): string {
+export function dataDirOf(option: string | true | undefined, env: Record<string, string | undefined>): string {
   if (typeof option === 'string' && option !== '') return path.resolve(option)
   if (option === true) throw new UsageError('--data-dir needs a directory')
   const configured = loadConfig(env).dataDir

@@ -75,6 +75,11 @@ export class Detector {
     }
   }
 
+  /** How much of a log file is known durable (replay reads no further); 0 when never announced. */
+  durableLength(file: string): number {
+    return this.durable.get(file) ?? 0
+  }
+
   /** Announces and starts a run when none is going (a run in progress takes another turn). */
   notify(files: ReadonlyArray<{ file: string; size: number }>): void {
     this.announce(files)
