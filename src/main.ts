@@ -23,6 +23,8 @@ import { createLogger, type Logger } from './log.js'
 import { createMetricsRegistry, instrumentEngines, registerCatalogMetrics } from './metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
+import { loadFullRevision } from './service/revision-sync.js'
+import { RuleIndex } from './rules/rule-index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
@@ -213,6 +215,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
       metrics,
       compilers: opts.detectionCompilers,
       alertHook: destinations.hook,
+      rulesAt: async (rev) =>
+        (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
     })
     cleanups.push(() => detection.close())
 

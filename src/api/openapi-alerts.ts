@@ -1,5 +1,6 @@
 // The OpenAPI part of the alert API (alerts.md §3): the Alert, RuleError and page schemas and the
-// paths of /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and /rule-errors.
+// paths of /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id}, /rule-errors and
+// POST /replay.
 // Kept apart from openapi.ts so that the detection routes and their document change together.
 import { STATUSES } from '../detect/grouping.js'
 import { SEVERITIES } from '../rules/model.js'
@@ -134,6 +135,31 @@ export const ALERT_SCHEMAS: Obj = {
     additionalProperties: false,
     properties: { status: { type: 'string', enum: [...STATUSES] } },
   },
+  ReplayRequest: {
+    type: 'object',
+    required: ['from', 'to'],
+    additionalProperties: false,
+    properties: {
+      ruleIds: {
+        type: 'array',
+        maxItems: 1000,
+        items: { type: 'string' },
+        description: 'The rules to run (enabled or not); absent: every enabled rule.',
+      },
+      from: { ...time, description: 'Records whose event time is at or after this instant.' },
+      to: { ...time, description: 'Records whose event time is before this instant.' },
+      revision: { type: 'string', pattern: '^[0-9a-f]{40}$', description: 'A commit; absent: the served revision.' },
+    },
+  },
+  ReplayResult: {
+    type: 'object',
+    required: ['records', 'matches', 'alerts'],
+    properties: {
+      records: { type: 'integer', description: 'Stored records with an event time in [from, to).' },
+      matches: { type: 'integer', description: 'Matches and signals.' },
+      alerts: { type: 'array', items: ref('Alert'), description: 'The alerts that would exist (same ids).' },
+    },
+  },
 }
 
 export function alertPaths(): Obj {
@@ -219,6 +245,23 @@ export function alertPaths(): Obj {
           '202': { description: 'The alert; its failed deliveries are pending again.', content: json(ref('Alert')) },
           '404': err('No such alert.'),
           ...auth('Manage Alerts'),
+        },
+      },
+    },
+    '/replay': {
+      post: {
+        tags: ['Alerts'],
+        summary: 'Replay rules over stored records',
+        description:
+          'Evaluates the rules over the stored records whose event time is in [from, to), in stored order, with the served (or given) revision, and answers what a live run would give. Stores and delivers nothing. Needs View Rules.',
+        operationId: 'replay',
+        requestBody: { required: true, content: json(ref('ReplayRequest')) },
+        responses: {
+          '200': { description: 'Counts and the alerts.', content: json(ref('ReplayResult')) },
+          '400': err('A bad time, from not before to, an unknown field, rule id or revision.'),
+          '413': err('The body is too large.'),
+          '415': err('The body is not JSON.'),
+          ...auth('View Rules'),
         },
       },
     },

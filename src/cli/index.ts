@@ -1,9 +1,11 @@
-// The `rulekeeper` command: dispatches to serve, init, token, test, validate and debug. Each command
-// prints its own --help; usage errors exit with 2, failures with 1. Reads process.env here only.
+// The `rulekeeper` command: dispatches to serve, init, token, test, validate, debug and replay.
+// Each command prints its own --help; usage errors exit with 2, failures with 1. Reads process.env
+// here only.
 import fs from 'node:fs'
 import { alertsCommand } from './alerts.js'
 import { debugCommand } from './debug.js'
 import { guardStdout } from './output.js'
+import { replayCommand } from './replay.js'
 import { serveCommand } from './serve.js'
 import { initCommand } from './init.js'
 import { tokenCommand } from './token.js'
@@ -20,6 +22,7 @@ Commands:
   validate [DIR]        check every rule file under DIR without running tests
   debug RULE_ID TEST_NAME [DIR]   run one test and show everything the rule produced
   alerts redeliver ID…  queue an alert's failed deliveries again (the server picks it up)
+  replay --from T --to T  run the rules over stored records; print the alerts they give
 
 Run 'rulekeeper <command> --help' for the options of a command; 'rulekeeper --version'.
 Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_PORT, RULEKEEPER_CONFIG, …
@@ -48,6 +51,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     validate: validateCommand,
     debug: debugCommand,
     alerts: alertsCommand,
+    replay: replayCommand,
   }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)

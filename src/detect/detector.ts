@@ -79,6 +79,11 @@ export class Detector {
     }
   }
 
+  /** How much of a log file is known durable (replay reads no further); 0 when never announced. */
+  durableLength(file: string): number {
+    return this.durable.get(file) ?? 0
+  }
+
   /** Announces and starts a run when none is going (a run in progress takes another turn). */
   notify(files: ReadonlyArray<{ file: string; size: number }>): void {
     this.announce(files)
@@ -151,6 +156,7 @@ export class Detector {
     const patched: Array<Group | undefined> = patches.map((p) => {
       const g = this.grouper.groups.get(p.id)
       if (!g?.alert) return undefined
+      this.alerts.setStatus(g, p.status)
       g.status = p.status
       g.updatedAt = new Date().toISOString()
       changed.set(g.id, g)

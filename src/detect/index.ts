@@ -1,6 +1,7 @@
 // Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
 // builds the detector over the served rules, subscribes it to the log sources' durable batches and
-// catches up from the checkpoint. main.ts mounts `addRoutes` under the base path and awaits `close()`.
+// catches up from the checkpoint. `addRoutes` mounts the alert and replay routes (main.ts, under
+// the base path); main.ts awaits `close()`.
 import path from 'node:path'
 import type Router from '@koa/router'
 import type { ApiState } from '../api/context.js'
@@ -14,6 +15,7 @@ import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 import type { AlertHook } from './alert-hook.js'
+import { addReplayRoute } from './replay-route.js'
 
 export interface Detection {
   detector: Detector
@@ -37,13 +39,16 @@ export async function createDetection(opts: {
   compilers?: Readonly<Record<string, LiveCompiler>>
   /** Told of new alerts (destinations); `restored` is called before detection starts. */
   alertHook?: AlertHook
+  /** The rules of another commit, for `POST /replay` with a revision (null: no such commit). */
+  rulesAt?: (revision: string) => Promise<RuleIndex | null>
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
+  const compilers = opts.compilers ?? DEFAULT_COMPILERS
   const detector = new Detector({
     dataDir: opts.dataDir,
     logTypes: opts.logSources.logTypes,
     catalog: opts.catalog,
-    compilers: opts.compilers ?? DEFAULT_COMPILERS,
+    compilers,
     store,
     logger: opts.logger,
     metrics: createDetectMetrics(opts.metrics),
@@ -57,7 +62,16 @@ export async function createDetection(opts: {
     store,
     status: () => detector.status(),
     addRoutes(router, deps) {
-      addAlertRoutes(router, { ...deps, detector, store, logsRoot: path.join(opts.dataDir, 'logs') })
+      const logsRoot = path.join(opts.dataDir, 'logs')
+      addAlertRoutes(router, { ...deps, detector, store, logsRoot })
+      addReplayRoute(router, {
+        ...deps,
+        detector,
+        logsRoot,
+        catalog: opts.catalog,
+        compilers,
+        rulesAt: opts.rulesAt ?? (async () => null),
+      })
     },
     close: () => detector.close(),
   }

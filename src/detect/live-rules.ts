@@ -79,13 +79,18 @@ export function ruleMeta(rule: IndexedRule, revision: string | null): RuleMeta {
   }
 }
 
-export function buildLiveIndex(index: RuleIndex, compilers: Readonly<Record<string, LiveCompiler>>): LiveIndex {
+/** `select`: the rules to run, enabled or not (replay of named rules); default: the enabled ones. */
+export function buildLiveIndex(
+  index: RuleIndex,
+  compilers: Readonly<Record<string, LiveCompiler>>,
+  select: (rule: IndexedRule) => boolean = (rule) => rule.view.enabled !== false,
+): LiveIndex {
   const byLogType = new Map<string, LiveRule[]>()
   const broken: LiveIndex['broken'] = []
   let rules = 0
   for (const rule of index.rules.values()) {
     const compile = compilers[rule.kind]
-    if (!compile || rule.view.enabled === false) continue
+    if (!compile || !select(rule)) continue
     const meta = ruleMeta(rule, index.revision)
     let evaluate: LiveEvaluator | { error: string }
     try {

@@ -139,7 +139,8 @@ for (const basePath of ['/', '/v1']) {
       let checked = 0
       for (const r of table) {
         const p = concrete(r.path)
-        const isGet = r.method === 'GET' || r.method === 'HEAD'
+        // POST /replay only reads (alerts.md §3: View Rules), so it is checked as a read.
+        const isGet = r.method === 'GET' || r.method === 'HEAD' || r.path === `${prefix}/replay`
         const label = `${r.method} ${r.path}`
         const withBody = r.method === 'POST' || r.method === 'PUT'
         const body = withBody ? JSON.stringify(SAMPLE_BODIES.simple('RouteTable.Some')) : undefined
@@ -224,8 +225,8 @@ for (const basePath of ['/', '/v1']) {
           for (const [what, o] of bad) {
             const none = await send(s.url, r.method, p, o)
             t.equal(none.status, 401, `${label}, no token, ${what}: 401`)
-            const v = await send(s.url, r.method, p, { ...o, headers: { ...(o.headers ?? {}), 'X-API-Key': view } })
-            t.equal(v.status, 403, `${label}, View Rules only, ${what}: 403`)
+            const v = await send(s.url, r.method, p, { ...o, headers: { ...(o.headers ?? {}), 'X-API-Key': lacking } })
+            t.equal(v.status, 403, `${label}, without its permission, ${what}: 403`)
           }
           // A body announced as 50 MiB of which 10 bytes arrive: only a decision made before reading answers.
           t.equal(
@@ -234,7 +235,7 @@ for (const basePath of ['/', '/v1']) {
             `${label}: 401 while the body is still on its way`,
           )
           t.equal(
-            (await send(s.url, r.method, p, { declaredLength: 50 * MiB, headers: { 'X-API-Key': view } })).status,
+            (await send(s.url, r.method, p, { declaredLength: 50 * MiB, headers: { 'X-API-Key': lacking } })).status,
             403,
             `${label}: 403 while the body is still on its way`,
           )

@@ -1,0 +1,74 @@
+// `rulekeeper replay [--rule ID]… --from T --to T [--revision REV] [--json]`: the rules of the
+// served branch's tip (or REV) over the data directory's stored records of [from, to), as
+// `POST /replay` answers; reads only, so the server may be running or not (detect/replay.ts).
+import path from 'node:path'
+import { loadConfig } from '../config/load.js'
+import { rfc3339Ms } from '../detect/replay-route.js'
+import { DEFAULT_COMPILERS } from '../detect/live-rules.js'
+import { replay, ReplayRequestError } from '../detect/replay.js'
+import { closeEngines, createEngineRegistry } from '../engine/registry.js'
+import { GitRepository } from '../git/repository.js'
+import { RuleIndex } from '../rules/rule-index.js'
+import { loadFullRevision } from '../service/revision-sync.js'
+import { parseArgs, UsageError } from './args.js'
+import { dataDirOf } from './token.js'
+
+const HELP = `Usage: rulekeeper replay [--rule ID]... --from TIME --to TIME [--revision REV] [--json] [--data-dir DIR]
+
+Runs the rules (each --rule, enabled or not; else every enabled rule) over the stored records whose
+event time is in [--from, --to) (RFC 3339), in stored order, with the rules of the served branch's
+tip or of commit REV, and prints the records, matches and the alerts that would exist (the same ids
+as live detection). Stores and delivers nothing; the server may be running.
+The data directory is the server's: --data-dir, else $RULEKEEPER_DATA_DIR, else dataDir of
+$RULEKEEPER_CONFIG, else ./data.
+`
+
+export async function replayCommand(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const args = parseArgs(argv, ['from', 'to', 'revision', 'data-dir'], ['json'], { rule: null })
+  if (args.options.help) {
+    process.stdout.write(HELP)
+    return 0
+  }
+  if (args.positionals.length > 0) throw new UsageError(`unexpected argument ${args.positionals[0]}`)
+  const fromMs = rfc3339Ms(args.options.from)
+  const toMs = rfc3339Ms(args.options.to)
+  if (fromMs === undefined) throw new UsageError('--from TIME is required (RFC 3339, e.g. 2026-11-20T00:00:00Z)')
+  if (toMs === undefined) throw new UsageError('--to TIME is required (RFC 3339, e.g. 2026-11-21T00:00:00Z)')
+  const rev = args.options.revision
+  if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
+    throw new UsageError('--revision must be a full commit id (40 hex digits)')
+  const dataDir = dataDirOf(args.options['data-dir'], env)
+  const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), loadConfig(env).git.branch)
+  const engines = createEngineRegistry()
+  try {
+    const commit = typeof rev === 'string' ? rev : await repo.head()
+    if (commit === null) throw new Error('the rules repository has no commit yet')
+    if (!(await repo.hasCommit(commit))) throw new Error(`no commit ${commit} in the rules repository`)
+    const index = await loadFullRevision(repo, commit, RuleIndex.empty(), engines)
+    const result = await replay({
+      logsRoot: path.join(dataDir, 'logs'),
+      index,
+      compilers: DEFAULT_COMPILERS,
+      ruleIds: args.lists.rule,
+      fromMs,
+      toMs,
+    }).catch((err: unknown) => {
+      throw err instanceof ReplayRequestError ? new UsageError(err.message) : err
+    })
+    if (args.options.json) {
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      return 0
+    }
+    process.stdout.write(
+      `revision ${commit}: ${result.records} records, ${result.matches} matches, ${result.alerts.length} alerts\n`,
+    )
+    for (const a of result.alerts)
+      process.stdout.write(
+        `${a.id}  ${a.ruleId}  ${a.severity}  ${a.eventCount} event(s)  ${a.firstEventTime} – ${a.lastEventTime}  ${a.title}\n`,
+      )
+    return 0
+  } finally {
+    await closeEngines(engines)
+    repo.close()
+  }
+}

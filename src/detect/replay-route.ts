@@ -1,0 +1,77 @@
+// `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
+// matches and the alerts a run of those rules over the stored records of [from, to) would give,
+// with the served revision or the given one. Stores and delivers nothing (replay.ts).
+import type Router from '@koa/router'
+import { requirePermission } from '../api/auth.js'
+import type { ApiState } from '../api/context.js'
+import { readJsonBody } from '../api/json-body.js'
+import type { TokenStore } from '../auth/token-store.js'
+import { badRequest, validationFailed } from '../errors.js'
+import { isPlainObject } from '../is-plain-object.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import type { Detector } from './detector.js'
+import type { LiveCompiler } from './live-rules.js'
+import { replay, ReplayRequestError } from './replay.js'
+
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/i
+
+/** Milliseconds of an RFC 3339 time, or undefined. */
+export function rfc3339Ms(v: unknown): number | undefined {
+  if (typeof v !== 'string' || !RFC3339.test(v)) return undefined
+  const ms = Date.parse(v)
+  return Number.isNaN(ms) ? undefined : ms
+}
+
+export function addReplayRoute(
+  router: Router<ApiState>,
+  deps: {
+    tokens: TokenStore
+    maxBodyBytes: number
+    detector: Detector
+    logsRoot: string
+    catalog: { readonly index: RuleIndex }
+    compilers: Readonly<Record<string, LiveCompiler>>
+    /** The rules of another commit, or null when the repository has no such commit. */
+    rulesAt: (revision: string) => Promise<RuleIndex | null>
+  },
+): void {
+  router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
+    const body = ctx.state.body
+    if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')
+    const errors: Array<{ path: string; message: string }> = []
+    for (const k of Object.keys(body))
+      if (!['ruleIds', 'from', 'to', 'revision'].includes(k))
+        errors.push({ path: `/${k}`, message: `${k} is not a replay field (ruleIds, from, to, revision)` })
+    const fromMs = rfc3339Ms(body.from)
+    const toMs = rfc3339Ms(body.to)
+    if (fromMs === undefined) errors.push({ path: '/from', message: 'from must be an RFC 3339 time' })
+    if (toMs === undefined) errors.push({ path: '/to', message: 'to must be an RFC 3339 time' })
+    const ids = body.ruleIds
+    if (ids !== undefined && (!Array.isArray(ids) || ids.length > 1000 || !ids.every((x) => typeof x === 'string')))
+      errors.push({ path: '/ruleIds', message: 'ruleIds must be a list of up to 1,000 rule ids' })
+    const rev = body.revision
+    if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
+      errors.push({ path: '/revision', message: 'revision must be a full commit id (40 hex digits)' })
+    if (errors.length) throw validationFailed(errors)
+    let index = deps.catalog.index
+    if (typeof rev === 'string' && rev !== index.revision) {
+      const at = await deps.rulesAt(rev)
+      if (!at) throw validationFailed([{ path: '/revision', message: `no commit ${rev} in the rules repository` }])
+      index = at
+    }
+    try {
+      ctx.body = await replay({
+        logsRoot: deps.logsRoot,
+        index,
+        compilers: deps.compilers,
+        ruleIds: ids as string[] | undefined,
+        fromMs: fromMs!,
+        toMs: toMs!,
+        durableLength: (file) => deps.detector.durableLength(file),
+      })
+    } catch (err) {
+      if (err instanceof ReplayRequestError) throw badRequest(err.message)
+      throw err
+    }
+  })
+}

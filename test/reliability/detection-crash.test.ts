@@ -1,0 +1,247 @@
+// Detection under SIGKILL (quality.md, Reliability): a child server ingesting under load with
+// detection running is killed at random moments, 30 times (RULEKEEPER_DETECT_KILLS). Afterwards
+// every acknowledged record is stored and evaluated (the checkpoint covers every data file; each
+// record has exactly one match per rule that matches it), and every alert exists once with the
+// count, first and last event time an independent model of the grouping gives over the stored order.
+import http from 'node:http'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import t from 'tap'
+import { alertId } from '../../src/detect/grouping.js'
+import { makeRecord, ndjson, post, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
+import { startChild, type ChildServer } from '../helpers/child-server.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+
+const KILLS = Math.max(1, Number(process.env.RULEKEEPER_DETECT_KILLS ?? 30))
+const WORKERS = 4
+const BATCH = 50
+const API_TOKEN = 'rk-detect-crash-bootstrap-token-0123456789'
+const RULE = 'Crash.FailedLogins'
+const PERIOD_MIN = 10
+const THRESHOLD = 3
+const env = { RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN, RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN }
+const USERS = ['a', 'b', 'c', 'd', 'e'].map((u) => `${u}@example.com`)
+const BASE = Date.parse('2026-11-20T06:00:00Z')
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Record n: deterministic user, outcome and event time (3 s apart, every 7th 13 minutes early). */
+function record(n: number) {
+  const ms = BASE + n * 3000 - (n % 7 === 0 ? 13 * 60_000 : 0)
+  return makeRecord(`dc-${n}`, new Date(ms).toISOString(), {
+    user_email: USERS[(n * 7) % USERS.length],
+    login: { login_type: 'LOGIN_TYPE_WEB', success: n % 3 !== 0 },
+  })
+}
+
+async function api(c: ChildServer, method: string, p: string, body?: unknown) {
+  const res = await fetch(`${c.url}${p}`, {
+    method,
+    headers: { 'X-API-Key': API_TOKEN, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  return { status: res.status, body: (await res.json()) as any }
+}
+
+async function ndjsonFiles(dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = path.join(dir, e.name)
+    if (e.isDirectory()) out.push(...(await ndjsonFiles(p)))
+    else if (e.name.endsWith('.ndjson')) out.push(p)
+  }
+  return out.sort()
+}
+
+t.test(`detection survives ${KILLS} SIGKILLs during ingest`, async (t) => {
+  t.setTimeout(300_000)
+  const started = Date.now()
+  const dataDir = tempDir('rk-detect-crash-')
+  let child: ChildServer | undefined
+  t.teardown(() => child?.kill())
+
+  // The rule exists before any record arrives, so every record is evaluated by it.
+  child = await startChild({ dataDir, env })
+  const created = await api(child, 'POST', '/simple-rules?run-tests-first=false', {
+    ...SAMPLE_BODIES.simple(RULE, {
+      logTypes: ['Editor.Audit'],
+      detection: '- KeyPath: login.success\n  Condition: Equals\n  Value: false\n',
+      tests: [],
+    }),
+    threshold: THRESHOLD,
+    dedupPeriodMinutes: PERIOD_MIN,
+    groupBy: '- Key: user_email\n',
+  })
+  t.equal(created.status, 200, JSON.stringify(created.body))
+  await child.stop()
+
+  const acked = new Set<number>()
+  let next = 0
+  let unacked: number[][] = []
+  let ackedRequests = 0
+  async function load(url: string, stop: { now: boolean }) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      while (!stop.now) {
+        const batch = unacked.shift() ?? Array.from({ length: BATCH }, () => next++)
+        try {
+          const res = await post(`${url}/http/editor-audit`, ndjson(batch.map(record)), undefined, { agent })
+          if (res.status !== 200) throw new Error(`status ${res.status}: ${JSON.stringify(res.body)}`)
+          for (const n of batch) acked.add(n)
+          ackedRequests++
+        } catch (err) {
+          if (!stop.now && !/ECONNRESET|ECONNREFUSED|socket hang up|EPIPE/.test(String(err))) throw err
+          unacked.push(batch)
+          return
+        }
+      }
+    } finally {
+      agent.destroy()
+    }
+  }
+
+  let startMs = 0
+  for (let round = 0; round < KILLS; round++) {
+    child = await startChild({ dataDir, env })
+    startMs += child.startMs
+    const stop = { now: false }
+    const workers = Array.from({ length: WORKERS }, () => load(child!.url, stop))
+    const before = ackedRequests
+    for (let waited = 0; ackedRequests === before && waited < 10_000; waited += 10) await sleep(10)
+    // Somewhere in the next ingest commits and detection batches.
+    await sleep(Math.random() * 400)
+    stop.now = true
+    await child.kill()
+    await Promise.all(workers)
+  }
+  t.ok(ackedRequests > KILLS, `${ackedRequests} deliveries acknowledged across ${KILLS} kills`)
+
+  // A last start: the sender's retries get through, detection catches up.
+  child = await startChild({ dataDir, env })
+  for (const batch of unacked) {
+    const res = await post(`${child.url}/http/editor-audit`, ndjson(batch.map(record)))
+    t.equal(res.status, 200)
+    for (const n of batch) acked.add(n)
+  }
+  unacked = []
+  for (let waited = 0; ; waited += 100) {
+    const st = (await api(child, 'GET', '/status')).body.detection
+    if (st.lagSeconds === 0 && !st.failed) break
+    if (waited > 60_000) throw new Error(`detection did not catch up: ${JSON.stringify(st)}`)
+    await sleep(100)
+  }
+  const listed: any[] = []
+  for (let cursor: string | null = null; ; ) {
+    const page = await api(child, 'GET', `/alerts?rule-id=${RULE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
+    listed.push(...page.body.results)
+    cursor = page.body.next
+    if (!cursor) break
+  }
+  t.equal(await child.stop(), 0, 'a clean stop')
+
+  // The stored records, in stored order.
+  const logs = path.join(dataDir, 'logs')
+  const stored: Array<{ rec: any; file: string; offset: number }> = []
+  const sizes = new Map<string, number>()
+  for (const abs of await ndjsonFiles(path.join(logs, 'Editor.Audit'))) {
+    const file = path.relative(logs, abs)
+    const buf = await readFile(abs)
+    sizes.set(file, buf.length)
+    let off = 0
+    for (const line of buf.toString('utf8').split('\n')) {
+      if (line) stored.push({ rec: JSON.parse(line), file, offset: off })
+      off += Buffer.byteLength(line) + 1
+    }
+  }
+  const ids = stored.map((s) => s.rec.metadata.id as string)
+  t.equal(new Set(ids).size, ids.length, 'no record stored twice')
+  t.same(
+    [...acked].filter((n) => !ids.includes(`dc-${n}`)).slice(0, 5),
+    [],
+    `every acknowledged record is stored (${acked.size})`,
+  )
+
+  // Every record evaluated: the checkpoint reaches the end of every data file.
+  const det = path.join(dataDir, 'detections')
+  const cp = JSON.parse(await readFile(path.join(det, 'checkpoint.json'), 'utf8'))
+  t.same(
+    [...sizes].filter(([f, size]) => (cp.logs[f] ?? 0) !== size), // an empty file (killed before its first write) has no entry
+    [],
+    'the checkpoint covers every data file to its end',
+  )
+  t.equal(cp.records, stored.length, 'each stored record was evaluated once (committed count)')
+
+  // Each record: exactly one match of the template's signal rule for its outcome, and one of ours
+  // when the login failed; never two.
+  const matches = new Map<string, number>()
+  for (const abs of await ndjsonFiles(path.join(det, 'matches'))) {
+    const committed = cp.outputs[path.relative(det, abs)] ?? 0
+    t.equal((await stat(abs)).size, committed, `${path.relative(det, abs)} holds only committed lines`)
+    for (const line of (await readFile(abs, 'utf8')).split('\n')) {
+      if (!line) continue
+      const m = JSON.parse(line)
+      const k = `${m.ruleId} ${m.record.partition} ${m.record.offset}`
+      matches.set(k, (matches.get(k) ?? 0) + 1)
+    }
+  }
+  const want = new Map<string, number>()
+  for (const s of stored) {
+    const failed = s.rec.login.success === false
+    want.set(`Editor.Audit.Login${failed ? 'Failed' : 'Succeeded'} ${s.file} ${s.offset}`, 1)
+    if (failed) want.set(`${RULE} ${s.file} ${s.offset}`, 1)
+  }
+  t.same(
+    [...matches].filter(([k, n]) => want.get(k) !== n).slice(0, 5),
+    [],
+    'no match written twice, none of another record',
+  )
+  t.equal(matches.size, want.size, `one match per record and rule (${want.size})`)
+
+  // The model: matches in stored order (p_parse_time, p_row_id), windows per dedup string.
+  stored.sort((a, b) => {
+    const ka = `${a.rec.p_parse_time}\u0000${a.rec.p_row_id}`
+    const kb = `${b.rec.p_parse_time}\u0000${b.rec.p_row_id}`
+    return ka < kb ? -1 : ka > kb ? 1 : 0
+  })
+  const groups = new Map<string, { starts: number[]; count: Map<number, number[]> }>()
+  for (const { rec } of stored) {
+    if (rec.login.success !== false) continue
+    const dedup = JSON.stringify([rec.user_email])
+    const ms = Date.parse(rec.p_event_time)
+    const g = groups.get(dedup) ?? { starts: [] as number[], count: new Map<number, number[]>() }
+    groups.set(dedup, g)
+    const t0 = g.starts.filter((s) => s <= ms).sort((x, y) => y - x)[0]
+    if (t0 !== undefined && ms < t0 + PERIOD_MIN * 60_000) g.count.get(t0)!.push(ms)
+    else {
+      g.starts.push(ms)
+      g.count.set(ms, [ms])
+    }
+  }
+  const expected = new Map<string, { eventCount: number; first: string; last: string }>()
+  for (const [dedup, g] of groups)
+    for (const [t0, times] of g.count)
+      if (times.length >= THRESHOLD)
+        expected.set(alertId(RULE, dedup, t0), {
+          eventCount: times.length,
+          first: new Date(Math.min(...times)).toISOString(),
+          last: new Date(Math.max(...times)).toISOString(),
+        })
+  t.ok(expected.size > 10, `${expected.size} alerts expected`)
+  t.equal(new Set(listed.map((a) => a.id)).size, listed.length, 'each alert listed once')
+  t.same(
+    listed
+      .map((a) => [a.id, a.eventCount, a.firstEventTime, a.lastEventTime])
+      .sort()
+      .filter(([id, n, f, l]) => {
+        const e = expected.get(id)
+        return !e || e.eventCount !== n || e.first !== f || e.last !== l
+      })
+      .slice(0, 5),
+    [],
+    'every listed alert has the model’s count and times',
+  )
+  t.equal(listed.length, expected.size, 'every expected alert exists')
+  t.comment(
+    `${stored.length} records (${acked.size} acknowledged), ${listed.length} alerts, ${KILLS} kills, ` +
+      `starts ${(startMs / 1000).toFixed(1)} s in all, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  )
+})
