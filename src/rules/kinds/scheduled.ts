@@ -1,14 +1,8 @@
 // Scheduled rules: a Python module (the `.py` named by `Filename`, beside the YAML file) run over
 // the results of scheduled queries (engine/python/), behind optional InlineFilters.
-import {
-  COMMON_EXTRA_FIELDS,
-  INLINE_FILTERS_FIELD,
-  managedField,
-  PYTHON_TESTS,
-  ruleFields,
-  STRING_LIST_SCHEMA,
-} from '../fields.js'
+import { INLINE_FILTERS_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
+import { PYTHON_MODULE_KIND } from './python-module.js'
 
 export const scheduled: RuleKindDef<'scheduled'> = {
   name: 'scheduled',
@@ -31,18 +25,10 @@ export const scheduled: RuleKindDef<'scheduled'> = {
     ],
     PYTHON_TESTS,
   ),
-  extraFields: [
-    { api: 'body', schema: { type: 'string', minLength: 1 }, readOnly: false, requiredOnWrite: true },
-    ...COMMON_EXTRA_FIELDS,
-  ],
-  requiredFileKeys: [],
-  tests: PYTHON_TESTS,
-  companion: { fileKey: 'Filename', apiField: 'body', placeholder: 'rule.py', noun: 'Python file' },
+  ...PYTHON_MODULE_KIND,
   listFilters: [
     { param: 'scheduled-query', field: 'scheduledQueries', description: 'uses any of these scheduled queries' },
   ],
-  pythonView: false,
-  loadRank: 0,
   unavailableOn: [],
   missingEngine: 'the Python test runner for scheduled rules is not available in this build',
 }
