@@ -5,26 +5,14 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
+import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { startTestServer, tempDir, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
-import { EXAMPLES, TOKEN, makeRecord, ndjson, post } from '../audit/helpers.js'
+import { EXAMPLES, ndjson, post } from '../audit/helpers.js'
 
-const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
-let seq = 0
-
-/** A team_command record whose command_name picks the scenario's rule. */
-function cmd(name: string, timestamp: string, extra: Record<string, unknown> = {}) {
-  const r = makeRecord(`id-${name}-${seq++}`, timestamp, extra) as Record<string, unknown>
-  delete r.login
-  r.team_command = { action: 'create', command_id: 'c1', command_name: name, is_active: true }
-  return r
-}
-
-async function send(s: TestServer, records: unknown[]) {
-  const res = await post(`${s.url}/http/editor-audit`, ndjson(records))
-  if (res.status !== 200) throw new Error(`ingest: ${res.status} ${JSON.stringify(res.body)}`)
-  await s.server.detection.detector.idle()
-  return res.body
-}
+const env = DETECT_ENV
+const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
+  commandRecord('id', name, timestamp, extra)
+const send = sendAndDetect
 
 async function rule(s: TestServer, id: string, name: string, extra: Record<string, unknown> = {}) {
   const res = await s.request('POST', '/simple-rules', {

@@ -6,25 +6,14 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
+import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { runCli } from '../helpers/cli.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 
-const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
-let seq = 0
-
-function cmd(name: string, timestamp: string, extra: Record<string, unknown> = {}) {
-  const r = makeRecord(`rp-${name}-${seq++}`, timestamp, extra) as Record<string, unknown>
-  delete r.login
-  r.team_command = { action: 'create', command_id: 'c1', command_name: name, is_active: true }
-  return r
-}
-
-async function send(s: TestServer, records: unknown[]) {
-  const res = await post(`${s.url}/http/editor-audit`, ndjson(records))
-  if (res.status !== 200) throw new Error(`ingest: ${res.status} ${JSON.stringify(res.body)}`)
-  await s.server.detection.detector.idle()
-}
+const env = DETECT_ENV
+const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
+  commandRecord('rp', name, timestamp, extra)
+const send = sendAndDetect
 
 async function rule(s: TestServer, id: string, name: string, extra: Record<string, unknown> = {}) {
   const res = await s.request('POST', '/simple-rules', {

@@ -1,0 +1,25 @@
+// Shared by the detection tests: records whose command name picks a scenario's rule, and sending
+// them through the real ingest route, then waiting until detection has evaluated them.
+import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
+import type { TestServer } from '../helpers/rulekeeper.js'
+
+/** The server environment that enables the Editor.Audit log source these tests post to. */
+export const DETECT_ENV = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
+
+let seq = 0
+
+/** A team_command record whose command_name picks the scenario's rule; ids start with `prefix`. */
+export function commandRecord(prefix: string, name: string, timestamp: string, extra: Record<string, unknown> = {}) {
+  const r = makeRecord(`${prefix}-${name}-${seq++}`, timestamp, extra) as Record<string, unknown>
+  delete r.login
+  r.team_command = { action: 'create', command_id: 'c1', command_name: name, is_active: true }
+  return r
+}
+
+/** POSTs the records to the Editor.Audit source and waits until detection is idle; the ingest answer. */
+export async function sendAndDetect(s: TestServer, records: unknown[]): Promise<unknown> {
+  const res = await post(`${s.url}/http/editor-audit`, ndjson(records))
+  if (res.status !== 200) throw new Error(`ingest: ${res.status} ${JSON.stringify(res.body)}`)
+  await s.server.detection.detector.idle()
+  return res.body
+}
