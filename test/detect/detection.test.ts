@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
+import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { startTestServer, tempDir, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
 import { EXAMPLES, ndjson, post } from '../audit/helpers.js'
 
@@ -14,17 +14,7 @@ const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {
   commandRecord('id', name, timestamp, extra)
 const send = sendAndDetect
 
-async function rule(s: TestServer, id: string, name: string, extra: Record<string, unknown> = {}) {
-  const res = await s.request('POST', '/simple-rules', {
-    ...SAMPLE_BODIES.simple(id, {
-      logTypes: ['Editor.Audit'],
-      detection: `- KeyPath: team_command.command_name\n  Condition: Equals\n  Value: ${name}\n`,
-      tests: [],
-    }),
-    ...extra,
-  })
-  if (res.status !== 200) throw new Error(`rule: ${res.status} ${res.text}`)
-}
+const rule = commandRule
 
 const alertsOf = async (s: TestServer, ruleId: string) =>
   (await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)).body.results as any[]

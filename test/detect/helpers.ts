@@ -1,7 +1,7 @@
 // Shared by the detection tests: records whose command name picks a scenario's rule, and sending
 // them through the real ingest route, then waiting until detection has evaluated them.
 import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
-import type { TestServer } from '../helpers/rulekeeper.js'
+import { SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
 
 /** The server environment that enables the Editor.Audit log source these tests post to. */
 export const DETECT_ENV = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
@@ -22,4 +22,17 @@ export async function sendAndDetect(s: TestServer, records: unknown[]): Promise<
   if (res.status !== 200) throw new Error(`ingest: ${res.status} ${JSON.stringify(res.body)}`)
   await s.server.detection.detector.idle()
   return res.body
+}
+
+/** Creates a simple Editor.Audit rule matching records whose command name is `name` (no unit tests). */
+export async function commandRule(s: TestServer, id: string, name: string, extra: Record<string, unknown> = {}) {
+  const res = await s.request('POST', '/simple-rules', {
+    ...SAMPLE_BODIES.simple(id, {
+      logTypes: ['Editor.Audit'],
+      detection: `- KeyPath: team_command.command_name\n  Condition: Equals\n  Value: ${name}\n`,
+      tests: [],
+    }),
+    ...extra,
+  })
+  if (res.status !== 200) throw new Error(`rule: ${res.status} ${res.text}`)
 }

@@ -6,26 +6,16 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
+import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { runCli } from '../helpers/cli.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
 
 const env = DETECT_ENV
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
   commandRecord('rp', name, timestamp, extra)
 const send = sendAndDetect
 
-async function rule(s: TestServer, id: string, name: string, extra: Record<string, unknown> = {}) {
-  const res = await s.request('POST', '/simple-rules', {
-    ...SAMPLE_BODIES.simple(id, {
-      logTypes: ['Editor.Audit'],
-      detection: `- KeyPath: team_command.command_name\n  Condition: Equals\n  Value: ${name}\n`,
-      tests: [],
-    }),
-    ...extra,
-  })
-  if (res.status !== 200) throw new Error(`rule: ${res.status} ${res.text}`)
-}
+const rule = commandRule
 
 /** The fields a replay must reproduce (createdAt/updatedAt are the replay's own; status is OPEN). */
 const same = (a: any) => {
