@@ -157,7 +157,8 @@ function kindPaths(kind: RuleKind): Record<string, unknown> {
       in: 'header',
       required: false,
       schema: { type: 'string', maxLength: MAX_CHANGE_REASON },
-      description: 'Becomes the body of the commit message.',
+      description:
+        'Becomes the body of the commit message. Its bytes are read as UTF-8 (so any script works, as curl sends it); bytes that are not valid UTF-8 are read as Latin-1. At most 2,000 characters.',
     },
   ]
   const common = { ...AUTH_ERRORS, '501': NOT_IMPLEMENTED, '503': UNAVAILABLE }

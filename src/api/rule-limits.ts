@@ -1,15 +1,34 @@
 // Per-rule size limits of a write body, checked before any field is parsed: a string field (a
 // YAML text, the Python `body`, …) larger than a rule file may be is a 413, more tests than a rule
 // may have is a 400 naming `/tests`; after parsing, the rule as a whole (aliases expanded) must
-// still fit in a file of the limit (413). Also the one limit of the change reason header.
+// still fit in a file of the limit (413). Also the change reason header: its limit, and its bytes
+// read as UTF-8 (what curl and the console send) or, when they are not UTF-8, as Latin-1.
 import { RulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 
 /** The longest `X-Change-Reason` a write may carry, in characters (api.md; the OpenAPI document says it too). */
 export const MAX_CHANGE_REASON = 2000
 
-/** A write's change reason (undefined when none is given); a 400 past MAX_CHANGE_REASON. */
-export function changeReason(header: string): string | undefined {
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * The text of an `X-Change-Reason` header value. Node hands header bytes over as Latin-1 characters
+ * (one per byte); bytes that are valid UTF-8 are that UTF-8 text ("Zürich — ✓" from curl or the
+ * console), anything else stays Latin-1 (a client that sent ISO-8859-1 bytes).
+ */
+export function headerText(raw: string): string {
+  // Only 0x00–0x7F: the same text either way.
+  if (!/[\x80-\xff]/.test(raw)) return raw
+  try {
+    return strictUtf8.decode(Buffer.from(raw, 'latin1'))
+  } catch {
+    return raw
+  }
+}
+
+/** A write's change reason (undefined when none is given); a 400 past MAX_CHANGE_REASON characters. */
+export function changeReason(rawHeader: string): string | undefined {
+  const header = headerText(rawHeader)
   if (header.length > MAX_CHANGE_REASON)
     throw new RulekeeperError(
       'BadRequest',
