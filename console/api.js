@@ -47,6 +47,26 @@ export async function api(method, path, opts = {}) {
   return { status: res.status, ok: res.ok, headers: res.headers, body }
 }
 
+/**
+ * The `X-Change-Reason` header of a write: the reason's UTF-8 bytes, one header byte each (a header
+ * carries bytes, and `fetch` takes only characters 0–255; the server reads the bytes as UTF-8), so
+ * a reason in any script arrives as typed. No header for no reason.
+ */
+export function reasonHeaders(reason) {
+  if (!reason) return {}
+  let bytes = ''
+  for (const b of new TextEncoder().encode(reason)) bytes += String.fromCharCode(b)
+  return { 'X-Change-Reason': bytes }
+}
+
+/** Why a change reason cannot be sent (null when it can): one line, at most 2,000 characters. */
+export const reasonProblem = (s) =>
+  [...s].some((c) => (c < ' ' && c !== '\t') || c === '\x7f')
+    ? 'The change reason must be one line without control characters.'
+    : s.length > 2000
+      ? 'The change reason is longer than 2,000 characters.'
+      : null
+
 /** Rule ids in paths: encoded once (an id may hold `/`). */
 export const rulePath = (kind, id) => `/${kind}/${encodeURIComponent(id)}`
 

@@ -1,8 +1,9 @@
 // The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
-// `#/alerts[/<id>]`), the sign-in gate, and focus moved to each page's heading for keyboard and
-// screen-reader users.
+// `#/alerts[/<id>]`), the sign-in gate, focus moved to each page's heading for keyboard and
+// screen-reader users, and a confirmation before leaving a page with unsaved edits.
 import { SignedOut, session } from './api.js'
 import { h, message, replace } from './dom.js'
+import { clearLeaveGuard, confirmLeave } from './leave-guard.js'
 import { rulesView } from './views/rules.js'
 import { signInView } from './views/sign-in.js'
 
@@ -29,8 +30,12 @@ const ROUTES = [
 ]
 
 let generation = 0
+/** The hash of the page shown: where a cancelled leave goes back to. */
+let shownHash = location.hash
 async function route() {
   const gen = ++generation
+  clearLeaveGuard()
+  shownHash = location.hash
   const hash = location.hash.replace(/^#/, '') || '/rules'
   const [path, qs = ''] = hash.split('?')
   if (!session.token()) {
@@ -68,9 +73,15 @@ async function route() {
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {
+  if (!confirmLeave()) return
   session.signOut()
   location.hash = '#/sign-in'
   route()
 })
-window.addEventListener('hashchange', route)
+window.addEventListener('hashchange', () => {
+  if (location.hash === shownHash) return
+  // Staying: the address goes back to the page shown (no new history entry, no new hashchange).
+  if (!confirmLeave()) return history.replaceState(null, '', shownHash || location.pathname)
+  route()
+})
 route()

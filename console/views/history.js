@@ -1,15 +1,13 @@
 // A rule's History tab (api.md "History, restore and optimistic concurrency"): its commits newest
 // first (actor, time, reason, change), the diff of each against its parent, the rule at a revision,
-// and Restore (a new commit; a change reason, and If-Match with the current version's ETag).
-import { api, permissions, rulePath } from '../api.js'
+// and Restore (a new commit; a change reason, and If-Match with the ETag of the rule as it was when
+// the history was shown, so a change made since is a 412, not overwritten).
+import { api, permissions, reasonHeaders, reasonProblem, rulePath } from '../api.js'
 import { actorText, field, fmtTime, h, message, replace } from '../dom.js'
 import { highlightDiff } from '../highlight.js'
-import { reasonProblem } from './rule-form.js'
 import { ruleHeader, tabs } from './rule.js'
 
 const short = (rev) => (rev ? rev.slice(0, 10) : '')
-const NOT_YET =
-  'This server has no history API for rules (GET …/history answered 404 with no route): it arrives with the history feature.'
 
 export async function historyPanel(main, kind, id, params) {
   document.title = `History of ${id} · rulekeeper`
@@ -18,11 +16,14 @@ export async function historyPanel(main, kind, id, params) {
   replace(main, ruleHeader(kind, id), tabs(kind.path, id, 'History'), body)
   const query = {}
   if (params.query?.get('cursor')) query.cursor = params.query.get('cursor')
-  const [r, perms] = await Promise.all([api('GET', `${base}/history`, { query }), permissions()])
-  if (!r.ok) {
-    const noRoute = r.status === 404 && /^no route/.test(r.body?.message ?? '')
-    return replace(body, message('error', noRoute ? NOT_YET : `${r.body?.message} (HTTP ${r.status})`))
-  }
+  // The rule's ETag as the history is shown: a restore over a version changed since is a 412.
+  const [r, perms, current] = await Promise.all([
+    api('GET', `${base}/history`, { query }),
+    permissions(),
+    api('GET', base),
+  ])
+  let shownEtag = current.ok ? current.headers.get('ETag') : null
+  if (!r.ok) return replace(body, message('error', `${r.body?.message} (HTTP ${r.status})`))
   const detail = h('div', { class: 'history-detail', 'aria-live': 'polite' })
   const rows = r.body.results.map((c) =>
     h(
@@ -146,13 +147,11 @@ export async function historyPanel(main, kind, id, params) {
           const why = reason.value.trim()
           const bad = reasonProblem(why)
           if (bad) return replace(out, message('error', bad))
-          // The current version's ETag: a restore over a version changed meanwhile is a 412.
-          const cur = await api('GET', base)
-          const headers = { 'X-Change-Reason': why }
-          const etag = cur.headers.get('ETag')
-          if (etag) headers['If-Match'] = etag
+          const headers = reasonHeaders(why)
+          if (shownEtag) headers['If-Match'] = shownEtag
           const res = await api('POST', `${base}/restore`, { query: { revision: c.revision }, headers })
           if (res.ok) {
+            shownEtag = res.headers.get('ETag') ?? shownEtag
             replace(
               out,
               message(
@@ -166,7 +165,7 @@ export async function historyPanel(main, kind, id, params) {
               out,
               message(
                 'error',
-                'Not restored: the rule changed meanwhile (HTTP 412). Reload the history and try again.',
+                'Not restored: the rule was changed by someone else since this history was shown (HTTP 412). Reload the history and try again.',
               ),
             )
           } else if (Array.isArray(res.body?.testResults)) {

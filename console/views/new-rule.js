@@ -1,8 +1,9 @@
 // New rule (`#/new?kind=…`): a kind picker and the kind's template in the same editors and checks as a
 // rule's page; Create is a POST (409 when the id exists), then the new rule's page opens.
-import { api, permissions } from '../api.js'
+import { api, permissions, reasonHeaders } from '../api.js'
 import { field, h, replace, select } from '../dom.js'
 import { KINDS, kindOf, TEMPLATES } from '../kinds.js'
+import { clearLeaveGuard, confirmLeave } from '../leave-guard.js'
 import { ruleForm } from './rule-form.js'
 
 export async function newRuleView(main, _params, query) {
@@ -14,6 +15,12 @@ export async function newRuleView(main, _params, query) {
     kind.path,
   )
   picker.addEventListener('change', () => {
+    // Another kind's template replaces the editors: edits made to this one are asked about first.
+    if (!confirmLeave()) {
+      picker.value = kind.path
+      return
+    }
+    clearLeaveGuard()
     location.hash = `#/new?kind=${picker.value}`
   })
   const form = ruleForm({
@@ -24,8 +31,11 @@ export async function newRuleView(main, _params, query) {
     submitLabel: 'Create',
     testRequest: () => ['POST', `/${kind.path}`],
     async onSubmit(body, reason) {
-      const res = await api('POST', `/${kind.path}`, { body, headers: reason ? { 'X-Change-Reason': reason } : {} })
-      if (res.ok) location.hash = `#/rules/${kind.path}/${encodeURIComponent(res.body.id)}`
+      const res = await api('POST', `/${kind.path}`, { body, headers: reasonHeaders(reason) })
+      if (res.ok) {
+        clearLeaveGuard()
+        location.hash = `#/rules/${kind.path}/${encodeURIComponent(res.body.id)}`
+      }
       return res
     },
   })

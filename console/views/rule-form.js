@@ -1,10 +1,12 @@
 // The editing part shared by a rule's page and the new-rule page: the rule as YAML (its writable
 // fields) and its Python body in code editors, `Run tests` (the API's run-tests-only), a `Change
 // reason` and the save button; problems of a save are marked at their line, test results listed.
+// Edits not saved yet hold the page (leave-guard.js).
 import { LineCounter, parseDocument, stringify } from './../vendor/yaml/index.js'
-import { api } from '../api.js'
+import { api, reasonProblem } from '../api.js'
 import { field, h, message, onSubmit as submitted, replace } from '../dom.js'
 import { codeEditor } from '../editor.js'
+import { setLeaveGuard } from '../leave-guard.js'
 import { READ_ONLY, READ_ONLY_BY_KIND } from '../kinds.js'
 
 /** The writable fields of a rule, as YAML (the Python body is edited apart). */
@@ -14,14 +16,6 @@ export function ruleToYaml(kind, rule) {
   for (const [k, v] of Object.entries(rule)) if (!READ_ONLY.has(k) && !skip.has(k) && k !== 'body') out[k] = v
   return stringify(out, { lineWidth: 0 })
 }
-
-/** What the X-Change-Reason header can carry: one line of Latin-1 (HTTP header bytes). */
-export const reasonProblem = (s) =>
-  /^[\t\x20-\x7e\xa0-\xff]*$/.test(s)
-    ? s.length > 2000
-      ? 'The change reason is longer than 2,000 characters.'
-      : null
-    : 'The change reason may hold only Latin-1 characters (it travels in an HTTP header).'
 
 /**
  * `ruleForm({ kind, rule, canManage, manageReason, submitLabel, testRequest, onSubmit })`: `testRequest(body)`
@@ -40,6 +34,9 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
   const pyEd = kind.python
     ? codeEditor({ label: 'Python body', lang: 'python', value: rule.body ?? '', readOnly })
     : null
+  // What was loaded or last saved: the editors differ from it while there are unsaved edits.
+  let saved = { yaml: yamlEd.value(), python: pyEd?.value() }
+  setLeaveGuard(() => !readOnly && (yamlEd.value() !== saved.yaml || pyEd?.value() !== saved.python))
   const reason = h('input', { type: 'text', maxlength: '2000', autocomplete: 'off', disabled: readOnly })
   const out = h('div', { class: 'results', 'aria-live': 'polite' })
   const runBtn = h('button', { type: 'button', onclick: () => runTests() }, 'Run tests')
@@ -243,6 +240,7 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
   function setRule(rule) {
     yamlEd.set(ruleToYaml(kind, rule))
     pyEd?.set(rule.body ?? '')
+    saved = { yaml: yamlEd.value(), python: pyEd?.value() }
   }
   return { el: form, out, setRule }
 }

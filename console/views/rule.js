@@ -1,7 +1,7 @@
 // A rule's page (`#/rules/<kind>/<id>`): its fields, its file in the editors, Run tests, and Save with
 // a change reason, sent with `If-Match: <the ETag of the version shown>` so a concurrent edit is a 412
 // (shown by the form), never a silent overwrite. Its History tab is history.js.
-import { api, permissions, rulePath } from '../api.js'
+import { api, permissions, reasonHeaders, rulePath } from '../api.js'
 import { actorText, fmtTime, h, message, replace } from '../dom.js'
 import { kindOf } from '../kinds.js'
 import { historyPanel } from './history.js'
@@ -75,8 +75,7 @@ export async function ruleView(main, params) {
     submitLabel: 'Save',
     testRequest: () => ['PUT', rulePath(kind.path, rule.id)],
     async onSubmit(body, reason) {
-      const headers = {}
-      if (reason) headers['X-Change-Reason'] = reason
+      const headers = reasonHeaders(reason)
       if (etag) headers['If-Match'] = etag
       const res = await api('PUT', rulePath(kind.path, rule.id), { body, headers })
       if (res.ok) {

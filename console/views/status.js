@@ -1,6 +1,7 @@
 // The repository's health (`GET /status`): the reconciler's conditions, the applied and attempted
-// revisions, the last run, the accounting of every file, and each invalid file with its problems.
-import { api } from '../api.js'
+// revisions, the last run, the accounting of every file, and each invalid file with its problems;
+// `Reconcile now` (`POST /reconcile`, Manage Rules) runs the reconciler and shows the status after it.
+import { api, permissions } from '../api.js'
 import { fmtTime, h, message, replace } from '../dom.js'
 
 const table = (caption, head, rows) =>
@@ -32,21 +33,48 @@ function problemLine(e) {
 
 export async function statusView(main) {
   document.title = 'Status · rulekeeper'
-  const r = await api('GET', '/status')
-  if (!r.ok)
-    return replace(
-      main,
-      h('h1', { tabindex: '-1' }, 'Status'),
-      message('error', `${r.body?.message} (HTTP ${r.status})`),
-    )
-  const s = r.body
+  const [r, perms] = await Promise.all([api('GET', '/status'), permissions()])
+  const heading = h('h1', { tabindex: '-1' }, 'Status')
+  const outcome = h('div', { 'aria-live': 'polite' })
+  const why = 'Your token lacks the Manage Rules permission: it cannot run the reconciler.'
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      disabled: !perms.manageRules,
+      'aria-describedby': perms.manageRules ? undefined : 'reconcile-why',
+      async onclick() {
+        button.disabled = true
+        replace(outcome, message('info', 'Reconciling…'))
+        const res = await api('POST', '/reconcile')
+        button.disabled = false
+        if (!res.ok)
+          return replace(outcome, message('error', `Not reconciled: ${res.body?.message} (HTTP ${res.status})`))
+        replace(outcome, message('ok', `Reconciled at ${fmtTime(new Date().toISOString())}.`))
+        replace(body, statusBody(res.body))
+      },
+    },
+    'Reconcile now',
+  )
+  const controls = h(
+    'div',
+    { class: 'buttons' },
+    button,
+    perms.manageRules ? null : h('small', { id: 'reconcile-why', class: 'hint' }, why),
+  )
+  const body = h('div')
+  replace(main, heading, controls, outcome, body)
+  if (!r.ok) return replace(body, message('error', `${r.body?.message} (HTTP ${r.status})`))
+  replace(body, statusBody(r.body))
+}
+
+/** The status answer as the page shows it. */
+function statusBody(s) {
   const conds = s.conditions ?? []
   const ready = conds.find((c) => c.type === 'Ready')
   const invalid = s.invalidFiles ?? []
   const files = s.files ?? {}
-  replace(
-    main,
-    h('h1', { tabindex: '-1' }, 'Status'),
+  return [
     ready?.status !== 'True'
       ? message('error', `Not ready: ${ready?.message ?? 'unknown'}`)
       : invalid.length
@@ -138,5 +166,5 @@ export async function statusView(main) {
           ),
         ]
       : null,
-  )
+  ]
 }
