@@ -74,13 +74,26 @@ async function route() {
 
 document.getElementById('sign-out').addEventListener('click', () => {
   if (!confirmLeave()) return
+  clearLeaveGuard()
   session.signOut()
-  location.hash = '#/sign-in'
-  route()
+  if (location.hash === '#/sign-in') route()
+  else location.hash = '#/sign-in'
 })
+// A link within the console asks before the browser moves: staying then leaves no history entry.
+document.addEventListener(
+  'click',
+  (e) => {
+    const a = e.target instanceof Element ? e.target.closest('a[href^="#/"]') : null
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+    if (a.getAttribute('href') === location.hash) return
+    if (confirmLeave()) clearLeaveGuard()
+    else e.preventDefault()
+  },
+  true,
+)
+// Back, Forward or a typed address: the move has happened; staying puts the page's address back
+// (replacing the entry, so no new hashchange).
 window.addEventListener('hashchange', () => {
-  if (location.hash === shownHash) return
-  // Staying: the address goes back to the page shown (no new history entry, no new hashchange).
   if (!confirmLeave()) return history.replaceState(null, '', shownHash || location.pathname)
   route()
 })

@@ -26,7 +26,10 @@ export function signInView(main, note) {
         session.signIn(t)
         const back = sessionStorage.getItem('rulekeeper.after-sign-in')
         sessionStorage.removeItem('rulekeeper.after-sign-in')
-        location.hash = back && back !== '#/sign-in' ? back : '#/rules'
+        const target = back && back !== '#/sign-in' ? back : '#/rules'
+        // Signed in on the page's own address (a bookmark opened signed out): no hashchange would come.
+        if (location.hash === target) window.dispatchEvent(new HashChangeEvent('hashchange'))
+        else location.hash = target
       },
     },
     h('h1', { tabindex: '-1' }, 'Sign in'),

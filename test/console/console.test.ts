@@ -67,6 +67,9 @@ t.before(async () => {
   if (st.status !== 200) throw new Error(`reconcile: ${st.status}`)
   browser = await launch()
   page = await newPage(browser, problems)
+  // Some tests leave a page with edits on purpose (a failed test run, a 412): leaving is confirmed.
+  // unsaved-edits.test.ts checks the question itself.
+  page.on('dialog', (d) => void d.accept())
 })
 t.teardown(async () => {
   await browser?.close()
@@ -234,9 +237,15 @@ t.test('status: an invalid file pushed with plain git is shown with its path, li
     const file = path.join(dir, 'simple_rules/bulk/Bulk.Rule.007.yml')
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Condition: Equals', 'Condition: Equalz'))
   }, 'a typo')
-  await s.request('POST', '/reconcile')
+  const pushed = s.git('rev-parse', 'main').trim()
   await page.goto(`${s.url}/#/status`)
+  await page.getByRole('heading', { name: 'Invalid files (0)' }).waitFor()
+  t.notMatch(await main().textContent(), pushed, 'the push is not applied yet')
+  // Reconcile now: the status after the run, without reloading the page.
+  await page.getByRole('button', { name: 'Reconcile now' }).click()
+  await page.getByText(/^Reconciled at/).waitFor()
   await page.getByRole('heading', { name: 'Invalid files (1)' }).waitFor()
+  t.match(await main().locator('dl.facts').textContent(), pushed, 'the applied revision is the push')
   const row = main().locator('table.list', { hasText: 'Bulk.Rule.007' }).locator('tbody tr')
   t.match(await row.textContent(), /simple_rules\/bulk\/Bulk\.Rule\.007\.yml/)
   t.match(await row.textContent(), /line \d+/)
@@ -319,6 +328,11 @@ t.test('a token without Manage Rules: the editor is read-only, Save disabled wit
   t.ok(await p.getByRole('button', { name: 'Save' }).isDisabled())
   t.match(await p.locator('main').textContent(), /lacks the Manage Rules permission/)
   t.ok((await p.getByLabel('Rule (YAML)').getAttribute('readonly')) !== null)
+  await p.goto(`${s.url}/#/status`)
+  const reconcile = p.getByRole('button', { name: 'Reconcile now' })
+  await reconcile.waitFor()
+  t.ok(await reconcile.isDisabled(), 'Reconcile now is disabled')
+  t.match(await p.locator('main').textContent(), /lacks the Manage Rules permission: it cannot run the reconciler/)
   await p.close()
 })
 
