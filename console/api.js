@@ -1,6 +1,6 @@
 // The console's only way to the server: the public REST API with the user's token in X-API-Key.
 // The token lives in sessionStorage (this tab only; never a cookie, a URL or the page's markup).
-// Permissions are learned by harmless probes, so buttons can be disabled with a reason.
+// The token's permissions come from `GET /whoami`, so buttons can be disabled with a reason.
 
 const BASE = document.querySelector('meta[name="rulekeeper-base-path"]')?.getAttribute('content') ?? ''
 const KEY = 'rulekeeper.token'
@@ -72,21 +72,22 @@ export const rulePath = (kind, id) => `/${kind}/${encodeURIComponent(id)}`
 
 let perms = null
 /**
- * What the token may do: `{ viewRules, manageRules, viewAlerts, manageAlerts }`. A permission is
- * decided before the body is read, so an empty write body tells 403 (no permission) from 400 (the
- * permission, and a body refused) without changing anything.
+ * What the token may do, from `GET /whoami`: `{ viewRules, manageRules, viewAlerts, manageAlerts }`
+ * (all false if the server cannot say, so nothing is offered that might not work).
  */
 export async function permissions() {
   if (perms) return perms
-  const probe = async (method, path, query) => (await api(method, path, { query, body: {} })).status !== 403
-  const [viewRules, manageRules, viewAlerts, manageAlerts] = await Promise.all([
-    api('GET', '/status').then((r) => r.status !== 403),
-    probe('POST', '/simple-rules', { 'run-tests-only': 'true' }),
-    api('GET', '/alerts', { query: { limit: 1 } }).then((r) => r.status !== 403),
-    probe('PATCH', '/alerts/console-permission-probe'),
-  ])
-  perms = { viewRules, manageRules, viewAlerts, manageAlerts }
-  return perms
+  const r = await api('GET', '/whoami')
+  const has = new Set(r.ok && Array.isArray(r.body?.permissions) ? r.body.permissions : [])
+  const known = {
+    viewRules: has.has('View Rules'),
+    manageRules: has.has('Manage Rules'),
+    viewAlerts: has.has('View Alerts'),
+    manageAlerts: has.has('Manage Alerts'),
+  }
+  // Kept for the session only when the server answered (a failed call is asked again next time).
+  if (r.ok) perms = known
+  return known
 }
 
 /** One line for a failed answer: its message, and the first problems of a validation error. */

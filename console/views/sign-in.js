@@ -1,5 +1,5 @@
-// Sign in: the token is checked against `GET /status` (401: not a token of this server) and kept in
-// sessionStorage for this tab only.
+// Sign in: the token is checked against `GET /whoami` (401: not a token of this server; any known
+// token signs in, whatever its permissions) and kept in sessionStorage for this tab only.
 import { api, session } from '../api.js'
 import { field, h, message, replace } from '../dom.js'
 
@@ -15,7 +15,7 @@ export function signInView(main, note) {
         e.preventDefault()
         const t = token.value.trim()
         if (!t) return replace(out, message('error', 'Enter an API token.'))
-        const r = await api('GET', '/status', { token: t })
+        const r = await api('GET', '/whoami', { token: t })
         if (r.status === 401) {
           token.select()
           return replace(

@@ -1,6 +1,6 @@
 // The Koa application: request id, observability and the error funnel around two routers — the
 // root one (/healthz, /metrics, /hooks/git, log sources) and the one under `api.basePath` (rules,
-// /status, /reconcile, /openapi.json) — and the console's static files at `/` (console-route.ts).
+// /status, /reconcile, /whoami, /openapi.json) — and the console's static files at `/` (console-route.ts).
 // Built from its parts; listens nowhere (main.ts does).
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -21,6 +21,7 @@ import { consoleRoute } from './console-route.js'
 import { requestId } from './request-id.js'
 import type { RuleLimits } from './rule-limits.js'
 import { addRuleRoutes } from './rule-routes.js'
+import { addWhoamiRoute } from './whoami-route.js'
 
 export interface AppDeps {
   /** What reads are served from (the published index and its history metadata). */
@@ -66,6 +67,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const prefix = normalizeBasePath(deps.basePath)
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
+  addWhoamiRoute(api, deps.tokens)
   for (const kind of RULE_KINDS) {
     addRuleRoutes(api, kind, {
       catalog: deps.catalog,

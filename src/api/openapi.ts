@@ -17,6 +17,7 @@ import {
   PRECONDITION_FAILED,
 } from './openapi-history.js'
 import { MAX_CHANGE_REASON } from './rule-limits.js'
+import { PERMISSIONS } from '../auth/token-store.js'
 
 type Obj = Record<string, unknown>
 
@@ -399,6 +400,21 @@ const OPS_SCHEMAS: Record<string, Obj> = {
     },
   },
   Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+  Identity: {
+    type: 'object',
+    description: 'The calling token (never its secret).',
+    required: ['id', 'name', 'permissions', 'createdAt', 'expiresAt'],
+    properties: {
+      id: { type: 'string', example: 'tok_AbCdEfGhIjKl' },
+      name: { type: 'string', example: 'ci' },
+      permissions: {
+        type: 'array',
+        items: { type: 'string', enum: [...PERMISSIONS] },
+      },
+      createdAt: { type: 'string', format: 'date-time' },
+      expiresAt: { type: 'string', format: 'date-time', nullable: true },
+    },
+  },
   DeliveryResult: {
     type: 'object',
     required: ['accepted', 'rejected', 'duplicates', 'unknownKind', 'errors'],
@@ -586,6 +602,29 @@ export function openApiDocument(basePath: string): Obj {
         '200': { description: 'The status after the run.', content: json(ref('Status')) },
         '400': err('An unknown query parameter.'),
         ...AUTH_ERRORS,
+      },
+    },
+  }
+  paths['/whoami'] = {
+    get: {
+      tags: ['Operations'],
+      summary: 'The calling token',
+      description:
+        'The id, name, permissions, creation and expiry of the token in `X-API-Key`, so a client (the console) knows what it may do without trying. Any known token may ask, whatever its permissions.',
+      operationId: 'whoami',
+      responses: {
+        '200': {
+          description: 'The token.',
+          content: json(ref('Identity'), {
+            id: 'tok_AbCdEfGhIjKl',
+            name: 'ci',
+            permissions: ['View Rules', 'Manage Rules'],
+            createdAt: '2026-11-20T09:00:00.000Z',
+            expiresAt: null,
+          }),
+        },
+        '400': err('An unknown query parameter.'),
+        '401': AUTH_ERRORS['401'],
       },
     },
   }

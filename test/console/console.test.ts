@@ -322,6 +322,10 @@ t.test('alerts: the list, an alert’s page, a status change', async (t) => {
 t.test('a token without Manage Rules: the editor is read-only, Save disabled with the reason', async (t) => {
   const viewer = await s.makeToken('viewer', ['View Rules'])
   const p = await newPage(browser, problems)
+  const writes: string[] = []
+  p.on('request', (r) => {
+    if (r.method() !== 'GET') writes.push(`${r.method()} ${r.url()}`)
+  })
   await signIn(p, s.url, viewer)
   await p.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   await p.getByLabel('Rule (YAML)').waitFor()
@@ -333,6 +337,8 @@ t.test('a token without Manage Rules: the editor is read-only, Save disabled wit
   await reconcile.waitFor()
   t.ok(await reconcile.isDisabled(), 'Reconcile now is disabled')
   t.match(await p.locator('main').textContent(), /lacks the Manage Rules permission: it cannot run the reconciler/)
+  // The permissions come from GET /whoami: nothing is tried to find them out.
+  t.same(writes, [], 'no write request of any kind was sent')
   await p.close()
 })
 
