@@ -111,8 +111,8 @@ export async function rulesView(main, _params, query) {
     table,
     pager,
   )
-  let streams = []
-  let pages = []
+  // One list per filter: a list still loading for older filters fills its own pages, never the new one's.
+  let list = { streams: [], pages: [] }
   let loading = 0
   async function load(p) {
     const get = (k) => p.get(k) ?? ''
@@ -123,11 +123,11 @@ export async function rulesView(main, _params, query) {
     if (get('tag')) apiQuery.tag = get('tag')
     if (get('log-type')) apiQuery['log-type'] = get('log-type')
     const kinds = KINDS.filter((k) => (!get('kind') || k.path === get('kind')) && (!get('log-type') || k.logTypeFilter))
-    streams = kinds.map((k) => new KindStream(k, apiQuery))
-    pages = []
+    list = { streams: kinds.map((k) => new KindStream(k, apiQuery)), pages: [] }
     await show(0, ++loading)
   }
   async function show(i, run = loading, refocus = '') {
+    const { streams, pages } = list
     try {
       while (pages.length <= i) pages.push(await nextPage(streams, PAGE))
     } catch (e) {
