@@ -94,6 +94,13 @@ document.addEventListener(
 // Back, Forward or a typed address: the move has happened; staying puts the page's address back
 // (replacing the entry, so no new hashchange).
 window.addEventListener('hashchange', () => {
+  // An in-page anchor (the skip link's `#main`) is no page: the address goes back, the focus moves.
+  if (location.hash && !location.hash.startsWith('#/')) {
+    const target = document.getElementById(decodeURIComponent(location.hash.slice(1)))
+    history.replaceState(null, '', shownHash || location.pathname)
+    target?.focus()
+    return
+  }
   if (!confirmLeave()) return history.replaceState(null, '', shownHash || location.pathname)
   route()
 })

@@ -355,6 +355,12 @@ t.test('keyboard only: sign in, reach a rule, run its tests', async (t) => {
   await p.keyboard.press('Enter')
   await p.getByRole('heading', { name: 'Rules', level: 1 }).waitFor()
   await p.locator('main table.list tbody tr').first().waitFor()
+  // The skip link moves the focus to the content and stays on the page.
+  await p.getByRole('link', { name: 'Skip to content' }).focus()
+  await p.keyboard.press('Enter')
+  await p.waitForFunction(() => document.activeElement?.id === 'main')
+  t.ok(await p.getByRole('heading', { name: 'Rules', level: 1 }).isVisible(), 'still the rule list')
+  t.notMatch(p.url(), /#main$/, 'the address is the page’s')
   // Tab to the first rule link, through labelled controls only.
   let reached = false
   for (let i = 0; i < 40 && !reached; i++) {
