@@ -2,8 +2,8 @@
 // outbox): a child server ingests records that each create an alert routed to a real receiver on
 // 127.0.0.1, while that receiver fails (503), hangs (until the server's timeout) or drops the
 // connection on most requests, so deliveries are pending in the outbox when the server is SIGKILLed
-// at a seeded random moment, 12 times (RULEKEEPER_DELIVERY_KILLS; seed RULEKEEPER_SEED). Each
-// restart is on the same data directory. Then the receiver recovers and a last start delivers:
+// at a seeded random moment, 30 times (quality.md: ≥ 30; RULEKEEPER_DELIVERY_KILLS; the seed:
+// RULEKEEPER_SEED). Each restart is on the same data directory. Then the receiver recovers and a last start delivers:
 // every alert the acknowledged records cause exists and reached the receiver at least once; every
 // request's Idempotency-Key is its body's alert id (so a key is the same across restarts: alerts
 // tried before a kill and again after it are counted); a delivery acknowledged and journaled is
@@ -20,7 +20,7 @@ import { startReceiver } from '../helpers/receiver.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
-const KILLS = Math.max(1, Number(process.env.RULEKEEPER_DELIVERY_KILLS ?? 12))
+const KILLS = Math.max(1, Number(process.env.RULEKEEPER_DELIVERY_KILLS ?? 30))
 const SEED = Number(process.env.RULEKEEPER_SEED ?? 1717)
 const CONCURRENCY = 4
 const BATCH = 5
@@ -51,7 +51,7 @@ async function api(c: ChildServer, method: string, p: string, body?: unknown) {
 }
 
 t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t) => {
-  t.setTimeout(300_000)
+  t.setTimeout(900_000)
   t.comment(`seed ${SEED}`)
   const rand = new SeededRandom(SEED)
   const started = Date.now()
