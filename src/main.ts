@@ -249,6 +249,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       ],
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
+      ruleWarnings: destinations.ruleWarnings,
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {

@@ -20,7 +20,7 @@ import { addBaseRoutes, addRootRoutes, type StatusSource } from './ops-routes.js
 import { consoleRoute } from './console-route.js'
 import { requestId } from './request-id.js'
 import type { RuleLimits } from './rule-limits.js'
-import { addRuleRoutes } from './rule-routes.js'
+import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 
 export interface AppDeps {
@@ -41,6 +41,8 @@ export interface AppDeps {
   backend: 'snowflake' | 'databricks'
   webhookSecret?: string
   pythonFor?: (rule: IndexedRule) => string | undefined
+  /** Deployment-dependent warnings of a rule's representation (unknown OutputIds). */
+  ruleWarnings?: RuleRoutesDeps['ruleWarnings']
   /** Wall clock for all the unit tests of one request (default 120 s). */
   testBudgetMs?: number
   /** Routers mounted at the root as they are (the HTTP log sources). */
@@ -79,6 +81,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       ruleLimits: deps.ruleLimits,
       backend: deps.backend,
       pythonFor: deps.pythonFor,
+      ruleWarnings: deps.ruleWarnings,
       testBudgetMs: deps.testBudgetMs,
     })
   }

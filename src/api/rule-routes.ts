@@ -39,6 +39,8 @@ export interface RuleRoutesDeps {
   ruleLimits: RuleLimits
   backend: 'snowflake' | 'databricks'
   pythonFor?: (rule: IndexedRule) => string | undefined
+  /** Deployment-dependent warnings of a rule's representation (rule-views.ts). */
+  ruleWarnings?: ReadContext['ruleWarnings']
   /** Wall clock for all the unit tests of one request (default 120 s). */
   testBudgetMs?: number
 }
@@ -55,6 +57,7 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     history: catalog.history,
     engines,
     pythonFor: deps.pythonFor,
+    ruleWarnings: deps.ruleWarnings,
   })
   // Only the routes that can be switched off carry the gate: every layer costs on the hot path.
   const gate: RouterMiddleware<ApiState>[] = def.unavailableOn.includes(deps.backend)

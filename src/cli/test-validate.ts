@@ -5,6 +5,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
+import { loadConfig } from '../config/load.js'
+import { parseDestinationConfig } from '../destinations/config.js'
+import { unknownOutputIdWarnings } from '../destinations/routing.js'
 import { RulekeeperError } from '../errors.js'
 import { accountFiles, countFiles } from '../rules/file-accounting.js'
 import { isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
@@ -32,18 +35,22 @@ Options:
   --kind ${RULE_KINDS.join('|')}
   --skip-disabled              leave out rules with Enabled: false
   --ignore-files GLOB,…        leave these files out entirely (paths relative to DIR; * ? **)
-  --show-failures-only         human output: only failures, invalid and unsupported files, counts${
-    cmd === 'test'
-      ? `
+  --show-failures-only         human output: only failures, invalid and unsupported files, counts
+  --config FILE                the service configuration (as RULEKEEPER_CONFIG): an OutputIds entry
+                               naming none of its destinations is a warning (not a failure)${
+                                 cmd === 'test'
+                                   ? `
   --test-names NAME,…          run only the tests with these names
   --minimum-tests N            a rule with fewer than N tests fails; N >= 2 also needs a test
                                expecting true and one expecting false`
-      : ''
-  }
+                                   : ''
+                               }
 
 Exit code: 0 all good; 1 a test failed or did not run, a file is invalid, nothing to check, or the
 filters select nothing; 2 usage error.
 `
+
+const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
 const pub = (p: RuleProblem): Problem => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
 
@@ -58,10 +65,19 @@ interface Options {
   testNames: string[]
   minimumTests: number
   failuresOnly: boolean
+  /** `--config`: the ids of the configured destinations (undefined: OutputIds are not checked). */
+  destinationIds?: ReadonlySet<string>
 }
 
-function parseOptions(cmd: 'test' | 'validate', argv: string[]): Options {
-  const valued = ['kind', ...(cmd === 'test' ? ['minimum-tests'] : [])]
+/** The destination ids of a config file, read as `serve` reads it; the secrets' variables need not be set. */
+function configuredDestinationIds(file: string, env: Record<string, string | undefined>): ReadonlySet<string> {
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`--config: ${file} is not a file`)
+  const config = loadConfig({ ...env, RULEKEEPER_CONFIG: file }) as unknown as Record<string, unknown>
+  return new Set(parseDestinationConfig(config, env, { resolveEnv: false }).destinations.map((d) => d.id))
+}
+
+function parseOptions(cmd: 'test' | 'validate', argv: string[], env: Record<string, string | undefined>): Options {
+  const valued = ['kind', 'config', ...(cmd === 'test' ? ['minimum-tests'] : [])]
   const repeatable: Record<string, RegExp | null> = {
     filter: /^[A-Za-z][\w-]*!?=/,
     'ignore-files': null,
@@ -88,6 +104,10 @@ function parseOptions(cmd: 'test' | 'validate', argv: string[]): Options {
     testNames: commaList(args.lists['test-names'] ?? []),
     minimumTests: min === undefined ? 0 : Number(min),
     failuresOnly: args.options['show-failures-only'] === true,
+    destinationIds:
+      typeof args.options.config === 'string'
+        ? configuredDestinationIds(path.resolve(args.options.config), env)
+        : undefined,
   }
 }
 
@@ -96,7 +116,7 @@ async function runDirectory(
   argv: string[],
   env: Record<string, string | undefined>,
 ): Promise<{ code: number; report: RunReport; options: Options }> {
-  const options = parseOptions(cmd, argv)
+  const options = parseOptions(cmd, argv, env)
   const engines = createEngineRegistry({
     python: { ...DEFAULT_PYTHON, command: env.RULEKEEPER_PYTHON || DEFAULT_PYTHON.command, serverEnv: env },
   })
@@ -183,6 +203,7 @@ async function runWithEngines(
     const warnings = [...rule.warnings]
     const described = engines[rule.kind]?.describe?.(rule.file, ctx)
     if (described) warnings.push(...described.warnings)
+    if (o.destinationIds) warnings.push(...unknownOutputIdWarnings(strings(rule.view.outputIDs), o.destinationIds))
     if (warnings.length > 0) report.warnings = warnings.map(pub)
     const allTests = Array.isArray(rule.file.data.Tests) ? (rule.file.data.Tests as unknown[]) : []
     if (o.cmd === 'test') {

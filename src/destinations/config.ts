@@ -66,7 +66,10 @@ function httpUrl(text: string): boolean {
 export function parseDestinationConfig(
   config: Record<string, unknown>,
   env: Record<string, string | undefined>,
+  /** false: the variables named are not read nor required (`rulekeeper validate --config` needs only the ids). */
+  opts: { resolveEnv?: boolean } = {},
 ): { destinations: Destination[]; delivery: DeliveryPolicy } {
+  const resolveEnv = opts.resolveEnv !== false
   const problems: string[] = []
   const d = config.delivery ?? {}
   const delivery = { ...DEFAULT_DELIVERY }
@@ -119,6 +122,7 @@ export function parseDestinationConfig(
         else [url, urlLabel] = [raw.url, raw.url]
       } else if (typeof raw.urlEnv !== 'string' || !ENV.test(raw.urlEnv))
         problems.push(`${at}.urlEnv must be an environment variable name`)
+      else if (!resolveEnv) urlLabel = `$${raw.urlEnv}`
       else {
         const v = env[raw.urlEnv]
         if (!v) problems.push(`${at}: the environment variable ${raw.urlEnv} (urlEnv) is not set`)
@@ -140,6 +144,7 @@ export function parseDestinationConfig(
         if (type === 'slack') problems.push(`${at}.secretEnv: Slack payloads are not signed`)
         else if (typeof raw.secretEnv !== 'string' || !ENV.test(raw.secretEnv))
           problems.push(`${at}.secretEnv must be an environment variable name`)
+        else if (!resolveEnv) secret = null
         else if (!env[raw.secretEnv])
           problems.push(`${at}: the environment variable ${raw.secretEnv} (secretEnv) is not set`)
         else secret = env[raw.secretEnv] as string

@@ -44,9 +44,24 @@ export function parseRetryAfter(v: string | null, now: number): number | null {
   return Number.isNaN(t) ? null : Math.max(0, t - now)
 }
 
-/** The wait before attempt n+1 after n failed ones: doubling from firstDelayMs, up to maxDelayMs, jittered into [½, 1]. */
-export function backoffMs(policy: DeliveryPolicy, attempts: number, random = Math.random): number {
-  const base = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.min(attempts - 1, 40))
+/**
+ * The wait before attempt n+1 after n failed ones, jittered into [½, 1] of its base: the base
+ * doubles from firstDelayMs, but is at least the round's budget left divided by 2^(attempts left
+ * − 1), so the attempts left double their way to the budget's end instead of all being spent in
+ * its first minutes; capped at maxDelayMs. With the defaults (10 attempts, 1 s, 10 min, 60 min)
+ * the 8th attempt comes 12 to 24 minutes after the first: a receiver down for 10 minutes still
+ * gets the alert. `budgetLeftMs` undefined: plain doubling.
+ */
+export function backoffMs(
+  policy: DeliveryPolicy,
+  attempts: number,
+  random = Math.random,
+  budgetLeftMs?: number,
+): number {
+  let base = policy.firstDelayMs * 2 ** Math.min(attempts - 1, 40)
+  const left = policy.attempts - attempts
+  if (budgetLeftMs !== undefined && left > 0) base = Math.max(base, budgetLeftMs / 2 ** Math.min(left - 1, 40))
+  base = Math.min(policy.maxDelayMs, base)
   return Math.round(base / 2 + (base / 2) * random())
 }
 
@@ -212,7 +227,11 @@ export class Dispatcher {
     if (out.ok) state = 'delivered'
     else if (!out.retry) state = 'failed'
     else {
-      const wait = Math.min(policy.maxDelayMs, out.retryAfterMs ?? backoffMs(policy, attempts, this.o.random))
+      const budgetLeft = d.budgetStart + policy.budgetMinutes * 60_000 - now
+      const wait = Math.min(
+        policy.maxDelayMs,
+        out.retryAfterMs ?? backoffMs(policy, attempts, this.o.random, Math.max(0, budgetLeft)),
+      )
       nextAt = now + wait
       const over = attempts >= policy.attempts || nextAt > d.budgetStart + policy.budgetMinutes * 60_000
       state = over ? 'failed' : 'pending'

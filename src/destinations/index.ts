@@ -12,13 +12,14 @@ import { alertView, type Group } from '../detect/grouping.js'
 import { notFound } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
-import type { RuleIndex } from '../rules/rule-index.js'
+import type { RuleProblem } from '../rules/model.js'
+import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { type Destination, parseDestinationConfig } from './config.js'
 import { type DeliveryEntry, Dispatcher } from './dispatcher.js'
 import { DeliveryJournal, keyOf } from './journal.js'
 import { createDestinationMetrics } from './metrics.js'
 import { readRedeliverRequests } from './redeliver-requests.js'
-import { route, unknownOutputIds } from './routing.js'
+import { route, unknownOutputIdWarnings, unknownOutputIds } from './routing.js'
 
 export interface Destinations {
   destinations: readonly Destination[]
@@ -26,6 +27,8 @@ export interface Destinations {
   dispatcher: Dispatcher
   /** `/status`: `{ delivery: { failed }, destinations: { unknown } }`. */
   status(index: RuleIndex): Record<string, unknown>
+  /** A rule's warnings for OutputIds naming no configured destination (its API representation). */
+  ruleWarnings(rule: Pick<IndexedRule, 'view'>): RuleProblem[]
   /** Queues the alert's failed deliveries again; answers how many. */
   redeliver(alertId: string): Promise<number>
   addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
@@ -61,6 +64,7 @@ export async function createDestinations(opts: {
     metrics,
   })
   const d = dispatcher
+  const knownIds: ReadonlySet<string> = new Set(destinations.map((x) => x.id))
   const warned = new Set<string>()
 
   const hook: AlertHook = {
@@ -139,6 +143,7 @@ export async function createDestinations(opts: {
     hook,
     dispatcher: d,
     status,
+    ruleWarnings: (rule) => unknownOutputIdWarnings(strings(rule.view.outputIDs), knownIds),
     redeliver: (id) => d.redeliver(id),
     addRoutes(router, deps) {
       // No body is needed; one that is sent is read as every POST's is (size limit, JSON), then ignored.

@@ -3,6 +3,7 @@
 // to the alert's severity (the severity the alert carries: DynamicSeverities/severity() first, so
 // Panther's "generated severity" before "static severity" holds). destinations() returning [] or
 // "SKIP" (or a list holding "SKIP") routes nowhere; None, an empty or absent OutputIds: not set.
+import type { RuleProblem } from '../rules/model.js'
 import type { Destination } from './config.js'
 
 export interface RouteInput {
@@ -55,4 +56,23 @@ export function unknownOutputIds(
   const out: Array<{ ruleId: string; outputId: string }> = []
   for (const r of rules) for (const o of r.outputIds) if (!known.has(o)) out.push({ ruleId: r.id, outputId: o })
   return out.sort((a, b) => (a.ruleId !== b.ruleId ? (a.ruleId < b.ruleId ? -1 : 1) : a.outputId < b.outputId ? -1 : 1))
+}
+
+/**
+ * The rule-validation warnings (alerts.md §4: a warning, not an error, since destinations are
+ * configured per deployment): one per OutputIds entry naming no destination in `known`.
+ */
+export function unknownOutputIdWarnings(outputIds: readonly string[], known: ReadonlySet<string>): RuleProblem[] {
+  const unknown = [...new Set(outputIds)].filter((o) => !known.has(o))
+  if (unknown.length === 0) return []
+  const routed = outputIds.some((o) => known.has(o))
+  return unknown.map((o) => ({
+    path: ['OutputIds'],
+    code: 'UnknownOutputId',
+    message:
+      `OutputIds: ${JSON.stringify(o)} is not a configured destination; ` +
+      (routed
+        ? 'alerts of this rule go only to the configured ones it names'
+        : 'alerts of this rule go to no destination (OutputIds overrides severity routing)'),
+  }))
 }

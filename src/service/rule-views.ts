@@ -29,6 +29,8 @@ export interface ReadContext {
   engines: EngineRegistry
   /** Generates `pythonBody` for a simple rule, when this build can. */
   pythonFor?: (rule: IndexedRule) => string | undefined
+  /** Warnings that depend on the deployment, not the file (OutputIds naming no configured destination). */
+  ruleWarnings?: (rule: IndexedRule) => RuleProblem[]
 }
 
 // Indexes are immutable: the log type → data model map is built once per index, on first use.
@@ -69,6 +71,7 @@ export function ruleRepresentation(rc: ReadContext, rule: IndexedRule, includePy
       path: [],
       message: `the file ${rule.path} is invalid in the current revision; this is its last valid version`,
     })
+  if (rc.ruleWarnings) warnings.push(...rc.ruleWarnings(rule))
   if (includePython && rc.pythonFor && kindDef(rule.kind).pythonView) {
     const py = rc.pythonFor(rule)
     if (py !== undefined) out.pythonBody = py

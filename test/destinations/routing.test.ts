@@ -143,7 +143,44 @@ t.test('backoff: doubling, jittered into [½, 1], capped; Retry-After', async (t
     backoffMs(p, 30, () => 1),
     5000,
   )
+  t.equal(
+    backoffMs(p, 1, () => 1, 2_000_000),
+    5000,
+    'with a budget left: the spread step (2,000 s / 2^8), capped by maxDelayMs',
+  )
+  t.equal(
+    backoffMs(p, 1, () => 1, 1_000_000),
+    3906,
+    'with a budget left: 1,000 s / 2^8 (9 attempts left)',
+  )
   t.equal(parseRetryAfter('7', 0), 7000)
   t.equal(parseRetryAfter(new Date(10_000).toUTCString(), 4000), 6000)
   t.equal(parseRetryAfter('soon', 0), null)
+})
+
+t.test('backoff with the default policy: the attempts reach past a 10-minute outage, inside the budget', async (t) => {
+  // The round as the dispatcher runs it: each wait computed from the budget left at that moment.
+  const schedule = (jitter: number) => {
+    const at = [0]
+    const budget = delivery.budgetMinutes * 60_000
+    for (let n = 1; n < delivery.attempts; n++)
+      at.push(at[n - 1]! + backoffMs(delivery, n, () => jitter, budget - at[n - 1]!))
+    return at
+  }
+  for (const jitter of [0, 0.5, 1]) {
+    const at = schedule(jitter)
+    t.equal(at.length, 10)
+    t.ok(
+      at.some((x) => x > 10 * 60_000),
+      `jitter ${jitter}: an attempt after 10 minutes (${at.map((x) => Math.round(x / 1000)).join(', ')} s)`,
+    )
+    t.ok(at[9]! <= 60 * 60_000, `jitter ${jitter}: the last attempt within the 60-minute budget`)
+    t.ok(at[1]! < 15_000, `jitter ${jitter}: the first retry within 15 s`)
+    for (let n = 2; n < at.length; n++)
+      t.ok(at[n]! - at[n - 1]! <= delivery.maxDelayMs, 'no wait longer than maxDelayMs')
+  }
+  // Without a budget to spread over (plain doubling) the ten attempts end within 8.5 minutes.
+  let plain = 0
+  for (let n = 1; n < delivery.attempts; n++) plain += backoffMs(delivery, n, () => 1)
+  t.ok(plain < 10 * 60_000, `plain doubling would end at ${Math.round(plain / 1000)} s`)
 })

@@ -1,6 +1,7 @@
 // A real HTTP receiver on 127.0.0.1 for delivery tests: records every request (headers, raw body,
 // the status it answered) and answers as its current `mode` says: a status (with headers), 'hang'
-// (never answers; the connection is destroyed at close), or 'drop' (destroys the socket).
+// (never answers; the connection is destroyed at close), or 'drop' (destroys the socket). down()
+// stops listening (connections are refused) and up() listens again on the same port.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -23,6 +24,10 @@ export interface Receiver {
   acked(): Map<string, number>
   /** Polls (every 20 ms, at most `ms`) until `ok()`; throws with `what` when it never is. */
   until(ok: () => boolean, what: string, ms?: number): Promise<void>
+  /** Stops listening and drops open connections: a receiver that is down (connection refused). */
+  down(): Promise<void>
+  /** Listens again on the same port. */
+  up(): Promise<void>
   close(): Promise<void>
 }
 
@@ -71,8 +76,15 @@ export async function startReceiver(mode: Receiver['mode'] = () => ({ status: 20
         await new Promise((r) => setTimeout(r, 20))
       }
     },
+    down: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+    up: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
     close: () =>
       new Promise<void>((resolve) => {
+        if (!server.listening) return resolve()
         server.close(() => resolve())
         server.closeAllConnections()
       }),
