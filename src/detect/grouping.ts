@@ -74,6 +74,10 @@ export const alertId = (ruleId: string, dedup: string, windowStartMs: number) =>
 /** The match id: one rule on one stored line. */
 export const matchId = (ruleId: string, file: string, offset: number) => hash('match', ruleId, file, String(offset))
 
+/** The match id of a correlation rule counting one signal for one dedup string (once, ever). */
+export const correlatedMatchId = (ruleId: string, dedup: string, signalId: string) =>
+  hash('correlation', ruleId, dedup, signalId)
+
 const iso = (ms: number) => new Date(ms).toISOString()
 
 const resolvers = new Map<string, Resolver | null>()
@@ -144,6 +148,29 @@ export class Grouper {
 
   /** Adds one match (in stored order); `now` stamps createdAt/updatedAt. */
   add(rule: RuleMeta, m: MatchFields, eventMs: number, event: unknown, now: number): GroupOutcome {
+    const group = this.locate(rule, m, eventMs, eventMs, now)
+    this.count(group, rule, eventMs, event)
+    return this.settle(group, rule, now)
+  }
+
+  /**
+   * Adds one match made of several events (a correlation rule's match: the signals that formed
+   * it): it joins or opens a group at `groupMs` like one match, and each event counts once.
+   */
+  addEvents(
+    rule: RuleMeta,
+    m: MatchFields,
+    groupMs: number,
+    events: ReadonlyArray<{ eventMs: number; event: unknown }>,
+    now: number,
+  ): GroupOutcome {
+    const group = this.locate(rule, m, groupMs, events[0]?.eventMs ?? groupMs, now)
+    for (const e of events) this.count(group, rule, e.eventMs, e.event)
+    return this.settle(group, rule, now)
+  }
+
+  /** The group covering `groupMs` (latest start t0 ≤ it, within the period), else a new one at it, with no event. */
+  private locate(rule: RuleMeta, m: MatchFields, groupMs: number, firstMs: number, now: number): Group {
     const key = `${rule.id}\u0000${m.dedup}`
     const list = this.starts.get(key) ?? []
     const period = rule.dedupPeriodMinutes * 60_000
@@ -152,46 +179,50 @@ export class Grouper {
     let hi = list.length
     while (lo < hi) {
       const mid = (lo + hi) >> 1
-      if (list[mid]! <= eventMs) lo = mid + 1
+      if (list[mid]! <= groupMs) lo = mid + 1
       else hi = mid
     }
     const t0 = lo > 0 ? list[lo - 1]! : undefined
-    let group: Group
-    if (t0 !== undefined && eventMs < t0 + period) {
-      group = this.groups.get(alertId(rule.id, m.dedup, t0))!
-      group.eventCount++
-      if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
-      if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
-    } else {
-      group = {
-        id: alertId(rule.id, m.dedup, eventMs),
-        ruleId: rule.id,
-        ruleKind: rule.kind,
-        revision: rule.revision,
-        severity: m.severity,
-        title: m.title,
-        dedup: m.dedup,
-        alertContext: m.alertContext,
-        logTypes: rule.logTypes,
-        windowStart: iso(eventMs),
-        eventCount: 1,
-        firstEventTime: iso(eventMs),
-        lastEventTime: iso(eventMs),
-        alert: false,
-        createdAt: null,
-        updatedAt: iso(now),
-        status: 'OPEN',
-        description: rule.description,
-        runbook: rule.runbook,
-        reference: rule.reference,
-        destinations: [],
-        summaryCounts: {},
-      }
-      this.groups.set(group.id, group)
-      insertSorted(list, eventMs)
-      this.starts.set(key, list)
+    if (t0 !== undefined && groupMs < t0 + period) return this.groups.get(alertId(rule.id, m.dedup, t0))!
+    const group: Group = {
+      id: alertId(rule.id, m.dedup, groupMs),
+      ruleId: rule.id,
+      ruleKind: rule.kind,
+      revision: rule.revision,
+      severity: m.severity,
+      title: m.title,
+      dedup: m.dedup,
+      alertContext: m.alertContext,
+      logTypes: rule.logTypes,
+      windowStart: iso(groupMs),
+      eventCount: 0,
+      firstEventTime: iso(firstMs),
+      lastEventTime: iso(firstMs),
+      alert: false,
+      createdAt: null,
+      updatedAt: iso(now),
+      status: 'OPEN',
+      description: rule.description,
+      runbook: rule.runbook,
+      reference: rule.reference,
+      destinations: [],
+      summaryCounts: {},
     }
+    this.groups.set(group.id, group)
+    insertSorted(list, groupMs)
+    this.starts.set(key, list)
+    return group
+  }
+
+  private count(group: Group, rule: RuleMeta, eventMs: number, event: unknown): void {
+    group.eventCount++
+    if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
+    if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
     countSummary(group, rule.summaryAttributes, event)
+  }
+
+  /** Makes the group an alert when it reaches Threshold; stamps `updatedAt`. */
+  private settle(group: Group, rule: RuleMeta, now: number): GroupOutcome {
     let created = false
     if (!group.alert && group.eventCount >= rule.threshold) {
       group.alert = true
