@@ -197,4 +197,30 @@ t.test('correlation rules on their schedule', async (t) => {
     await new Promise((r) => setTimeout(r, 200))
     t.equal(rx.got.length, 2, 'no delivery again')
   })
+
+  await t.test('detection stopped: a run is skipped and recorded as a rule error of the rule', async (t) => {
+    // A file announced that cannot be read stops detection (it resumes at the next start).
+    s.server.detection.detector.notify([{ file: 'Editor.Audit/dt=2026-11-20/hour=10/gone.ndjson', size: 100 }])
+    await s.server.detection.detector.idle()
+    t.equal((await s.request('GET', '/status')).body.detection.failed, true)
+    clock = ms('11:00')
+    await run()
+    const st = await statusOf('C.Brute')
+    t.equal(st.lastRun.outcome, 'skipped')
+    t.match(st.lastError.error, /detection had not evaluated the records accepted before 2026-11-20T11:00:00.000Z/)
+    // The timer's runs (every 1.2 s here) are skipped too, each with its own rule error.
+    const errors = (await s.request('GET', '/rule-errors?rule-id=C.Brute')).body.results as any[]
+    t.ok(errors.length >= 1)
+    t.same(errors[0].record, null)
+    t.match(errors[0].error, /^detection had not evaluated the records accepted before /)
+    t.ok(
+      errors.some((e) => e.error === st.lastError.error),
+      'the run at 11:00 is listed',
+    )
+    const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
+    // three rules scheduled: C.Brute, C.Pair and the template's Editor.Audit.BruteForceThenSuccess
+    const skipped = Number(/^rulekeeper_correlation_evaluations_total\{outcome="skipped"\} (\d+)$/m.exec(metrics)?.[1])
+    t.ok(skipped >= 3, `every scheduled rule skipped (${skipped})`)
+    t.match(metrics, /^rulekeeper_detection_rule_errors_total\{rule="C.Brute"\} [1-9]\d*$/m)
+  })
 })
