@@ -8,7 +8,7 @@ import { matchingJoinValues } from '../engine/correlation/evaluate-run.js'
 import { keepWindow, type RawSignal } from '../engine/correlation/signals.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
-import { correlatedMatchId, type Group, type Grouper, MAX_DEDUP, type MatchFields, type RuleMeta } from './grouping.js'
+import { correlatedMatchIds, type Group, type Grouper, MAX_DEDUP, type MatchFields, type RuleMeta } from './grouping.js'
 import { ruleMeta } from './live-rules.js'
 import {
   type CorrelationWindow,
@@ -117,6 +117,17 @@ export function correlate(
   }
   // The window ends before `at` (readCorrelationWindow keeps [from, at)), so `latest` is only a bound.
   const run = keepWindow(detection, raw, 'rfc3339', fromMs, atMs)
+  // The positions in `raw` of present steps' signals: per join value, and those of unjoined steps.
+  const present = new Map<string, number[]>()
+  const unjoined: number[] = []
+  raw.forEach((r, i) => {
+    const step = detection.steps[r.step]!
+    if (step.absent) return
+    if (step.joinFields.size === 0) return unjoined.push(i)
+    let list = present.get(r.value)
+    if (!list) present.set(r.value, (list = []))
+    list.push(i)
+  })
   const out: CorrelationOutput = { matches: [], groups: [], created: [], errors: [], matched: 0, counted: 0 }
   for (const value of matchingJoinValues(detection, run)) {
     out.matched++
@@ -126,12 +137,11 @@ export function correlate(
     // unjoined step's count for every value), in the window; a signal backing two steps is one event.
     const formed = new Map<string, StoredSignal>()
     const perStep: Record<string, number> = {}
-    raw.forEach((r, i) => {
-      const step = detection.steps[r.step]!
-      if (step.absent || (step.joinFields.size > 0 && r.value !== value)) return
+    for (const i of [...(value === null ? [] : (present.get(value) ?? [])), ...unjoined]) {
+      const step = detection.steps[raw[i]!.step]!
       formed.set(bySignal[i]!.id, bySignal[i]!)
       perStep[step.id] = (perStep[step.id] ?? 0) + 1
-    })
+    }
     const events = [...formed.values()].sort((a, b) => a.eventMs - b.eventMs)
     const fresh = events.filter((s) => !window.counted.has(countedKey(dedup, s.id)))
     if (fresh.length === 0) continue
@@ -154,13 +164,14 @@ export function correlate(
       out.groups.push(group)
       if (created) out.created.push({ group, rule: meta, match: fields })
     }
+    const idOf = correlatedMatchIds(meta.id, dedup)
     for (const s of fresh) {
       window.counted.add(countedKey(dedup, s.id))
       out.counted++
       out.matches.push([
         s.eventTime,
         {
-          id: correlatedMatchId(meta.id, dedup, s.id),
+          id: idOf(s.id),
           ruleId: meta.id,
           ruleKind: meta.kind,
           revision: meta.revision,

@@ -44,11 +44,19 @@ export async function readCorrelationWindow(o: {
 }): Promise<CorrelationWindow> {
   const signals: StoredSignal[] = []
   const counted = new Set<string>()
-  const lines = await o.store.readMatches(o.fromMs, o.toMs - 1, (m) => {
-    if (m.ruleId !== o.ruleId && !o.members.has(m.ruleId as string)) return false
-    const ms = Date.parse(String(m.eventTime))
-    return ms >= o.fromMs && ms < o.toMs
-  })
+  // Match lines are written by JSON.stringify with `id` then `ruleId` first: a line of another rule
+  // is dropped by its text, unparsed (the parsed check below still decides).
+  const needles = [o.ruleId, ...o.members].map((id) => `"ruleId":${JSON.stringify(id)},`)
+  const lines = await o.store.readMatches(
+    o.fromMs,
+    o.toMs - 1,
+    (m) => {
+      if (m.ruleId !== o.ruleId && !o.members.has(m.ruleId as string)) return false
+      const ms = Date.parse(String(m.eventTime))
+      return ms >= o.fromMs && ms < o.toMs
+    },
+    (line) => needles.some((n) => line.includes(n)),
+  )
   for (const m of lines) {
     if (m.ruleId === o.ruleId) {
       if (typeof m.signalId === 'string') counted.add(countedKey(String(m.dedup), m.signalId))

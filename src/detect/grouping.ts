@@ -74,9 +74,15 @@ export const alertId = (ruleId: string, dedup: string, windowStartMs: number) =>
 /** The match id: one rule on one stored line. */
 export const matchId = (ruleId: string, file: string, offset: number) => hash('match', ruleId, file, String(offset))
 
-/** The match id of a correlation rule counting one signal for one dedup string (once, ever). */
-export const correlatedMatchId = (ruleId: string, dedup: string, signalId: string) =>
-  hash('correlation', ruleId, dedup, signalId)
+/**
+ * The match ids of a correlation rule counting signals for one dedup string (each once, ever): half
+ * a hash of (rule, dedup string), half the signal's own match id (itself a hash), so a run counting
+ * 100k signals hashes once per dedup string, not once per signal.
+ */
+export const correlatedMatchIds = (ruleId: string, dedup: string) => {
+  const prefix = hash('correlation', ruleId, dedup).slice(0, 16)
+  return (signalId: string) => `${prefix}${signalId.slice(0, 16)}`
+}
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -165,7 +171,19 @@ export class Grouper {
     now: number,
   ): GroupOutcome {
     const group = this.locate(rule, m, groupMs, events[0]?.eventMs ?? groupMs, now)
-    for (const e of events) this.count(group, rule, e.eventMs, e.event)
+    // first/last kept as numbers through the loop (two Date.parse per group, not per event)
+    const first = Date.parse(group.firstEventTime)
+    const last = Date.parse(group.lastEventTime)
+    let lo = first
+    let hi = last
+    for (const e of events) {
+      group.eventCount++
+      if (e.eventMs < lo) lo = e.eventMs
+      if (e.eventMs > hi) hi = e.eventMs
+      countSummary(group, rule.summaryAttributes, e.event)
+    }
+    if (lo !== first) group.firstEventTime = iso(lo)
+    if (hi !== last) group.lastEventTime = iso(hi)
     return this.settle(group, rule, now)
   }
 
