@@ -123,7 +123,10 @@ export function correlate(
   raw.forEach((r, i) => {
     const step = detection.steps[r.step]!
     if (step.absent) return
-    if (step.joinFields.size === 0) return unjoined.push(i)
+    if (step.joinFields.size === 0) {
+      unjoined.push(i)
+      return
+    }
     let list = present.get(r.value)
     if (!list) present.set(r.value, (list = []))
     list.push(i)
