@@ -46,7 +46,7 @@ export class Detector {
   private outMatches: Array<[string, Record<string, unknown>]> = []
   private outErrors: RuleErrorRecord[] = []
   private outCreated: Group[] = []
-  /** Output made beside the stored-log run (externalOutput): its groups, and who waits for its commit. */
+  /** Output made beside the stored-log run (commitExternal): its groups, and who waits for its commit. */
   private externalGroups = new Map<string, Group>()
   private externalWaiting: Array<{ done: () => void; fail: (e: unknown) => void }> = []
   private patches: Array<{

@@ -1,7 +1,8 @@
 // Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
-// builds the detector over the served rules, subscribes it to the log sources' durable batches and
-// catches up from the checkpoint; then schedules the correlation rules (correlation-schedule.ts). `addRoutes` mounts the alert and replay routes (main.ts, under
-// the base path); main.ts awaits `close()`.
+// builds the detector over the served rules, subscribes it to the log sources' durable batches,
+// catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
+// `addRoutes` mounts the alert and replay routes (main.ts, under the base path); main.ts awaits
+// `close()`.
 import path from 'node:path'
 import type Router from '@koa/router'
 import type { ApiState } from '../api/context.js'
