@@ -1,9 +1,9 @@
 // Correlation rules on their schedule (alerts.md §5) through the real ingest path: signals of two
-// simple rules (CreateAlert false) POSTed to the real log source, a Sequence and a Group
-// correlation rule evaluated over the stored signals at a set clock, their alert routed to a real
-// receiver; overlapping windows add nothing twice, the window's end is exclusive, a disabled rule
-// never runs, the rate timer runs again, and a restart on the same data dir (which runs every rule
-// at start) creates no duplicate.
+// simple rules (CreateAlert false) POSTed to the real log source; a Sequence, a Group and a Group
+// with an Absence member evaluated over the stored signals at a set clock; their alerts routed to a
+// real receiver. Overlapping windows add nothing twice, the window's end is exclusive, a disabled
+// rule never runs, the rate timer runs again, a restart on the same data dir (which runs every
+// rule at start) creates no duplicate, and a run while detection is stopped is a rule error.
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -24,6 +24,12 @@ const GROUP =
   '  MatchCriteria:\n    actor:\n      - GroupID: A\n        Match: p_alert_context.actor\n      - GroupID: B\n        Match: p_alert_context.actor\n' +
   '    team:\n      - GroupID: A\n        Match: team_id\n      - GroupID: B\n        Match: team_id\n' +
   '  LookbackWindowMinutes: 60\n  Schedule:\n    CronExpression: "*/30 * * * *"\n    TimeoutMinutes: 5\n'
+
+// Three failures and no success of the same actor in the window.
+const ABSENCE =
+  '- Group:\n    - ID: A\n      RuleID: C.Fail\n      MinMatchCount: 3\n    - ID: B\n      RuleID: C.Ok\n      Absence: true\n' +
+  '  MatchCriteria:\n    actor:\n      - GroupID: A\n        Match: p_alert_context.actor\n      - GroupID: B\n        Match: p_alert_context.actor\n' +
+  '  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n'
 
 t.test('correlation rules on their schedule', async (t) => {
   const rx: Receiver = await startReceiver()
@@ -74,6 +80,7 @@ t.test('correlation rules on their schedule', async (t) => {
   await correlation('C.Brute', SEQUENCE)
   await correlation('C.Off', SEQUENCE, { enabled: false })
   await correlation('C.Pair', GROUP, { severity: 'LOW' })
+  await correlation('C.NoOk', ABSENCE, { severity: 'LOW' })
 
   let brute: any
   await t.test('a Sequence over two rules’ signals fires once, with the signals’ event times', async (t) => {
@@ -127,6 +134,17 @@ t.test('correlation rules on their schedule', async (t) => {
     )
   })
 
+  await t.test('an Absence member: failures without a success of the same actor', async (t) => {
+    t.same(
+      (await alertsOf('C.NoOk')).map((a) => [a.dedup, a.eventCount]).sort(),
+      [
+        ['eli@example.com', 3],
+        ['hal@example.com', 3],
+      ],
+      'dana had a success; hal’s is not in [09:30, 10:30) yet',
+    )
+  })
+
   await t.test('an overlapping window finds the same group and adds nothing twice', async (t) => {
     const before = await alertsOf('C.Brute')
     clock = ms('10:45')
@@ -177,7 +195,16 @@ t.test('correlation rules on their schedule', async (t) => {
     const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
     const runs = Number(/^rulekeeper_correlation_evaluations_total\{outcome="ok"\} (\d+)/m.exec(metrics)?.[1])
     t.ok(runs >= 6, `evaluations counted (${runs})`)
-    t.match(metrics, /^rulekeeper_correlation_alerts_total 4$/m, 'four correlation alerts: dana and hal, by each rule')
+    t.match(
+      metrics,
+      /^rulekeeper_correlation_alerts_total 6$/m,
+      'six correlation alerts: dana and hal by C.Brute and C.Pair, eli and hal by C.NoOk',
+    )
+    t.same(
+      (await alertsOf('C.NoOk')).map((a) => a.dedup).sort(),
+      ['eli@example.com', 'hal@example.com'],
+      'hal’s success, now in the window, makes no new alert (and the old one stays)',
+    )
   })
 
   await t.test('a restart runs every rule at start and creates no duplicate', async (t) => {
@@ -218,9 +245,9 @@ t.test('correlation rules on their schedule', async (t) => {
       'the run at 11:00 is listed',
     )
     const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
-    // three rules scheduled: C.Brute, C.Pair and the template's Editor.Audit.BruteForceThenSuccess
+    // four rules scheduled: C.Brute, C.Pair, C.NoOk and the template's Editor.Audit.BruteForceThenSuccess
     const skipped = Number(/^rulekeeper_correlation_evaluations_total\{outcome="skipped"\} (\d+)$/m.exec(metrics)?.[1])
-    t.ok(skipped >= 3, `every scheduled rule skipped (${skipped})`)
+    t.ok(skipped >= 4, `every scheduled rule skipped (${skipped})`)
     t.match(metrics, /^rulekeeper_detection_rule_errors_total\{rule="C.Brute"\} [1-9]\d*$/m)
   })
 })
