@@ -42,6 +42,8 @@ export interface StartOptions {
   pretty?: boolean
   /** Live evaluators by rule kind instead of this build's (tests of rule errors). */
   detectionCompilers?: Readonly<Record<string, LiveCompiler>>
+  /** The correlation schedule's clock and minute length (tests of correlation rules). */
+  correlationSchedule?: Parameters<typeof createDetection>[0]['correlation']
 }
 
 /** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
@@ -214,6 +216,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logger,
       metrics,
       compilers: opts.detectionCompilers,
+      correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,

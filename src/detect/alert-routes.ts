@@ -1,8 +1,6 @@
 // The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
 // GET /alerts/{id}/events (the matched records as stored), PATCH /alerts/{id} (status only) and
 // GET /rule-errors. Mounted under api.basePath with the View/Manage Alerts permissions.
-import { open } from 'node:fs/promises'
-import path from 'node:path'
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
@@ -15,6 +13,7 @@ import { SEVERITIES } from '../rules/model.js'
 import type { Detector } from './detector.js'
 import type { DetectionStore } from './detection-store.js'
 import { alertView, STATUSES, type AlertStatus } from './grouping.js'
+import { readStoredLine } from './stored-log.js'
 
 type Query = Record<string, string | string[] | undefined>
 
@@ -71,26 +70,6 @@ export function decodeCursor<T extends Array<string | number>>(text: string, sha
     // falls through to the 400
   }
   throw badRequest('cursor is not valid: pass the `next` of the previous page as it is')
-}
-
-async function readStoredLine(logsRoot: string, partition: string, offset: number): Promise<unknown> {
-  // The partition comes from our own match lines; still, never read outside the logs folder.
-  const abs = path.resolve(logsRoot, partition)
-  if (!abs.startsWith(`${logsRoot}${path.sep}`)) return null
-  const fh = await open(abs, 'r')
-  try {
-    let size = 4096
-    for (;;) {
-      const buf = Buffer.alloc(size)
-      const { bytesRead } = await fh.read(buf, 0, size, offset)
-      const nl = buf.subarray(0, bytesRead).indexOf(10)
-      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
-      if (bytesRead < size) return null
-      size *= 4
-    }
-  } finally {
-    await fh.close()
-  }
 }
 
 export function addAlertRoutes(

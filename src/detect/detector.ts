@@ -10,7 +10,7 @@ import { AlertIndex } from './alert-index.js'
 import type { AlertHook } from './alert-hook.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
-import { type AlertStatus, type Group, Grouper, matchId } from './grouping.js'
+import { type AlertStatus, type Group, Grouper, type MatchFields, matchId, type RuleMeta } from './grouping.js'
 import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
 import { chunkFor, LineCursor, listDataFiles, mergeCursors, type StoredRecord } from './stored-log.js'
 
@@ -46,6 +46,9 @@ export class Detector {
   private outMatches: Array<[string, Record<string, unknown>]> = []
   private outErrors: RuleErrorRecord[] = []
   private outCreated: Group[] = []
+  /** Output made beside the stored-log run (commitExternal): its groups, and who waits for its commit. */
+  private externalGroups = new Map<string, Group>()
+  private externalWaiting: Array<{ done: () => void; fail: (e: unknown) => void }> = []
   private patches: Array<{
     id: string
     status: AlertStatus
@@ -102,7 +105,7 @@ export class Detector {
           this.again = false
           await this.runOnce()
         } while (this.again && !this.closed)
-        while (this.patches.length > 0) await this.commitBatch(new Map(), {})
+        while (this.patches.length > 0 || this.externalWaiting.length > 0) await this.commitBatch(new Map(), {})
       } catch (err) {
         this.failure = err
         this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
@@ -153,6 +156,10 @@ export class Detector {
   ): Promise<void> {
     const patches = this.patches
     this.patches = []
+    const external = this.externalWaiting
+    this.externalWaiting = []
+    for (const g of this.externalGroups.values()) changed.set(g.id, g)
+    this.externalGroups = new Map()
     const patched: Array<Group | undefined> = patches.map((p) => {
       const g = this.grouper.groups.get(p.id)
       if (!g?.alert) return undefined
@@ -178,9 +185,11 @@ export class Detector {
       () => {
         if (created.length > 0) this.o.alertHook?.committed(created)
         for (const [i, p] of patches.entries()) p.done(patched[i])
+        for (const w of external) w.done()
       },
       (err: unknown) => {
         for (const p of patches) p.fail(err)
+        for (const w of external) w.fail(err)
       },
     )
     return done
@@ -291,6 +300,50 @@ export class Detector {
           alertId,
         },
       ])
+    }
+  }
+
+  /**
+   * Output made outside the stored-log run (correlation rules on their schedule): its new alerts
+   * are indexed and told to the alert hook now, like a record's; its matches, groups and rule
+   * errors are committed with the run's next batch, or alone at once. Resolves once durable.
+   */
+  commitExternal(out: {
+    matches: Array<[string, Record<string, unknown>]>
+    groups: readonly Group[]
+    created: ReadonlyArray<{ group: Group; rule: RuleMeta; match: MatchFields }>
+    errors: readonly RuleErrorRecord[]
+  }): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('detection is closed'))
+    for (const { group, rule, match } of out.created) {
+      this.alerts.add(group)
+      this.o.metrics?.alerts.inc()
+      if (this.o.alertHook) {
+        this.o.alertHook.created(group, rule, match)
+        this.outCreated.push(group)
+      }
+    }
+    this.outMatches.push(...out.matches)
+    for (const e of out.errors) this.addError(e)
+    for (const g of out.groups) this.externalGroups.set(g.id, g)
+    return new Promise((done, fail) => {
+      this.externalWaiting.push({ done, fail })
+      if (!this.running) void this.commitBatch(new Map(), {}).catch(() => {})
+    })
+  }
+
+  /**
+   * Whether everything announced so far gets evaluated and committed within `timeoutMs` (polled):
+   * false when it does not, when detection stopped or closes, or once `cancelled()` says so.
+   */
+  async caughtUp(timeoutMs: number, cancelled: () => boolean = () => false): Promise<boolean> {
+    const wanted = [...this.durable]
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const logs = this.o.store.checkpoint.logs
+      if (wanted.every(([file, size]) => (logs[file] ?? 0) >= size)) return true
+      if (this.closed || this.failure !== null || cancelled() || Date.now() >= deadline) return false
+      await new Promise((r) => setTimeout(r, 20))
     }
   }
 

@@ -74,6 +74,16 @@ export const alertId = (ruleId: string, dedup: string, windowStartMs: number) =>
 /** The match id: one rule on one stored line. */
 export const matchId = (ruleId: string, file: string, offset: number) => hash('match', ruleId, file, String(offset))
 
+/**
+ * The match ids of a correlation rule counting signals for one dedup string (each once, ever): half
+ * a hash of (rule, dedup string), half the signal's own match id (itself a hash), so a run counting
+ * 100k signals hashes once per dedup string, not once per signal.
+ */
+export const correlatedMatchIds = (ruleId: string, dedup: string) => {
+  const prefix = hash('correlation', ruleId, dedup).slice(0, 16)
+  return (signalId: string) => `${prefix}${signalId.slice(0, 16)}`
+}
+
 const iso = (ms: number) => new Date(ms).toISOString()
 
 const resolvers = new Map<string, Resolver | null>()
@@ -144,6 +154,41 @@ export class Grouper {
 
   /** Adds one match (in stored order); `now` stamps createdAt/updatedAt. */
   add(rule: RuleMeta, m: MatchFields, eventMs: number, event: unknown, now: number): GroupOutcome {
+    const group = this.locate(rule, m, eventMs, eventMs, now)
+    this.count(group, rule, eventMs, event)
+    return this.settle(group, rule, now)
+  }
+
+  /**
+   * Adds one match made of several events (a correlation rule's match: the signals that formed
+   * it): it joins or opens a group at `groupMs` like one match, and each event counts once.
+   */
+  addEvents(
+    rule: RuleMeta,
+    m: MatchFields,
+    groupMs: number,
+    events: ReadonlyArray<{ eventMs: number; event: unknown }>,
+    now: number,
+  ): GroupOutcome {
+    const group = this.locate(rule, m, groupMs, events[0]?.eventMs ?? groupMs, now)
+    // first/last kept as numbers through the loop (two Date.parse per group, not per event)
+    const first = Date.parse(group.firstEventTime)
+    const last = Date.parse(group.lastEventTime)
+    let lo = first
+    let hi = last
+    for (const e of events) {
+      group.eventCount++
+      if (e.eventMs < lo) lo = e.eventMs
+      if (e.eventMs > hi) hi = e.eventMs
+      countSummary(group, rule.summaryAttributes, e.event)
+    }
+    if (lo !== first) group.firstEventTime = iso(lo)
+    if (hi !== last) group.lastEventTime = iso(hi)
+    return this.settle(group, rule, now)
+  }
+
+  /** The group covering `groupMs` (latest start t0 ≤ it, within the period), else a new one at it, with no event. */
+  private locate(rule: RuleMeta, m: MatchFields, groupMs: number, firstMs: number, now: number): Group {
     const key = `${rule.id}\u0000${m.dedup}`
     const list = this.starts.get(key) ?? []
     const period = rule.dedupPeriodMinutes * 60_000
@@ -152,46 +197,50 @@ export class Grouper {
     let hi = list.length
     while (lo < hi) {
       const mid = (lo + hi) >> 1
-      if (list[mid]! <= eventMs) lo = mid + 1
+      if (list[mid]! <= groupMs) lo = mid + 1
       else hi = mid
     }
     const t0 = lo > 0 ? list[lo - 1]! : undefined
-    let group: Group
-    if (t0 !== undefined && eventMs < t0 + period) {
-      group = this.groups.get(alertId(rule.id, m.dedup, t0))!
-      group.eventCount++
-      if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
-      if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
-    } else {
-      group = {
-        id: alertId(rule.id, m.dedup, eventMs),
-        ruleId: rule.id,
-        ruleKind: rule.kind,
-        revision: rule.revision,
-        severity: m.severity,
-        title: m.title,
-        dedup: m.dedup,
-        alertContext: m.alertContext,
-        logTypes: rule.logTypes,
-        windowStart: iso(eventMs),
-        eventCount: 1,
-        firstEventTime: iso(eventMs),
-        lastEventTime: iso(eventMs),
-        alert: false,
-        createdAt: null,
-        updatedAt: iso(now),
-        status: 'OPEN',
-        description: rule.description,
-        runbook: rule.runbook,
-        reference: rule.reference,
-        destinations: [],
-        summaryCounts: {},
-      }
-      this.groups.set(group.id, group)
-      insertSorted(list, eventMs)
-      this.starts.set(key, list)
+    if (t0 !== undefined && groupMs < t0 + period) return this.groups.get(alertId(rule.id, m.dedup, t0))!
+    const group: Group = {
+      id: alertId(rule.id, m.dedup, groupMs),
+      ruleId: rule.id,
+      ruleKind: rule.kind,
+      revision: rule.revision,
+      severity: m.severity,
+      title: m.title,
+      dedup: m.dedup,
+      alertContext: m.alertContext,
+      logTypes: rule.logTypes,
+      windowStart: iso(groupMs),
+      eventCount: 0,
+      firstEventTime: iso(firstMs),
+      lastEventTime: iso(firstMs),
+      alert: false,
+      createdAt: null,
+      updatedAt: iso(now),
+      status: 'OPEN',
+      description: rule.description,
+      runbook: rule.runbook,
+      reference: rule.reference,
+      destinations: [],
+      summaryCounts: {},
     }
+    this.groups.set(group.id, group)
+    insertSorted(list, groupMs)
+    this.starts.set(key, list)
+    return group
+  }
+
+  private count(group: Group, rule: RuleMeta, eventMs: number, event: unknown): void {
+    group.eventCount++
+    if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
+    if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
     countSummary(group, rule.summaryAttributes, event)
+  }
+
+  /** Makes the group an alert when it reaches Threshold; stamps `updatedAt`. */
+  private settle(group: Group, rule: RuleMeta, now: number): GroupOutcome {
     let created = false
     if (!group.alert && group.eventCount >= rule.threshold) {
       group.alert = true

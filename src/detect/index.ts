@@ -1,7 +1,8 @@
 // Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
-// builds the detector over the served rules, subscribes it to the log sources' durable batches and
-// catches up from the checkpoint. `addRoutes` mounts the alert and replay routes (main.ts, under
-// the base path); main.ts awaits `close()`.
+// builds the detector over the served rules, subscribes it to the log sources' durable batches,
+// catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
+// `addRoutes` mounts the alert and replay routes (main.ts, under the base path); main.ts awaits
+// `close()`.
 import path from 'node:path'
 import type Router from '@koa/router'
 import type { ApiState } from '../api/context.js'
@@ -16,12 +17,16 @@ import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 import type { AlertHook } from './alert-hook.js'
 import { addReplayRoute } from './replay-route.js'
+import { createCorrelationMetrics } from './correlation-metrics.js'
+import { CorrelationScheduler, type CorrelationScheduleOptions } from './correlation-schedule.js'
 
 export interface Detection {
   detector: Detector
   /** The durable output (matches, alert journal, rule errors, checkpoint). */
   store: DetectionStore
-  status(): ReturnType<Detector['status']>
+  /** Correlation rules on their schedule. */
+  correlation: CorrelationScheduler
+  status(): ReturnType<Detector['status']> & { correlation: ReturnType<CorrelationScheduler['status']> }
   addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
   close(): Promise<void>
 }
@@ -41,6 +46,8 @@ export async function createDetection(opts: {
   alertHook?: AlertHook
   /** The rules of another commit, for `POST /replay` with a revision (null: no such commit). */
   rulesAt?: (revision: string) => Promise<RuleIndex | null>
+  /** The correlation schedule's clock and minute length (tests); default: real time and minutes. */
+  correlation?: Pick<CorrelationScheduleOptions, 'now' | 'minuteMs' | 'syncMs'>
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const compilers = opts.compilers ?? DEFAULT_COMPILERS
@@ -57,10 +64,21 @@ export async function createDetection(opts: {
   opts.alertHook?.restored?.(detector.grouper.groups)
   opts.logSources.onDurable((files) => detector.notify(files))
   await detector.start()
+  const correlation = new CorrelationScheduler({
+    ...opts.correlation,
+    catalog: opts.catalog,
+    detector,
+    store,
+    logsRoot: path.join(opts.dataDir, 'logs'),
+    logger: opts.logger,
+    metrics: createCorrelationMetrics(opts.metrics),
+  })
+  correlation.start()
   return {
     detector,
     store,
-    status: () => detector.status(),
+    correlation,
+    status: () => ({ ...detector.status(), correlation: correlation.status() }),
     addRoutes(router, deps) {
       const logsRoot = path.join(opts.dataDir, 'logs')
       addAlertRoutes(router, { ...deps, detector, store, logsRoot })
@@ -73,7 +91,10 @@ export async function createDetection(opts: {
         rulesAt: opts.rulesAt ?? (async () => null),
       })
     },
-    close: () => detector.close(),
+    close: async () => {
+      await correlation.close()
+      await detector.close()
+    },
   }
 }
 

@@ -152,3 +152,24 @@ export async function* mergeCursors(cursors: LineCursor[]): AsyncGenerator<Store
     else heads.splice(best, 1)
   }
 }
+
+/** The stored line at `offset` of a data file (a match's `record`), parsed; null when there is none. */
+export async function readStoredLine(logsRoot: string, partition: string, offset: number): Promise<unknown> {
+  // The partition comes from our own match lines; still, never read outside the logs folder.
+  const abs = path.resolve(logsRoot, partition)
+  if (!abs.startsWith(`${logsRoot}${path.sep}`)) return null
+  const fh = await open(abs, 'r')
+  try {
+    let size = 4096
+    for (;;) {
+      const buf = Buffer.alloc(size)
+      const { bytesRead } = await fh.read(buf, 0, size, offset)
+      const nl = buf.subarray(0, bytesRead).indexOf(10)
+      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
+      if (bytesRead < size) return null
+      size *= 4
+    }
+  } finally {
+    await fh.close()
+  }
+}

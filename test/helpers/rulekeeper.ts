@@ -73,6 +73,8 @@ export interface TestServerOptions {
   env?: Record<string, string>
   engines?: StartOptions['engines']
   logLines?: string[]
+  /** The correlation schedule's clock and minute length. */
+  correlationSchedule?: StartOptions['correlationSchedule']
 }
 
 /** What a test's service is started with (startTestServer here, startInProcess in in-process.ts). */
@@ -93,6 +95,7 @@ export function testStartOptions(opts: TestServerOptions, dataDir: string): Star
     logger,
     defaultMetrics: false,
     engines: opts.engines,
+    correlationSchedule: opts.correlationSchedule,
   }
 }
 

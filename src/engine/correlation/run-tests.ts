@@ -2,38 +2,15 @@
 // the rule matches if some join value completes the Group or Sequence. A test whose data is
 // wrong (unknown step, bad or mixed timestamps) is an error, never a silent pass or fail.
 import type { TestOutcome } from '../engine.js'
-import { evaluateGroup, type StepTimes } from './evaluate-group.js'
-import { evaluateSequence } from './evaluate-sequence.js'
+import { matchingJoinValues } from './evaluate-run.js'
 import type { CompiledDetection } from './model.js'
 import { describe } from './problems.js'
 import { collectSignals, type RunSignals } from './signals.js'
-import { UNITS_PER_MINUTE } from './timestamps.js'
 import { isPlainObject } from '../../is-plain-object.js'
 
-const NO_TIMES: readonly number[] = []
-
-/**
- * Whether one run matches. Candidate join values: every value seen on a joined step, plus one value
- * seen nowhere (it matters when unjoined steps alone can satisfy the rule). Each candidate costs
- * O(signals of that value + signals of unjoined steps).
- */
+/** Whether one run matches: some join value completes the Group or Sequence. */
 function evaluateRun(detection: CompiledDetection, signals: RunSignals): boolean {
-  if (signals.kind === null) return false
-  const unit = UNITS_PER_MINUTE[signals.kind]
-  const gaps = detection.gapMinutes.map((g) => g * unit)
-  const candidates: Array<string | null> = [...signals.values, null]
-  for (const value of candidates) {
-    const steps: StepTimes[] = detection.steps.map((step, i) => {
-      const kept = signals.steps[i]!
-      const times =
-        step.joinFields.size === 0 ? kept.all : value === null ? NO_TIMES : (kept.byValue.get(value) ?? NO_TIMES)
-      return { times, minMatchCount: step.minMatchCount, maxMatchCount: step.maxMatchCount, absent: step.absent }
-    })
-    const matched =
-      detection.shape === 'Group' ? evaluateGroup(steps, detection.groupMinMatchCount) : evaluateSequence(steps, gaps)
-    if (matched) return true
-  }
-  return false
+  return matchingJoinValues(detection, signals, true).length > 0
 }
 
 /** Runs one test item `{Name, ExpectedResult, RuleOutputs}`. */

@@ -27,7 +27,8 @@ export interface CollectResult {
   warnings: string[]
 }
 
-interface RawSignal {
+/** One signal: its step's index, its join value (ignored for unjoined steps), its time in the kind's unit. */
+export interface RawSignal {
   step: number
   value: string
   time: number
@@ -121,14 +122,28 @@ export function collectSignals(detection: CompiledDetection, ruleOutputs: unknow
 
 /** One run at R = the latest kept signal: keeps R − L ≤ t ≤ R, grouped and sorted. */
 function keepLookback(detection: CompiledDetection, raw: RawSignal[], kind: TimeKind | null): RunSignals {
+  if (kind === null || raw.length === 0) return keepWindow(detection, [], kind, 0, 0)
+  let latest = -Infinity
+  for (const s of raw) if (s.time > latest) latest = s.time
+  return keepWindow(detection, raw, kind, latest - detection.lookbackMinutes * UNITS_PER_MINUTE[kind], latest)
+}
+
+/**
+ * The signals of one run with `earliest ≤ t ≤ latest`, grouped by join value and sorted: the unit
+ * tests' run ends at their latest signal; a scheduled run (src/detect) at its evaluation time.
+ */
+export function keepWindow(
+  detection: CompiledDetection,
+  raw: readonly RawSignal[],
+  kind: TimeKind | null,
+  earliest: number,
+  latest: number,
+): RunSignals {
   const steps: StepSignals[] = detection.steps.map(() => ({ byValue: new Map(), all: [] }))
   const values = new Set<string>()
   if (kind === null || raw.length === 0) return { kind, steps, values }
-  let latest = -Infinity
-  for (const s of raw) if (s.time > latest) latest = s.time
-  const earliest = latest - detection.lookbackMinutes * UNITS_PER_MINUTE[kind]
   for (const s of raw) {
-    if (s.time < earliest) continue
+    if (s.time < earliest || s.time > latest) continue
     const target = steps[s.step]!
     if (detection.steps[s.step]!.joinFields.size === 0) {
       target.all.push(s.time)

@@ -1,0 +1,278 @@
+// Correlation rules on their schedule (alerts.md §5): each enabled correlation rule of the served
+// revision runs when it first appears (at start, or when added, enabled or rescheduled) and then
+// every RateMinutes, or per its CronExpression (node-cron, UTC). Runs go one at a time, beside
+// ingest and detection, never inside a request. A run first waits until detection has evaluated
+// every record announced before it (at most TimeoutMinutes; else the run is skipped with a rule
+// error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
+// the detector's commit (alerts indexed, routed to destinations, durable with its matches).
+import cron, { type ScheduledTask } from 'node-cron'
+import type { Logger } from '../log.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import { isPlainObject } from '../is-plain-object.js'
+import type { CorrelationMetrics } from './correlation-metrics.js'
+import { correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
+import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
+import type { Detector } from './detector.js'
+
+export interface CorrelationScheduleOptions {
+  catalog: { readonly index: RuleIndex }
+  detector: Detector
+  store: DetectionStore
+  logsRoot: string
+  logger: Logger
+  metrics?: CorrelationMetrics
+  /** The evaluation time of a run (tests set the clock); default: the real time. */
+  now?: () => number
+  /** The length of one schedule minute (RateMinutes, TimeoutMinutes) in ms; tests shorten it. Default 60,000. */
+  minuteMs?: number
+  /** How often the served revision is checked for added, changed or removed rules (ms, default 1,000). */
+  syncMs?: number
+}
+
+type Schedule = { rateMinutes: number; timeoutMinutes: number } | { cronExpression: string; timeoutMinutes: number }
+
+interface LastRun {
+  /** The evaluation time: the window is [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
+  evaluatedAt: string
+  durationMs: number
+  outcome: 'ok' | 'error' | 'skipped'
+  /** Join values that matched, signals counted for the first time, alerts created. */
+  matches: number
+  signalsCounted: number
+  alertsCreated: number
+}
+
+interface RuleState {
+  ruleId: string
+  schedule: Schedule
+  key: string
+  timer: NodeJS.Timeout | null
+  task: ScheduledTask | null
+  nextRunAt: number | null
+  lastRun: LastRun | null
+  lastError: { time: string; error: string } | null
+  runs: number
+  errors: number
+}
+
+export interface CorrelationRuleStatus {
+  ruleId: string
+  schedule: { rateMinutes: number } | { cronExpression: string }
+  lastRun: LastRun | null
+  nextRunAt: string | null
+  lastError: { time: string; error: string } | null
+  runs: number
+  errors: number
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
+
+/** The rule's Schedule (RateMinutes or CronExpression, TimeoutMinutes), or null when it has none valid. */
+export function scheduleOf(data: Readonly<Record<string, unknown>>): Schedule | null {
+  const block: unknown = Array.isArray(data.Detection) ? data.Detection[0] : undefined
+  const s: unknown = isPlainObject(block) ? block.Schedule : undefined
+  if (!isPlainObject(s)) return null
+  const timeout = s.TimeoutMinutes
+  if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout < 1) return null
+  if (typeof s.RateMinutes === 'number' && Number.isSafeInteger(s.RateMinutes) && s.RateMinutes >= 1)
+    return { rateMinutes: s.RateMinutes, timeoutMinutes: timeout }
+  if (typeof s.CronExpression === 'string' && cron.validate(s.CronExpression.trim()))
+    return { cronExpression: s.CronExpression.trim(), timeoutMinutes: timeout }
+  return null
+}
+
+export class CorrelationScheduler {
+  private readonly states = new Map<string, RuleState>()
+  private readonly queued = new Set<string>()
+  private queue: Promise<void> = Promise.resolve()
+  private syncedIndex: RuleIndex | null = null
+  private syncTimer: NodeJS.Timeout | null = null
+  private closed = false
+  private readonly now: () => number
+  private readonly minuteMs: number
+
+  constructor(private readonly o: CorrelationScheduleOptions) {
+    this.now = o.now ?? Date.now
+    this.minuteMs = o.minuteMs ?? 60_000
+  }
+
+  /** Schedules the served rules (each runs at once) and follows the served revision. */
+  start(): void {
+    this.sync()
+    this.syncTimer = setInterval(() => this.sync(), this.o.syncMs ?? 1000)
+    this.syncTimer.unref()
+  }
+
+  /** Brings the timers in line with the served revision: new or rescheduled rules run at once. */
+  sync(): void {
+    const index = this.o.catalog.index
+    if (this.closed || index === this.syncedIndex) return
+    this.syncedIndex = index
+    const seen = new Set<string>()
+    for (const rule of index.rules.values()) {
+      if (rule.kind !== 'correlation' || rule.view.enabled === false) continue
+      const schedule = scheduleOf(rule.file.data)
+      if (schedule === null) continue
+      seen.add(rule.id)
+      const key = JSON.stringify(schedule)
+      const old = this.states.get(rule.id)
+      if (old?.key === key) continue
+      if (old) this.disarm(old)
+      const state: RuleState = {
+        ruleId: rule.id,
+        schedule,
+        key,
+        timer: null,
+        task: null,
+        nextRunAt: null,
+        lastRun: old?.lastRun ?? null,
+        lastError: old?.lastError ?? null,
+        runs: old?.runs ?? 0,
+        errors: old?.errors ?? 0,
+      }
+      this.states.set(rule.id, state)
+      this.arm(state)
+      this.enqueue(rule.id)
+    }
+    for (const [id, state] of this.states)
+      if (!seen.has(id)) {
+        this.disarm(state)
+        this.states.delete(id)
+      }
+  }
+
+  private arm(state: RuleState): void {
+    const s = state.schedule
+    if ('rateMinutes' in s) {
+      const period = s.rateMinutes * this.minuteMs
+      let planned = Date.now() + period
+      const tick = () => {
+        planned += period
+        // A run late by more than a period (a stalled host) waits for the next one, never piles up.
+        while (planned <= Date.now()) planned += period
+        state.nextRunAt = planned
+        state.timer = setTimeout(tick, planned - Date.now())
+        state.timer.unref()
+        this.enqueue(state.ruleId)
+      }
+      state.nextRunAt = planned
+      state.timer = setTimeout(tick, period)
+      state.timer.unref()
+    } else {
+      state.task = cron.schedule(s.cronExpression, () => this.enqueue(state.ruleId), {
+        timezone: 'UTC',
+        noOverlap: true,
+      })
+      state.nextRunAt = state.task.getNextRun()?.getTime() ?? null
+    }
+  }
+
+  private disarm(state: RuleState): void {
+    if (state.timer) clearTimeout(state.timer)
+    state.timer = null
+    void state.task?.destroy()
+    state.task = null
+  }
+
+  /** Queues a run of the rule (once: a run already waiting covers it); resolves when the queue reaches it. */
+  private enqueue(ruleId: string): Promise<void> {
+    if (this.queued.has(ruleId)) return this.queue
+    this.queued.add(ruleId)
+    this.queue = this.queue.then(async () => {
+      this.queued.delete(ruleId)
+      try {
+        await this.run(ruleId)
+      } catch (err) {
+        this.o.logger.error({ err, ruleId }, 'a correlation run failed')
+      }
+    })
+    return this.queue
+  }
+
+  /** Runs every scheduled rule now (at the clock's time) and resolves when they are committed. */
+  runAll(): Promise<void> {
+    this.sync()
+    let last = this.queue
+    for (const id of [...this.states.keys()].sort()) last = this.enqueue(id)
+    return last
+  }
+
+  private async run(ruleId: string): Promise<void> {
+    const state = this.states.get(ruleId)
+    if (this.closed || !state) return
+    // Read the served rule now, synchronously (an index is a snapshot only until the next publish).
+    const index = this.o.catalog.index
+    const rule = index.rules.get(ruleId)
+    if (rule?.kind !== 'correlation' || rule.view.enabled === false) return
+    const at = this.now()
+    const started = Date.now()
+    if (state.task) state.nextRunAt = state.task.getNextRun()?.getTime() ?? null
+    const plan = planCorrelation(rule, index)
+    const finish = (lastRun: Omit<LastRun, 'evaluatedAt' | 'durationMs'>) => {
+      state.runs++
+      state.lastRun = { evaluatedAt: iso(at), durationMs: Date.now() - started, ...lastRun }
+      this.o.metrics?.runs.inc({ outcome: lastRun.outcome })
+    }
+    const fail = async (outcome: 'error' | 'skipped', error: string) => {
+      const record: RuleErrorRecord = {
+        ruleId,
+        revision: index.revision,
+        time: iso(Date.now()),
+        record: null,
+        error,
+      }
+      state.errors++
+      state.lastError = { time: record.time, error }
+      finish({ outcome, matches: 0, signalsCounted: 0, alertsCreated: 0 })
+      await this.o.detector.commitExternal({ matches: [], groups: [], created: [], errors: [record] })
+    }
+    if ('error' in plan) return fail('error', plan.error)
+    const timeoutMs = state.schedule.timeoutMinutes * this.minuteMs
+    if (!(await this.o.detector.caughtUp(timeoutMs, () => this.closed))) {
+      if (this.closed) return
+      return fail(
+        'skipped',
+        `detection had not evaluated the records accepted before ${iso(at)} within TimeoutMinutes (${state.schedule.timeoutMinutes}); this run was skipped (the next overlapping run sees them)`,
+      )
+    }
+    let out: ReturnType<typeof correlate>
+    try {
+      const window = await readWindowFor(this.o, plan, at)
+      // From here to the commit nothing awaits: no other commit can take the groups half-changed.
+      out = correlate(plan, window, at, this.o.detector.grouper, Date.now())
+    } catch (err) {
+      return fail('error', errorText(err))
+    }
+    finish({ outcome: 'ok', matches: out.matched, signalsCounted: out.counted, alertsCreated: out.created.length })
+    this.o.metrics?.signals.inc(out.counted)
+    this.o.metrics?.alerts.inc(out.created.length)
+    if (out.matches.length > 0 || out.groups.length > 0) await this.o.detector.commitExternal(out)
+  }
+
+  status(): { rules: CorrelationRuleStatus[] } {
+    const rules = [...this.states.values()]
+      .sort((a, b) => (a.ruleId < b.ruleId ? -1 : 1))
+      .map((s) => ({
+        ruleId: s.ruleId,
+        schedule:
+          'rateMinutes' in s.schedule
+            ? { rateMinutes: s.schedule.rateMinutes }
+            : { cronExpression: s.schedule.cronExpression },
+        lastRun: s.lastRun,
+        nextRunAt: s.nextRunAt === null ? null : iso(s.nextRunAt),
+        lastError: s.lastError,
+        runs: s.runs,
+        errors: s.errors,
+      }))
+    return { rules }
+  }
+
+  /** Stops the timers and waits for the run in progress (its output is committed or dropped whole). */
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.syncTimer) clearInterval(this.syncTimer)
+    for (const state of this.states.values()) this.disarm(state)
+    await this.queue
+  }
+}
