@@ -397,6 +397,112 @@ const OPS_SCHEMAS: Record<string, Obj> = {
           error: { type: 'string' },
         },
       },
+      detection: {
+        type: 'object',
+        description: 'Detection on the stored log (alerts.md §1) and the correlation schedule (§5). GET /status only.',
+        required: ['checkpoint', 'lagSeconds', 'failed', 'correlation'],
+        properties: {
+          checkpoint: {
+            type: 'object',
+            required: ['records', 'evaluatedAt', 'lastKey'],
+            properties: {
+              records: { type: 'integer', description: 'Records evaluated since the data directory was made.' },
+              evaluatedAt: { type: 'string', format: 'date-time', nullable: true },
+              lastKey: {
+                type: 'string',
+                nullable: true,
+                description: 'The last record evaluated (its place in the stored order).',
+              },
+            },
+          },
+          lagSeconds: {
+            type: 'number',
+            description: 'How long the oldest record not yet evaluated has waited; 0 when caught up.',
+          },
+          failed: {
+            type: 'boolean',
+            description: 'Detection stopped on an error; it resumes from its checkpoint at the next start.',
+          },
+          correlation: {
+            type: 'object',
+            required: ['rules'],
+            properties: {
+              rules: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['ruleId', 'schedule', 'lastRun', 'nextRunAt', 'lastError', 'runs', 'errors'],
+                  properties: {
+                    ruleId: { type: 'string' },
+                    schedule: {
+                      type: 'object',
+                      properties: { rateMinutes: { type: 'integer' }, cronExpression: { type: 'string' } },
+                    },
+                    lastRun: {
+                      type: 'object',
+                      nullable: true,
+                      required: ['evaluatedAt', 'durationMs', 'outcome', 'matches', 'signalsCounted', 'alertsCreated'],
+                      properties: {
+                        evaluatedAt: { type: 'string', format: 'date-time' },
+                        durationMs: { type: 'integer' },
+                        outcome: { type: 'string', enum: ['ok', 'error', 'skipped'] },
+                        matches: { type: 'integer' },
+                        signalsCounted: { type: 'integer' },
+                        alertsCreated: { type: 'integer' },
+                      },
+                    },
+                    nextRunAt: { type: 'string', format: 'date-time', nullable: true },
+                    lastError: {
+                      type: 'object',
+                      nullable: true,
+                      required: ['time', 'error'],
+                      properties: { time: { type: 'string', format: 'date-time' }, error: { type: 'string' } },
+                    },
+                    runs: { type: 'integer' },
+                    errors: { type: 'integer' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      delivery: {
+        type: 'object',
+        description: 'Dead letters: deliveries that failed for good (alerts.md §4). GET /status only.',
+        required: ['failed'],
+        properties: {
+          failed: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['alertId', 'destinationId', 'attempts', 'lastError'],
+              properties: {
+                alertId: { type: 'string' },
+                destinationId: { type: 'string' },
+                attempts: { type: 'integer' },
+                lastError: { type: 'string', nullable: true },
+              },
+            },
+          },
+        },
+      },
+      destinations: {
+        type: 'object',
+        description: 'The configured destinations, and OutputIds naming none of them (a warning). GET /status only.',
+        required: ['configured', 'unknown'],
+        properties: {
+          configured: { type: 'integer' },
+          unknown: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['ruleId', 'outputId'],
+              properties: { ruleId: { type: 'string' }, outputId: { type: 'string' } },
+            },
+          },
+        },
+      },
     },
   },
   Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },

@@ -335,3 +335,37 @@ t.test("each kind's write schema in the document accepts and refuses the same bo
   }
   t.equal(s.git('rev-parse', 'refs/heads/main'), headBefore, 'run-tests-only saved nothing')
 })
+
+t.test("GET /status answers in the document's Status shape, detection and destinations included", async (t) => {
+  const s = await startInProcess({
+    config: {
+      destinations: [{ id: 'team-hook', type: 'webhook', url: 'http://127.0.0.1:9/hook', severities: [] }],
+    } as any,
+  })
+  t.teardown(() => s.close())
+  const doc = (await s.send('GET', '/openapi.json')).body as any
+  const created = await s.request(
+    'POST',
+    '/simple-rules',
+    SAMPLE_BODIES.simple('Status.Shape', { outputIDs: ['team-hook', 'no-such-destination'] }),
+  )
+  t.equal(created.status, 200, 'a rule naming an unknown destination is saved (a warning, not an error)')
+  const res = await s.request('GET', '/status')
+  t.equal(res.status, 200)
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+  const validate = ajv.compile(deref(doc, doc.components.schemas.Status))
+  t.ok(validate(res.body), 'the answer is valid against Status', { errors: validate.errors })
+  for (const section of ['detection', 'delivery', 'destinations'])
+    t.ok(section in doc.components.schemas.Status.properties, `the document describes ${section}`)
+  t.same(
+    res.body.destinations.unknown,
+    [{ ruleId: 'Status.Shape', outputId: 'no-such-destination' }],
+    'the unknown OutputIds entry is listed',
+  )
+  // A document that does not describe a section it claims would let a wrong answer through: check
+  // the validator refuses a broken detection section.
+  t.notOk(
+    validate({ ...res.body, detection: { ...res.body.detection, lagSeconds: 'soon' } }),
+    'a wrong type is refused',
+  )
+})
