@@ -4,7 +4,7 @@
 import path from 'node:path'
 import { loadConfig } from '../config/load.js'
 import { rfc3339Ms } from '../detect/replay-route.js'
-import { DEFAULT_COMPILERS } from '../detect/live-rules.js'
+import { liveCompilers } from '../detect/compilers.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
@@ -48,7 +48,7 @@ export async function replayCommand(argv: string[], env: Record<string, string |
     const result = await replay({
       logsRoot: path.join(dataDir, 'logs'),
       index,
-      compilers: DEFAULT_COMPILERS,
+      compilers: liveCompilers(engines),
       ruleIds: args.lists.rule,
       fromMs,
       toMs,
