@@ -187,10 +187,15 @@ export class SandboxRun {
       if (!failure && !done) failure = { status, message }
       finish()
     }
-    let timer = setTimeout(
-      () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
-      limits.timeoutMs,
-    )
+    // The wall clock of the current test ends at `deadline`; a marker moves it without touching the
+    // timer (a detection run has one marker per record), which re-arms itself when it fires early.
+    let deadline = performance.now() + limits.timeoutMs
+    const expire = () => {
+      const left = deadline - performance.now()
+      if (left > 0) timer = setTimeout(expire, left + 1)
+      else stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`)
+    }
+    let timer = setTimeout(expire, limits.timeoutMs)
     const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
@@ -225,11 +230,7 @@ export class SandboxRun {
         }
         records.push(current)
         if (perMarker) this.protocolBytes = 0
-        clearTimeout(timer)
-        timer = setTimeout(
-          () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
-          limits.timeoutMs,
-        )
+        deadline = current.started! + limits.timeoutMs
       } else if (event.t === 'done') {
         done = true
         finish()
