@@ -31,7 +31,11 @@ export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields)
   const f = outcome.functions
   const errors = Object.entries(f)
     .filter(([, o]) => o.error !== null)
-    .map(([name, o]) => `${PYTHON_NAMES[name] ?? name}(): ${o.error}`)
+    .map(([name, o]) => {
+      const fn = `${PYTHON_NAMES[name] ?? name}()`
+      // the type checks name the function already ("severity() returned …")
+      return o.error!.startsWith(`${fn} `) ? o.error! : `${fn}: ${o.error}`
+    })
   const title = nonEmpty(f.title) ?? (rule.displayName || rule.id)
   const dedup = nonEmpty(f.dedup) ?? title
   const context = f.alertContext

@@ -38,6 +38,16 @@ async function pushExamples(t: Test, s: TestServer): Promise<void> {
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const dir of ['data_models', 'rules/editor_rules'])
     fs.cpSync(path.join(SHARED_RULES, dir), path.join(work, dir), { recursive: true })
+  // A module that raises when imported (the API's import check would refuse it; git does not).
+  fs.mkdirSync(path.join(work, 'rules', 'broken'), { recursive: true })
+  fs.writeFileSync(
+    path.join(work, 'rules', 'broken', 'broken_import.yml'),
+    'AnalysisType: rule\nRuleID: Py.BrokenImport\nEnabled: true\nFilename: broken_import.py\nLogTypes: [Editor.Audit]\nSeverity: Low\n',
+  )
+  fs.writeFileSync(
+    path.join(work, 'rules', 'broken', 'broken_import.py'),
+    'raise RuntimeError("no config at import")\n\n\ndef rule(event):\n    return True\n',
+  )
   gitAs(PAT, work, 'add', '-A')
   gitAs(PAT, work, 'commit', '-q', '-m', 'Add the shared examples')
   gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
@@ -150,6 +160,14 @@ t.test('Python streaming rules in detection', async (t) => {
     t.equal(matches[0].revision, s.server.catalog.index.revision, 'the revision is recorded per match')
     t.same(await alertsOf(s, 'Editor.Audit.FailedLoginBurst'), [], `${failed.length} of Threshold 5: no alert`)
     t.same(await errorsOf(s, 'Py.PrivacyMode'), [])
+    const broken = await errorsOf(s, 'Py.BrokenImport')
+    t.equal(broken.length, 1, 'a module that does not import: one rule error, not one per record')
+    t.equal(broken[0].record, null)
+    t.match(
+      broken[0].error,
+      /^the rule module failed to import: RuntimeError: no config at import \(.*broken_import\.py, line 1\)$/,
+    )
+    t.same(await matchesOf(s, 'Py.BrokenImport'), [])
     t.same(await errorsOf(s, 'Editor.Audit.TeamHookScriptAdded'), [])
   })
 
@@ -353,5 +371,11 @@ def rule(event):
     const cli = await runCli(['replay', '--from', from, '--to', to, '--json', '--data-dir', dataDir, '--rule', ids[1]!])
     t.equal(cli.code, 0, cli.stderr)
     t.same(byId(JSON.parse(cli.stdout).alerts), byId(live.filter((a) => a.ruleId === ids[1])))
+    const broken = await errorsOf(s, 'Py.BrokenImport')
+    t.ok(
+      broken.every((e) => e.record === null),
+      'the broken module: never an error per record',
+    )
+    t.equal(new Set(broken.map((e) => e.revision)).size, broken.length, 'one error per revision it was served in')
   })
 })
