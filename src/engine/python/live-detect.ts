@@ -7,7 +7,6 @@
 // fresh sandbox; a rule that stops MAX_STOPS runs of one batch is not run on the rest of that batch
 // (each such record gets an error saying so), so a rule that hangs on every record costs a batch a
 // few timeouts, not one per record. A module that does not import makes the whole batch one error.
-import { isRulekeeperError } from '../../errors.js'
 import type { RuleFile } from '../../rules/model.js'
 import type { BatchOutcome, EngineContext, FunctionOutcome, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
@@ -76,7 +75,17 @@ export function createLiveDetection(
       ctx,
     )
     const globals = collectGlobals([job.source, ...dataModels.map((m) => m.source ?? '')].join('\n'), ctx)
-    const text = eventsJson(events)
+    // Most rules take every record of the batch: they share one serialization. A rule whose filters
+    // let through under half of them is sent just those (fewer bytes for its run to parse).
+    let text: string
+    // a job's event index → the batch's
+    let toBatch = (k: number) => k
+    if (pending.length * 2 < events.length) {
+      const picked = pending
+      text = JSON.stringify(picked.map((i) => events[i]))
+      pending = picked.map((_, k) => k)
+      toBatch = (k) => picked[k]!
+    } else text = eventsJson(events)
     let stops = 0
     let lastStop = ''
     while (pending.length > 0) {
@@ -92,18 +101,18 @@ export function createLiveDetection(
           limits: { ...limits, cpuSeconds: limits.cpuSeconds * pending.length },
         })
       } catch (err) {
-        if (isRulekeeperError(err) || err instanceof Error) return { error: `not evaluated: ${err.message}` }
+        if (err instanceof Error) return { error: `not evaluated: ${err.message}` }
         throw err
       }
       const setup = setupError(records[0])
       if (setup !== undefined) return { error: setup }
-      for (const r of records) if (r.i < pending.length) results[pending[r.i]!] = recordOutcome(r)
+      for (const r of records) if (r.i < pending.length) results[toBatch(pending[r.i]!)] = recordOutcome(r)
       const last = records[records.length - 1]
       const reached = records.length
       if (reached === 0 || (last!.status === 'ok' && reached < pending.length)) {
         // The run ended without reporting on the rest (a runner that exits early): never loop on it.
         for (const i of pending.slice(reached))
-          results[i] = { error: 'the Python worker reported nothing for this record' }
+          results[toBatch(i)] = { error: 'the Python worker reported nothing for this record' }
         break
       }
       pending = pending.slice(reached)
@@ -112,7 +121,7 @@ export function createLiveDetection(
         lastStop = last!.message ?? last!.status
         if (stops >= MAX_STOPS) {
           for (const i of pending)
-            results[i] = {
+            results[toBatch(i)] = {
               error: `not evaluated: the rule stopped its Python run ${stops} times in this batch (last: ${lastStop})`,
             }
           break
