@@ -38,8 +38,11 @@ export async function replayCommand(argv: string[], env: Record<string, string |
   if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
     throw new UsageError('--revision must be a full commit id (40 hex digits)')
   const dataDir = dataDirOf(args.options['data-dir'], env)
-  const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), loadConfig(env).git.branch)
-  const engines = createEngineRegistry()
+  const config = loadConfig(env)
+  const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), config.git.branch)
+  // Python streaming rules run in this process's own sandboxed pool, with the server's settings.
+  const { command, poolSize, timeoutMs } = config.python
+  const engines = createEngineRegistry({ python: { command, poolSize, timeoutMs, serverEnv: env } })
   try {
     const commit = typeof rev === 'string' ? rev : await repo.head()
     if (commit === null) throw new Error('the rules repository has no commit yet')
