@@ -296,6 +296,30 @@ def rule(event):
     t.equal(save.status, 200, 'unit tests on save still run')
   })
 
+  await t.test('a rule that hangs on every record is skipped for the rest of its batch after 3 stops', async (t) => {
+    await pyRule(s, 'Py.AlwaysHangs', 'def rule(event):\n    while True:\n        pass\n')
+    await pyRule(s, 'Py.AllSeen', matchCommand('pyall'))
+    const started = Date.now()
+    await send(
+      s,
+      Array.from({ length: 6 }, (_, i) => cmd('pyall', `2026-11-20T13:3${i}:00Z`)),
+    )
+    t.ok(Date.now() - started < 15_000, 'three timeouts, not six')
+    const errors = (await errorsOf(s, 'Py.AlwaysHangs')).sort((a, b) => a.record.offset - b.record.offset)
+    t.equal(errors.length, 6, 'every record of the batch has its error')
+    t.ok(errors.slice(0, 3).every((e) => /stopped: timed out after 1500 ms/.test(e.error)))
+    t.ok(
+      errors
+        .slice(3)
+        .every((e) => /^not evaluated: the rule stopped its Python run 3 times in this batch/.test(e.error)),
+    )
+    t.equal((await matchesOf(s, 'Py.AllSeen')).length, 6, 'the other rule saw every record')
+    const off = await s.request('PUT', '/rules/Py.AlwaysHangs', {
+      ...SAMPLE_BODIES.python('Py.AlwaysHangs', { body: matchCommand('never'), tests: [], enabled: false }),
+    })
+    t.equal(off.status, 200, 'disabled for the next subtests')
+  })
+
   await t.test('a rule change between records: each match records the revision it ran with', async (t) => {
     await pyRule(s, 'Py.Change', `${matchCommand('pychg')}\n\ndef title(event):\n    return "first"\n`, {
       dedupPeriodMinutes: 1,
