@@ -127,6 +127,8 @@ def main():
         emit({"t": "test", "i": 0})
         rulekeeper_runtime.check_module(job, emit)
         emit({"t": "end", "i": 0})
+    elif job["op"] == "detect":
+        rulekeeper_runtime.run_detect(job, emit)
     else:
         rulekeeper_runtime.run_tests(job, emit)
     for stream in (sys.stdout, sys.stderr):

@@ -217,8 +217,8 @@ def _check_output(name, value, default_severity):
             return None, "severity() returned %r, expected one of %s or DEFAULT" % (value, ", ".join(SEVERITIES))
         return upper, None
     if name == "destinations":
-        if value is None:
-            return None, None
+        if value is None or value == "SKIP":
+            return value, None  # None: not set; "SKIP": routed nowhere (alerts.md §4)
         if not isinstance(value, (list, tuple, ImmutableList)) or not all(isinstance(d, str) for d in value):
             return None, "destinations() returned %s, expected a list of strings" % type(value).__name__
         return list(value), None
@@ -359,3 +359,75 @@ def check_module(job, emit):
         return
     defined = [name for name, attr in FUNCTIONS if callable(module.__dict__.get(attr))]
     emit({"t": "module", "functions": defined})
+
+
+class _Discard(io.TextIOBase):
+    """sys.stdout / sys.stderr during detection: what rules print is dropped, as Panther's engine
+    suppresses it (a leftover debugging print must not fill the run's output limit)."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        return len(text)
+
+
+def run_detect(job, emit):
+    """Live detection: one rule over many records. The module is imported once (its state lives for
+    the run, as in Panther's engine); `tests` are indexes into `events`, one marker each. A record
+    that does not match reports nothing past its marker; a match or an error reports one `r` line
+    with each function's [output, error] (rule() first, the others only on a match). An import or
+    data model failure is reported under the first marker and ends the run: the rule cannot run."""
+    events = job["events"]
+    tests = job["tests"]
+    if not tests:
+        return
+    emit({"t": "test", "i": 0})
+    module, filenames = load_rule(job, emit)
+    if module is None:
+        return
+    models = {}
+    for entry in job.get("dataModels") or []:
+        for log_type in entry.get("logTypes") or []:
+            ok, model = load_data_model({"dataModels": [entry]}, log_type, filenames, emit)
+            if not ok:
+                return
+            models[log_type] = model
+    default_severity = str(job["rule"].get("severity") or "").upper() or None
+    functions = [(name, module.__dict__.get(attr)) for name, attr in FUNCTIONS]
+    detect = functions[0][1]
+    others = [(name, fn) for name, fn in functions[1:] if callable(fn)]
+    if not callable(detect):
+        emit({"t": "import_error", "message": "the module defines no rule(event) function", "file": None, "line": None})
+        return
+    sys.stdout = sys.stderr = _Discard()
+    for index, position in enumerate(tests):
+        if index:
+            emit('{"t":"test","i":%d}' % index)  # the per-record marker, without json.dumps
+        data = events[position]
+        if not isinstance(data, dict):
+            data = {}
+        reset_caching_store()
+        event = PantherEvent(data, models.get(data.get("p_log_type")))
+        try:
+            matched, error = _check_output("detection", detect(event), default_severity)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
+            matched, error = None, describe_error(exc, filenames)[0]
+        if error is not None:
+            emit({"t": "r", "f": {"detection": [None, error]}})
+            continue
+        if not matched:
+            continue
+        out = {"detection": [True, None]}
+        for name, fn in others:
+            try:
+                out[name] = list(_check_output(name, fn(event), default_severity))
+            except BaseException as exc:  # noqa: BLE001
+                out[name] = [None, describe_error(exc, filenames)[0]]
+        line = to_json({"t": "r", "f": out})
+        if len(line) > MAX_OUTPUT_BYTES:
+            line = to_json({"t": "r", "f": {"detection": [True, None], "_": [None,
+                           "the alert functions' output is too large (%d bytes, limit %d)" % (len(line), MAX_OUTPUT_BYTES)]}})
+        emit(line)

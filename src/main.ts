@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
+import { liveCompilers } from './detect/compilers.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -215,7 +216,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logSources,
       logger,
       metrics,
-      compilers: opts.detectionCompilers,
+      compilers: opts.detectionCompilers ?? liveCompilers(engines),
       correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
       rulesAt: async (rev) =>

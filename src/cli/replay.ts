@@ -4,7 +4,7 @@
 import path from 'node:path'
 import { loadConfig } from '../config/load.js'
 import { rfc3339Ms } from '../detect/replay-route.js'
-import { DEFAULT_COMPILERS } from '../detect/live-rules.js'
+import { liveCompilers } from '../detect/compilers.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
@@ -38,8 +38,11 @@ export async function replayCommand(argv: string[], env: Record<string, string |
   if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
     throw new UsageError('--revision must be a full commit id (40 hex digits)')
   const dataDir = dataDirOf(args.options['data-dir'], env)
-  const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), loadConfig(env).git.branch)
-  const engines = createEngineRegistry()
+  const config = loadConfig(env)
+  const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), config.git.branch)
+  // Python streaming rules run in this process's own sandboxed pool, with the server's settings.
+  const { command, poolSize, timeoutMs } = config.python
+  const engines = createEngineRegistry({ python: { command, poolSize, timeoutMs, serverEnv: env } })
   try {
     const commit = typeof rev === 'string' ? rev : await repo.head()
     if (commit === null) throw new Error('the rules repository has no commit yet')
@@ -48,7 +51,7 @@ export async function replayCommand(argv: string[], env: Record<string, string |
     const result = await replay({
       logsRoot: path.join(dataDir, 'logs'),
       index,
-      compilers: DEFAULT_COMPILERS,
+      compilers: liveCompilers(engines),
       ruleIds: args.lists.rule,
       fromMs,
       toMs,

@@ -1,7 +1,8 @@
 // Live detection: follows the stored log (durable batches announced by the log sources, and at
 // start everything past the checkpoint), evaluates each record in stored order with every enabled
-// rule of its log type at the revision served when it is evaluated, groups matches into alerts,
-// and commits matches, groups, rule errors and the new checkpoint together (detection-store.ts).
+// rule of its log type at the revision served when its chunk is evaluated (Python rules batched
+// per chunk: evaluate-records.ts), groups matches into alerts in stored order, and commits
+// matches, groups, rule errors and the new checkpoint together (detection-store.ts).
 // It runs beside ingest, never inside a request: ingest never waits for it.
 import path from 'node:path'
 import type { Logger } from '../log.js'
@@ -11,6 +12,7 @@ import type { AlertHook } from './alert-hook.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import { type AlertStatus, type Group, Grouper, type MatchFields, matchId, type RuleMeta } from './grouping.js'
+import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
 import { chunkFor, LineCursor, listDataFiles, mergeCursors, type StoredRecord } from './stored-log.js'
 
@@ -224,16 +226,30 @@ export class Detector {
       count = 0
       lagSum = []
     }
+    // Records are read into a chunk, evaluated together (the batch rules' worker runs first, then
+    // one pass in stored order), and committed; a chunk cut short by close() is evaluated again at
+    // the next start.
+    let pending: StoredRecord[] = []
+    const evaluate = async () => {
+      await this.evaluateChunk(pending, changed)
+      for (const rec of pending) {
+        offsets[rec.file] = rec.next
+        lastKey = rec.key
+        if (lagSum.length < 1000) lagSum.push(Date.parse(String(rec.record.p_parse_time)) || Date.now())
+      }
+      count += pending.length
+      pending = []
+    }
     for await (const rec of mergeCursors(cursors)) {
-      this.evaluate(rec, changed)
-      offsets[rec.file] = rec.next
-      lastKey = rec.key
-      count++
-      if (lagSum.length < 1000) lagSum.push(Date.parse(String(rec.record.p_parse_time)) || Date.now())
-      if (count >= batchMax) await flush()
       if (this.closed) break
+      pending.push(rec)
+      if (pending.length >= batchMax) {
+        await evaluate()
+        await flush()
+      }
     }
     if (!this.closed) {
+      await evaluate()
       // Past the last complete line of each range (lines that were not records included).
       for (const [file, , to] of work) offsets[file] = to
     }
@@ -244,9 +260,28 @@ export class Detector {
     }
   }
 
-  private evaluate(rec: StoredRecord, changed: Map<string, Group>): void {
-    const logType = String(rec.record.p_log_type ?? '')
+  /** One chunk with the rules served when it starts (a revision served meanwhile applies to the next). */
+  private async evaluateChunk(chunk: readonly StoredRecord[], changed: Map<string, Group>): Promise<void> {
+    if (chunk.length === 0) return
     const live = this.currentRules()
+    const evaluations = await evaluateRecords(
+      live,
+      chunk.map((rec) => rec.record),
+    )
+    const time = new Date().toISOString()
+    for (const { rule, error } of evaluations.failed)
+      this.addError({ ruleId: rule.meta.id, revision: rule.meta.revision, time, record: null, error })
+    for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, changed)
+  }
+
+  private evaluate(
+    rec: StoredRecord,
+    i: number,
+    live: LiveIndex,
+    evaluations: RecordEvaluations,
+    changed: Map<string, Group>,
+  ): void {
+    const logType = String(rec.record.p_log_type ?? '')
     const rules = live.byLogType.get(logType)
     this.o.metrics?.records.inc()
     if (!rules) return
@@ -254,8 +289,9 @@ export class Detector {
     const eventMs = Date.parse(eventTime)
     const now = Date.now()
     this.o.metrics?.evaluations.inc(rules.length)
-    for (const { meta, evaluate } of rules) {
-      const out = evaluate(rec.record)
+    for (const rule of rules) {
+      const meta = rule.meta
+      const out = evaluations.of(rule, i, rec.record)
       if ('error' in out) {
         this.addError({
           ruleId: meta.id,
@@ -267,6 +303,15 @@ export class Detector {
         continue
       }
       if (!out.matched) continue
+      // Alert functions that raised: the match stands (Panther's fallbacks), each error is reported.
+      for (const error of out.errors ?? [])
+        this.addError({
+          ruleId: meta.id,
+          revision: meta.revision,
+          time: new Date(now).toISOString(),
+          record: { partition: rec.file, offset: rec.offset },
+          error,
+        })
       let alertId: string | null = null
       if (meta.createAlert) {
         const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)

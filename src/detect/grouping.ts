@@ -29,6 +29,10 @@ export interface MatchFields {
   dedup: string
   severity: string
   alertContext: Record<string, unknown>
+  /** A Python rule's description()/reference()/runbook(), over the rule's own fields when set. */
+  description?: string
+  reference?: string
+  runbook?: string
 }
 
 /** A group of matches; an alert once `alert` is true. Stored whole, one line per change. */
@@ -220,9 +224,9 @@ export class Grouper {
       createdAt: null,
       updatedAt: iso(now),
       status: 'OPEN',
-      description: rule.description,
-      runbook: rule.runbook,
-      reference: rule.reference,
+      description: m.description || rule.description,
+      runbook: m.runbook || rule.runbook,
+      reference: m.reference || rule.reference,
       destinations: [],
       summaryCounts: {},
     }

@@ -6,7 +6,8 @@ import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { alertView, Grouper } from './grouping.js'
-import { buildLiveIndex, type LiveCompiler } from './live-rules.js'
+import { evaluateRecords } from './evaluate-records.js'
+import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
 import { chunkFor, LineCursor, listDataFiles, mergeCursors } from './stored-log.js'
 
 export interface ReplayOptions {
@@ -33,6 +34,8 @@ export interface ReplayResult {
 export class ReplayRequestError extends Error {}
 
 const HOUR = 3_600_000
+/** Records per evaluation chunk (live detection's commit batch). */
+const CHUNK_RECORDS = 5000
 
 /** The log types of the stored log: the folders of `logs/` except `_rejected` and hidden ones. */
 async function storedLogTypes(logsRoot: string): Promise<string[]> {
@@ -78,6 +81,24 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   const now = o.now ?? Date.now()
   let records = 0
   let matches = 0
+  // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
+  // grouping pass in stored order.
+  let batch: Array<{ record: Record<string, unknown>; eventMs: number; rules: LiveRule[] }> = []
+  const evaluate = async () => {
+    const evaluations = await evaluateRecords(
+      live,
+      batch.map((c) => c.record),
+    )
+    batch.forEach(({ record, eventMs, rules }, i) => {
+      for (const rule of rules) {
+        const out = evaluations.of(rule, i, record)
+        if (!('matched' in out) || !out.matched) continue
+        matches++
+        if (rule.meta.createAlert) grouper.add(rule.meta, out, eventMs, record, now)
+      }
+    })
+    batch = []
+  }
   for await (const rec of mergeCursors(cursors)) {
     const eventTime = String(rec.record.p_event_time ?? '')
     const eventMs = Date.parse(eventTime)
@@ -85,13 +106,10 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     records++
     const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
     if (!rules) continue
-    for (const { meta, evaluate } of rules) {
-      const out = evaluate(rec.record)
-      if (!('matched' in out) || !out.matched) continue
-      matches++
-      if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
-    }
+    batch.push({ record: rec.record, eventMs, rules })
+    if (batch.length >= CHUNK_RECORDS) await evaluate()
   }
+  await evaluate()
   const alerts = [...grouper.groups.values()]
     .filter((g) => g.alert)
     .sort((a, b) =>

@@ -42,6 +42,16 @@ export interface TestOutcome {
   warnings?: string[]
 }
 
+/**
+ * One record as a rule evaluated it in detection: no match (null), an error (rule() raised or
+ * returned the wrong type, or the run evaluating it was stopped), or a match with the output and
+ * error of each alert function the rule defines (`title`, `dedup`, `alertContext`, `severity`, …).
+ */
+export type RecordOutcome = null | { error: string } | { functions: Record<string, FunctionOutcome> }
+
+/** A batch of records: one outcome per record, in order, or why the rule cannot run at all. */
+export type BatchOutcome = { results: RecordOutcome[] } | { error: string }
+
 export interface CheckResult {
   errors: RuleProblem[]
   warnings: RuleProblem[]
@@ -64,6 +74,11 @@ export interface RuleEngine {
    * RulekeeperError (503) when it cannot run at all.
    */
   checkAsync?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  /**
+   * Detection: evaluates the rule on many records at once (Python: its worker runs take whole
+   * batches). Engines that evaluate in-process leave this out (detection compiles them itself).
+   */
+  evaluateBatch?(rule: RuleFile, ctx: EngineContext, events: readonly Record<string, unknown>[]): Promise<BatchOutcome>
   /** Starts what the first request would otherwise wait for (the Python sandbox check, spares). */
   prepare?(): Promise<void>
   /** Releases what the engine holds (worker processes). */

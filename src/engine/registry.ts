@@ -1,7 +1,8 @@
 // The engines compiled into this build. A kind without one answers 501 on writes that must run
 // its tests, and `rulekeeper test` reports its tests as not run. The Python engine (scheduled and
 // streaming rules) needs its settings (interpreter, pool size, timeout) and owns worker processes:
-// closeEngines() ends them.
+// closeEngines() ends them. Python streaming rules also evaluate records for detection
+// (`evaluateBatch`, on the same pool).
 import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
@@ -58,6 +59,7 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
       check: engine.check,
       runTests: engine.runTests,
       checkAsync: registry.scheduled.checkAsync,
+      evaluateBatch: python.evaluateBatch,
     }
   }
   return registry

@@ -242,8 +242,8 @@ t.test('rule errors are recorded and never block the other rules', async (t) => 
     logger: (await import('pino')).pino({ level: 'silent' }),
     defaultMetrics: false,
     detectionCompilers: {
-      simple: (r) => {
-        const inner = simpleLiveCompiler(r)
+      simple: (r, index) => {
+        const inner = simpleLiveCompiler(r, index)
         if (typeof inner !== 'function' || r.id !== 'T.Raises') return inner
         return (ev: any) => (ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : inner(ev))
       },

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext, RuleEngine } from '../engine.js'
+import { createLiveDetection } from './live-detect.js'
 import type { RunLimits } from './protocol.js'
 import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.js'
 import { WorkerPool, type PoolInfo } from './worker-pool.js'
@@ -60,6 +61,8 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   pool: PythonPool
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   runModuleTests: ScheduledEngine['runModuleTests']
+  /** Detection: a Python streaming rule over a batch of records (live-detect.ts). */
+  evaluateBatch: NonNullable<RuleEngine['evaluateBatch']>
 } {
   const limits: RunLimits = {
     timeoutMs: opts.timeoutMs,
@@ -91,5 +94,5 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       await workers.run({ op: 'ping', tests: [], limits })
     },
   }
-  return { engine, pool, checkPythonModule, runModuleTests }
+  return { engine, pool, checkPythonModule, runModuleTests, evaluateBatch: createLiveDetection(workers, limits) }
 }

@@ -61,6 +61,22 @@ export type Job =
     }
   | { op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
   | { op: 'ping'; tests: []; limits: RunLimits }
+  | DetectJob
+
+/**
+ * Live detection: one rule over many records (python/rulekeeper_runtime.py `run_detect`). `events`
+ * is the JSON text of an array of records, written into the job line as it is (one serialization
+ * shared by every rule's job over the same records); `tests` are indexes into it, one marker each.
+ */
+export interface DetectJob {
+  op: 'detect'
+  rule: JobRule
+  globals: Record<string, ModuleSource>
+  dataModels: JobDataModel[]
+  events: string
+  tests: number[]
+  limits: RunLimits
+}
 
 /** One line the child reported about one test. */
 export type RunEvent =
@@ -72,6 +88,8 @@ export type RunEvent =
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
   | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }
+  /** Detection: a record that matched or raised; each function's [output, error]. */
+  | { t: 'r'; f: Record<string, [unknown, string | null]> }
 
 type RunStatus = 'ok' | 'timeout' | 'crashed' | 'output-limit' | 'internal'
 

@@ -10,6 +10,8 @@ import type { Job, RunLimits, RunnerHello, TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
+/** A detection run's results, all records together (RESULT_LIMIT bounds each record's share). */
+const DETECT_RESULT_LIMIT = 64 * 1024 * 1024
 const STDERR_BEFORE_HELLO = 8 * 1024
 
 export class SandboxStartError extends Error {}
@@ -173,7 +175,9 @@ export class SandboxRun {
     let current: (TestRecord & { started?: number }) | undefined
     // Each test marker restarts the wall clock: markers past the job's own tests would let rule code
     // (which can write fd 3) keep its run, and a pool slot, alive for as long as it likes.
-    const markers = job.op === 'test' ? job.tests.length : job.op === 'check' ? 1 : 0
+    const markers = job.op === 'test' || job.op === 'detect' ? job.tests.length : job.op === 'check' ? 1 : 0
+    // Detection runs report per record: the result bound applies to each record's share.
+    const perMarker = job.op === 'detect'
     let outputLeft = limits.outputBytes
     let failure: { status: TestRecord['status']; message: string } | undefined
     let done = false
@@ -183,10 +187,15 @@ export class SandboxRun {
       if (!failure && !done) failure = { status, message }
       finish()
     }
-    let timer = setTimeout(
-      () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
-      limits.timeoutMs,
-    )
+    // The wall clock of the current test ends at `deadline`; a marker moves it without touching the
+    // timer (a detection run has one marker per record), which re-arms itself when it fires early.
+    let deadline = performance.now() + limits.timeoutMs
+    const expire = () => {
+      const left = deadline - performance.now()
+      if (left > 0) timer = setTimeout(expire, left + 1)
+      else stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`)
+    }
+    let timer = setTimeout(expire, limits.timeoutMs)
     const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
@@ -198,8 +207,11 @@ export class SandboxRun {
         stop('output-limit', `printed more than ${limits.outputBytes} bytes to stdout/stderr (the output limit)`)
     }
     this.onOverflow = () => stop('crashed', `reported more than ${RESULT_LIMIT} bytes of results`)
+    let detectBytes = 0
     this.onLine = (line) => {
       if (done || failure) return
+      if (perMarker && (detectBytes += line.length) > DETECT_RESULT_LIMIT)
+        return stop('crashed', `reported more than ${DETECT_RESULT_LIMIT} bytes of results`)
       const event = parseLine(line)
       if (!event || typeof event.t !== 'string')
         return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
@@ -217,11 +229,8 @@ export class SandboxRun {
           started: performance.now(),
         }
         records.push(current)
-        clearTimeout(timer)
-        timer = setTimeout(
-          () => stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`),
-          limits.timeoutMs,
-        )
+        if (perMarker) this.protocolBytes = 0
+        deadline = current.started! + limits.timeoutMs
       } else if (event.t === 'done') {
         done = true
         finish()
@@ -237,7 +246,7 @@ export class SandboxRun {
       } else return stop('crashed', 'sent a message before its first test (the run was stopped)')
     }
     void this.exit.then(() => finish())
-    stdin.end(`${JSON.stringify(job)}\n`)
+    stdin.end(jobLine(job))
     await finished
     clearTimeout(timer)
     signal?.removeEventListener('abort', onAbort)
@@ -284,6 +293,13 @@ export class SandboxRun {
   }
 }
 
+/** The job as one JSON line; a detection job's `events` text goes in as the array it is. */
+function jobLine(job: Job): string {
+  if (job.op !== 'detect') return `${JSON.stringify(job)}\n`
+  const { events, ...rest } = job
+  return `{"events":${events},${JSON.stringify(rest).slice(1)}\n`
+}
+
 const str = (v: unknown) => typeof v === 'string'
 const strOrNull = (v: unknown) => v === null || typeof v === 'string'
 
@@ -306,6 +322,8 @@ function wellFormed(e: Record<string, unknown>): boolean {
       return str(e.module) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'module':
       return Array.isArray(e.functions) && e.functions.every(str)
+    case 'r':
+      return isObject(e.f) && Object.values(e.f).every((v) => Array.isArray(v) && v.length === 2 && strOrNull(v[1]))
     case 'end':
       // A `check` job's end carries none of these.
       return (
@@ -317,6 +335,10 @@ function wellFormed(e: Record<string, unknown>): boolean {
     default:
       return false
   }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
 /** Why an AbortSignal fired, in words (its reason's message). */

@@ -29,7 +29,7 @@ export interface ScheduledEngine {
   runModuleTests(module: ModuleUnderTest, tests: unknown[], ctx: EngineContext): Promise<PythonTestOutcome[]>
 }
 
-function moduleProblems(rule: RuleFile): RuleProblem[] {
+export function moduleProblems(rule: RuleFile): RuleProblem[] {
   const filename = rule.data.Filename
   if (typeof filename !== 'string' || filename.trim() === '') {
     return [{ path: ['Filename'], message: 'Filename (the rule module, a .py file beside the rule) is required' }]
@@ -47,7 +47,7 @@ function moduleProblems(rule: RuleFile): RuleProblem[] {
   return []
 }
 
-function jobRule(rule: RuleFile): JobRule {
+export function jobRule(rule: RuleFile): JobRule {
   const filename = String(rule.data.Filename)
   const dir = rule.path.includes('/') ? rule.path.slice(0, rule.path.lastIndexOf('/') + 1) : ''
   const base = filename.slice(filename.lastIndexOf('/') + 1)

@@ -407,6 +407,8 @@ export class WorkerPool {
 
   private async execute(job: Job, signal?: AbortSignal): Promise<TestRecord[]> {
     const tests = job.tests
+    // A stopped run's remaining tests go to a fresh sandbox; a detection job is resumed by its
+    // caller instead (engine/python/live-detect.ts), which decides what a stop costs the rule.
     const wanted = job.op === 'test' ? tests.length : job.op === 'check' ? 1 : 0
     const records: TestRecord[] = []
     do {

@@ -50,7 +50,7 @@ t.test("a test's LogType, else the rule's first log type", async (t) => {
   )
   t.equal(jobs.length, 1)
   const job = jobs[0]!
-  t.equal(job.op, 'test')
+  if (job.op !== 'test') throw new Error(`a ${job.op} job instead of the tests`)
   t.same(
     job.tests.map((x) => x.logType),
     ['GitHub.Audit', 'Editor.Audit'],
@@ -60,5 +60,7 @@ t.test("a test's LogType, else the rule's first log type", async (t) => {
 t.test('a rule without log types (a scheduled rule) sends none', async (t) => {
   const { jobs, engine } = recording()
   await engine.runTests(rule({ Tests: [{ Name: 'x', ExpectedResult: true, Log: {} }] }), contextWith())
-  t.notOk('logType' in jobs[0]!.tests[0]!)
+  const job = jobs[0]!
+  if (job.op !== 'test') throw new Error(`a ${job.op} job instead of the tests`)
+  t.notOk('logType' in job.tests[0]!)
 })
