@@ -12,7 +12,7 @@ import type { DetectMetrics } from './detect-metrics.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import { type AlertStatus, type Group, Grouper, matchId } from './grouping.js'
 import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
-import { chunkFor, LineCursor, listDataFiles, mergeCursors, type StoredRecord } from './stored-log.js'
+import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
 
 export interface DetectorOptions {
   dataDir: string
@@ -204,10 +204,10 @@ export class Detector {
     let offsets: Record<string, number> = {}
     let changed = new Map<string, Group>()
     let count = 0
-    let lastKey: string | null = null
+    let last: StoredRecord | null = null
     let lagSum: number[] = []
     const flush = async () => {
-      await this.commitBatch(changed, { logs: offsets, lastKey, records: count })
+      await this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count })
       const now = Date.now()
       for (const t of lagSum) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
       offsets = {}
@@ -215,14 +215,18 @@ export class Detector {
       count = 0
       lagSum = []
     }
-    for await (const rec of mergeCursors(cursors)) {
-      this.evaluate(rec, changed)
-      offsets[rec.file] = rec.next
-      lastKey = rec.key
-      count++
-      if (lagSum.length < 1000) lagSum.push(Date.parse(String(rec.record.p_parse_time)) || Date.now())
-      if (count >= batchMax) await flush()
-      if (this.closed) break
+    // Synchronous between reads of the log (stored-log.ts): no promise per record.
+    const merge = new StoredLogMerge(cursors)
+    read: while (await merge.read()) {
+      for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+        this.evaluate(rec, changed)
+        offsets[rec.file] = rec.next
+        last = rec
+        count++
+        if (lagSum.length < 1000) lagSum.push(Date.parse(rec.parseTime) || Date.now())
+        if (count >= batchMax) await flush()
+        if (this.closed) break read
+      }
     }
     if (!this.closed) {
       // Past the last complete line of each range (lines that were not records included).

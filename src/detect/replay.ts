@@ -7,7 +7,7 @@ import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { alertView, Grouper } from './grouping.js'
 import { buildLiveIndex, type LiveCompiler } from './live-rules.js'
-import { chunkFor, LineCursor, listDataFiles, mergeCursors } from './stored-log.js'
+import { chunkFor, LineCursor, listDataFiles, StoredLogMerge } from './stored-log.js'
 
 export interface ReplayOptions {
   logsRoot: string
@@ -78,18 +78,21 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   const now = o.now ?? Date.now()
   let records = 0
   let matches = 0
-  for await (const rec of mergeCursors(cursors)) {
-    const eventTime = String(rec.record.p_event_time ?? '')
-    const eventMs = Date.parse(eventTime)
-    if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
-    records++
-    const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
-    if (!rules) continue
-    for (const { meta, evaluate } of rules) {
-      const out = evaluate(rec.record)
-      if (!('matched' in out) || !out.matched) continue
-      matches++
-      if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+  // The merge is synchronous between reads: no promise per record.
+  const merge = new StoredLogMerge(cursors)
+  while (await merge.read()) {
+    for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+      const eventMs = Date.parse(String(rec.record.p_event_time ?? ''))
+      if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
+      records++
+      const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
+      if (!rules) continue
+      for (const { meta, evaluate } of rules) {
+        const out = evaluate(rec.record)
+        if (!('matched' in out) || !out.matched) continue
+        matches++
+        if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+      }
     }
   }
   const alerts = [...grouper.groups.values()]
