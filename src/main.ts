@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
+import { replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -215,6 +216,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       metrics,
       compilers: opts.detectionCompilers,
       alertHook: destinations.hook,
+      replayLimits: replayLimits(config as Record<string, unknown>),
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
     })

@@ -16,6 +16,7 @@ import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 import type { AlertHook } from './alert-hook.js'
 import { addReplayRoute } from './replay-route.js'
+import type { ReplayLimits } from './config.js'
 
 export interface Detection {
   detector: Detector
@@ -41,6 +42,8 @@ export async function createDetection(opts: {
   alertHook?: AlertHook
   /** The rules of another commit, for `POST /replay` with a revision (null: no such commit). */
   rulesAt?: (revision: string) => Promise<RuleIndex | null>
+  /** Limits of `POST /replay` (config `detection.replay`; default: config.ts). */
+  replayLimits?: ReplayLimits
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const compilers = opts.compilers ?? DEFAULT_COMPILERS
@@ -71,6 +74,7 @@ export async function createDetection(opts: {
         catalog: opts.catalog,
         compilers,
         rulesAt: opts.rulesAt ?? (async () => null),
+        limits: opts.replayLimits,
       })
     },
     close: () => detector.close(),

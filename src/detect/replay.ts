@@ -21,6 +21,12 @@ export interface ReplayOptions {
   durableLength?: (file: string) => number | undefined
   /** Stamps createdAt/updatedAt of the alerts (default: now). */
   now?: number
+  /** The most stored bytes (data files of the hours that meet [from, to)) to read; more is refused. */
+  maxBytes?: number
+  /** Stops the replay (the caller went away): it rejects with the signal's reason. */
+  signal?: AbortSignal
+  /** Told the bytes read so far and in all (an estimate of the time left). */
+  progress?: (read: number, total: number) => void
 }
 
 export interface ReplayResult {
@@ -33,6 +39,8 @@ export interface ReplayResult {
 export class ReplayRequestError extends Error {}
 
 const HOUR = 3_600_000
+const YIELD_EVERY = 4096
+const mib = (n: number) => `${(n / 1024 ** 2).toFixed(n < 10 * 1024 ** 2 ? 1 : 0)} MiB`
 
 /** The log types of the stored log: the folders of `logs/` except `_rejected` and hidden ones. */
 async function storedLogTypes(logsRoot: string): Promise<string[]> {
@@ -72,16 +80,31 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
       const size = o.durableLength?.(file) ?? (await stat(path.join(o.logsRoot, file))).size
       if (size > 0) files.push([file, size])
     }
+  const total = files.reduce((n, [, size]) => n + size, 0)
+  if (o.maxBytes !== undefined && total > o.maxBytes)
+    throw new ReplayRequestError(
+      `[from, to) covers ${mib(total)} of stored records, more than a replay may read (${mib(o.maxBytes)}): narrow the range`,
+    )
   const chunk = chunkFor(files.length)
   const cursors = files.map(([file, size]) => new LineCursor(o.logsRoot, file, 0, size, chunk))
   const grouper = new Grouper()
   const now = o.now ?? Date.now()
   let records = 0
   let matches = 0
-  // The merge is synchronous between reads: no promise per record.
+  // The merge is synchronous between reads: no promise per record. Every YIELD_EVERY records the
+  // replay lets other work run (a server answers requests and ingests meanwhile).
   const merge = new StoredLogMerge(cursors)
+  let bytes = 0
+  let sinceYield = 0
   while (await merge.read()) {
     for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+      bytes += rec.next - rec.offset
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0
+        o.progress?.(bytes, total)
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        o.signal?.throwIfAborted()
+      }
       const eventMs = Date.parse(String(rec.record.p_event_time ?? ''))
       if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
       records++
