@@ -1,8 +1,6 @@
 // The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
 // GET /alerts/{id}/events (the matched records as stored), PATCH /alerts/{id} (status only) and
 // GET /rule-errors. Mounted under api.basePath with the View/Manage Alerts permissions.
-import { open } from 'node:fs/promises'
-import path from 'node:path'
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
@@ -12,6 +10,7 @@ import type { TokenStore } from '../auth/token-store.js'
 import { badRequest, notFound, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { SEVERITIES } from '../rules/model.js'
+import { AlertEventIndex, readStoredLines } from './alert-events.js'
 import type { Detector } from './detector.js'
 import type { DetectionStore } from './detection-store.js'
 import { alertView, STATUSES, type AlertStatus } from './grouping.js'
@@ -73,26 +72,6 @@ export function decodeCursor<T extends Array<string | number>>(text: string, sha
   throw badRequest('cursor is not valid: pass the `next` of the previous page as it is')
 }
 
-async function readStoredLine(logsRoot: string, partition: string, offset: number): Promise<unknown> {
-  // The partition comes from our own match lines; still, never read outside the logs folder.
-  const abs = path.resolve(logsRoot, partition)
-  if (!abs.startsWith(`${logsRoot}${path.sep}`)) return null
-  const fh = await open(abs, 'r')
-  try {
-    let size = 4096
-    for (;;) {
-      const buf = Buffer.alloc(size)
-      const { bytesRead } = await fh.read(buf, 0, size, offset)
-      const nl = buf.subarray(0, bytesRead).indexOf(10)
-      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
-      if (bytesRead < size) return null
-      size *= 4
-    }
-  } finally {
-    await fh.close()
-  }
-}
-
 export function addAlertRoutes(
   router: Router<ApiState>,
   deps: { tokens: TokenStore; detector: Detector; store: DetectionStore; logsRoot: string; maxBodyBytes: number },
@@ -100,6 +79,7 @@ export function addAlertRoutes(
   const view = requirePermission(deps.tokens, 'View Alerts')
   const manage = requirePermission(deps.tokens, 'Manage Alerts')
   const { detector } = deps
+  const events = new AlertEventIndex(deps.store)
 
   router.get('/alerts', view, (ctx) => {
     const q = ctx.query as Query
@@ -145,23 +125,9 @@ export function addAlertRoutes(
     const cursor = single(q, 'cursor')
     const skip = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : 0
     // The matches of the group lie in the event-hour partitions of its first to last event.
-    const matches = await deps.store.readMatches(
-      Date.parse(g.firstEventTime),
-      Date.parse(g.lastEventTime),
-      (m) => m.alertId === g.id,
-    )
-    matches.sort((a, b) => {
-      const ra = a.record as { partition: string; offset: number }
-      const rb = b.record as { partition: string; offset: number }
-      return ra.partition !== rb.partition ? (ra.partition < rb.partition ? -1 : 1) : ra.offset - rb.offset
-    })
-    const page = matches.slice(skip, skip + limit)
-    const results = []
-    for (const m of page) {
-      const r = m.record as { partition: string; offset: number }
-      results.push(await readStoredLine(deps.logsRoot, r.partition, r.offset))
-    }
-    ctx.body = { results, next: skip + limit < matches.length ? encodeCursor([skip + limit]) : null }
+    const locations = await events.locations(g)
+    const results = await readStoredLines(deps.logsRoot, locations.slice(skip, skip + limit))
+    ctx.body = { results, next: skip + limit < locations.length ? encodeCursor([skip + limit]) : null }
   })
 
   router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
