@@ -46,6 +46,8 @@ export class Detector {
   private outMatches: Array<[string, Record<string, unknown>]> = []
   private outErrors: RuleErrorRecord[] = []
   private outCreated: Group[] = []
+  /** Records and rule evaluations since the last commit: the metrics move once per commit. */
+  private counted = { records: 0, evaluations: 0 }
   private patches: Array<{
     id: string
     status: AlertStatus
@@ -207,6 +209,9 @@ export class Detector {
     let last: StoredRecord | null = null
     let lagSum: number[] = []
     const flush = async () => {
+      this.o.metrics?.records.inc(this.counted.records)
+      this.o.metrics?.evaluations.inc(this.counted.evaluations)
+      this.counted = { records: 0, evaluations: 0 }
       await this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count })
       const now = Date.now()
       for (const t of lagSum) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
@@ -243,12 +248,12 @@ export class Detector {
     const logType = String(rec.record.p_log_type ?? '')
     const live = this.currentRules()
     const rules = live.byLogType.get(logType)
-    this.o.metrics?.records.inc()
+    this.counted.records++
     if (!rules) return
     const eventTime = String(rec.record.p_event_time ?? '')
     const eventMs = Date.parse(eventTime)
     const now = Date.now()
-    this.o.metrics?.evaluations.inc(rules.length)
+    this.counted.evaluations += rules.length
     for (const { meta, evaluate } of rules) {
       const out = evaluate(rec.record)
       if ('error' in out) {
