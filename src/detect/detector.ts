@@ -10,6 +10,7 @@ import { AlertIndex } from './alert-index.js'
 import type { AlertHook } from './alert-hook.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
+import { eventTimeMs } from './event-time.js'
 import { type AlertStatus, type Group, Grouper, matchId } from './grouping.js'
 import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
 import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
@@ -251,7 +252,7 @@ export class Detector {
     this.counted.records++
     if (!rules) return
     const eventTime = String(rec.record.p_event_time ?? '')
-    const eventMs = Date.parse(eventTime)
+    const eventMs = eventTimeMs(eventTime)
     const now = Date.now()
     this.counted.evaluations += rules.length
     for (const { meta, evaluate } of rules) {

@@ -5,6 +5,7 @@
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
+import { eventTimeMs } from './event-time.js'
 import { alertView, Grouper } from './grouping.js'
 import { buildLiveIndex, type LiveCompiler } from './live-rules.js'
 import { chunkFor, LineCursor, listDataFiles, StoredLogMerge } from './stored-log.js'
@@ -105,7 +106,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
         await new Promise<void>((resolve) => setImmediate(resolve))
         o.signal?.throwIfAborted()
       }
-      const eventMs = Date.parse(String(rec.record.p_event_time ?? ''))
+      const eventMs = eventTimeMs(String(rec.record.p_event_time ?? ''))
       if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
       records++
       const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
