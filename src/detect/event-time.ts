@@ -4,6 +4,15 @@
 // rolls over (a day past 28, hour 24), go to Date.parse, so the result is always Date.parse's.
 const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22]
 
+// A top-level function, not a closure per call (tsx would also wrap a closure for its name).
+function n(s: string, i: number): number {
+  return s.charCodeAt(i) - 48
+}
+
+function two(s: string, i: number): number {
+  return n(s, i) * 10 + n(s, i + 1)
+}
+
 export function eventTimeMs(s: string): number {
   if (
     s.length !== 24 ||
@@ -20,13 +29,12 @@ export function eventTimeMs(s: string): number {
     const c = s.charCodeAt(DIGITS[k]!)
     if (c < 48 || c > 57) return Date.parse(s)
   }
-  const n = (i: number) => s.charCodeAt(i) - 48
-  const year = n(0) * 1000 + n(1) * 100 + n(2) * 10 + n(3)
-  const month = n(5) * 10 + n(6)
-  const day = n(8) * 10 + n(9)
-  const hour = n(11) * 10 + n(12)
-  const minute = n(14) * 10 + n(15)
-  const second = n(17) * 10 + n(18)
+  const year = two(s, 0) * 100 + two(s, 2)
+  const month = two(s, 5)
+  const day = two(s, 8)
+  const hour = two(s, 11)
+  const minute = two(s, 14)
+  const second = two(s, 17)
   if (month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || minute > 59 || second > 59) return Date.parse(s)
   // days from 1970-01-01 (the proleptic Gregorian calendar, years from March)
   const y = month <= 2 ? year - 1 : year
@@ -34,5 +42,5 @@ export function eventTimeMs(s: string): number {
   const yoe = y - era * 400
   const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1
   const days = era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468
-  return days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + n(20) * 100 + n(21) * 10 + n(22)
+  return days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + n(s, 20) * 100 + two(s, 21)
 }
