@@ -209,36 +209,48 @@ export class Detector {
     let count = 0
     let last: StoredRecord | null = null
     let lagSum: number[] = []
-    const flush = async () => {
+    // One commit may be in flight while the next batch is evaluated (commits stay in order, each
+    // takes its batch's output synchronously); the last one is awaited before the run ends.
+    let inFlight: Promise<void> | null = null
+    const flush = async (final: boolean) => {
       this.o.metrics?.records.inc(this.counted.records)
       this.o.metrics?.evaluations.inc(this.counted.evaluations)
       this.counted = { records: 0, evaluations: 0 }
-      await this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count })
-      const now = Date.now()
-      for (const t of lagSum) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
+      if (inFlight) await inFlight
+      const lags = lagSum
+      inFlight = this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count }).then(() => {
+        const now = Date.now()
+        for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
+      })
+      inFlight.catch(() => {}) // observed by the next flush's await
       offsets = {}
       changed = new Map()
       count = 0
       lagSum = []
+      if (final) await inFlight
     }
     // Synchronous between reads of the log (stored-log.ts): no promise per record.
     const merge = new StoredLogMerge(cursors)
-    read: while (await merge.read()) {
-      for (let rec = merge.next(); rec !== null; rec = merge.next()) {
-        this.evaluate(rec, changed)
-        offsets[rec.file] = rec.next
-        last = rec
-        count++
-        if (lagSum.length < 1000) lagSum.push(Date.parse(rec.parseTime) || Date.now())
-        if (count >= batchMax) await flush()
-        if (this.closed) break read
+    try {
+      read: while (await merge.read()) {
+        for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+          this.evaluate(rec, changed)
+          offsets[rec.file] = rec.next
+          last = rec
+          count++
+          if (lagSum.length < 1000) lagSum.push(Date.parse(rec.parseTime) || Date.now())
+          if (count >= batchMax) await flush(false)
+          if (this.closed) break read
+        }
       }
+    } finally {
+      await merge.close()
     }
     if (!this.closed) {
       // Past the last complete line of each range (lines that were not records included).
       for (const [file, , to] of work) offsets[file] = to
     }
-    await flush()
+    await flush(true)
     if (this.pendingSince !== null && this.pendingSince <= startedAt) {
       const left = [...this.durable].some(([f, s]) => s > (this.o.store.checkpoint.logs[f] ?? 0))
       this.pendingSince = left ? Date.now() : null

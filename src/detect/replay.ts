@@ -97,27 +97,31 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   const merge = new StoredLogMerge(cursors)
   let bytes = 0
   let sinceYield = 0
-  while (await merge.read()) {
-    for (let rec = merge.next(); rec !== null; rec = merge.next()) {
-      bytes += rec.next - rec.offset
-      if (++sinceYield >= YIELD_EVERY) {
-        sinceYield = 0
-        o.progress?.(bytes, total)
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        o.signal?.throwIfAborted()
-      }
-      const eventMs = eventTimeMs(String(rec.record.p_event_time ?? ''))
-      if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
-      records++
-      const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
-      if (!rules) continue
-      for (const { meta, evaluate } of rules) {
-        const out = evaluate(rec.record)
-        if (!('matched' in out) || !out.matched) continue
-        matches++
-        if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+  try {
+    while (await merge.read()) {
+      for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+        bytes += rec.next - rec.offset
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0
+          o.progress?.(bytes, total)
+          await new Promise<void>((resolve) => setImmediate(resolve))
+          o.signal?.throwIfAborted()
+        }
+        const eventMs = eventTimeMs(String(rec.record.p_event_time ?? ''))
+        if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
+        records++
+        const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
+        if (!rules) continue
+        for (const { meta, evaluate } of rules) {
+          const out = evaluate(rec.record)
+          if (!('matched' in out) || !out.matched) continue
+          matches++
+          if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+        }
       }
     }
+  } finally {
+    await merge.close()
   }
   const alerts = [...grouper.groups.values()]
     .filter((g) => g.alert)

@@ -5,7 +5,7 @@
 // chunks and parses a line only when it becomes the cursor's head, so few parsed records are alive
 // at once; the merge is synchronous and only awaits when a cursor has to read its next chunk.
 import { isAscii } from 'node:buffer'
-import { open, readdir } from 'node:fs/promises'
+import { type FileHandle, open, readdir } from 'node:fs/promises'
 import path from 'node:path'
 
 /** One stored line: where it is, the record, and its order fields. */
@@ -83,6 +83,8 @@ export class LineCursor {
   private at = 0
   private limit = 0
   private head: StoredRecord | null = null
+  /** Open from the first read until the range is read (or `close`): one open per file, not per chunk. */
+  private fh: FileHandle | null = null
   /** Lines that were not JSON objects (never written by the log source; counted, skipped). */
   skipped = 0
 
@@ -146,6 +148,13 @@ export class LineCursor {
     this.head = null
   }
 
+  /** Closes the file (when a reader stops before the end of the range); reading again reopens it. */
+  async close(): Promise<void> {
+    const fh = this.fh
+    this.fh = null
+    await fh?.close()
+  }
+
   /** Reads the next chunk; what is left of the current one (a partial line) is kept before it. */
   async fill(): Promise<void> {
     const carry = this.data.subarray(this.limit)
@@ -153,19 +162,21 @@ export class LineCursor {
     const buf = Buffer.allocUnsafe(carry.length + want)
     carry.copy(buf, 0)
     let got = 0
-    const fh = await open(path.join(this.root, this.file), 'r')
+    this.fh ??= await open(path.join(this.root, this.file), 'r')
     try {
       while (got < want) {
-        const { bytesRead } = await fh.read(buf, carry.length + got, want - got, this.pos + got)
+        const { bytesRead } = await this.fh.read(buf, carry.length + got, want - got, this.pos + got)
         if (bytesRead === 0) break
         got += bytesRead
       }
-    } finally {
-      await fh.close()
+    } catch (err) {
+      await this.close()
+      throw err
     }
     this.base += this.limit
     this.pos += got
     if (got < want) this.pos = this.end // the file is shorter than announced: stop, never spin
+    if (this.pos >= this.end) await this.close()
     const data = buf.subarray(0, carry.length + got)
     this.data = data
     this.at = 0
@@ -192,8 +203,13 @@ export class StoredLogMerge {
   private readonly heads: StoredRecord[] = []
   private waiting: LineCursor[]
 
-  constructor(cursors: readonly LineCursor[]) {
+  constructor(private readonly cursors: readonly LineCursor[]) {
     this.waiting = [...cursors]
+  }
+
+  /** Closes every cursor's file (a reader that stops early must call it). */
+  async close(): Promise<void> {
+    for (const c of this.cursors) await c.close()
   }
 
   /** Reads what the merge waits for; false once every cursor is at its end. */
@@ -271,16 +287,20 @@ export class StoredLogMerge {
 /** Merges cursors in stored order, yielding up to `max` records at a time. */
 export async function* mergeBatches(cursors: readonly LineCursor[], max = 1024): AsyncGenerator<StoredRecord[]> {
   const merge = new StoredLogMerge(cursors)
-  while (await merge.read()) {
-    let batch: StoredRecord[] = []
-    for (let r = merge.next(); r !== null; r = merge.next()) {
-      batch.push(r)
-      if (batch.length >= max) {
-        yield batch
-        batch = []
+  try {
+    while (await merge.read()) {
+      let batch: StoredRecord[] = []
+      for (let r = merge.next(); r !== null; r = merge.next()) {
+        batch.push(r)
+        if (batch.length >= max) {
+          yield batch
+          batch = []
+        }
       }
+      if (batch.length > 0) yield batch
     }
-    if (batch.length > 0) yield batch
+  } finally {
+    await merge.close()
   }
 }
 
