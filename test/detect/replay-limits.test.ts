@@ -1,13 +1,18 @@
 // The limits of `POST /replay` (docs/decisions.md, "Replay limits"): with `detection.replay.concurrency`
 // 1, a replay asked while another runs is answered 503 with Retry-After and a clear message, and
 // the next one after it runs; with `detection.replay.maxBytes` below the stored bytes of the hours
-// [from, to) meets, the replay is a 400 naming the sizes, and a narrower range still runs. Records
-// go through the real ingest route; the server is restarted over the same data directory.
+// [from, to) meets, the replay is a 400 naming the sizes, and a narrower range still runs; a replay
+// reports its progress and stops at its next yield once its signal is aborted (what the route does
+// when the connection closes). Records go through the real ingest route; the server is restarted
+// over the same data directory.
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
+import { DEFAULT_COMPILERS } from '../../src/detect/live-rules.js'
+import { replay as runReplay } from '../../src/detect/replay.js'
 import { listDataFiles } from '../../src/detect/stored-log.js'
+import { RuleIndex } from '../../src/rules/rule-index.js'
 import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
 
 const env = DETECT_ENV
@@ -52,6 +57,33 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
   const hour10 = [...sizes].filter(([f]) => f.includes('hour=10')).reduce((n, [, v]) => n + v, 0)
   const day = [...sizes.values()].reduce((n, v) => n + v, 0)
   t.ok(hour10 > 0 && day > hour10, `hour 10: ${hour10} bytes of ${day}`)
+  // A replay stops at its next yield once its signal is aborted (the route aborts when the
+  // connection closes); progress is reported on the way.
+  const base0 = { logsRoot, index: RuleIndex.empty(), compilers: DEFAULT_COMPILERS }
+  const range = { fromMs: Date.parse(DAY.from), toMs: Date.parse(DAY.to) }
+  const seen: Array<[number, number]> = []
+  const full = await runReplay({ ...base0, ...range, progress: (read, total) => seen.push([read, total]) })
+  t.equal(full.records, 40_200)
+  t.ok(seen.length >= 9, `progress reported ${seen.length} times`)
+  t.ok(
+    seen.every(([read, total], i) => total === day && read <= total && (i === 0 || read > seen[i - 1]![0])),
+    'bytes read grow towards the total',
+  )
+  const stop = new AbortController()
+  let reports = 0
+  await t.rejects(
+    runReplay({
+      ...base0,
+      ...range,
+      signal: stop.signal,
+      progress: () => {
+        if (++reports === 2) stop.abort(new Error('the caller went away'))
+      },
+    }),
+    /the caller went away/,
+  )
+  t.equal(reports, 2, 'it stopped at the yield after the abort')
+
   s = await startTestServer({ dataDir, env, config: { detection: { replay: { maxBytes: hour10 } } } })
   const narrow = await s.request('POST', '/replay', HOUR_10)
   t.equal(narrow.status, 200, narrow.text)
