@@ -26,6 +26,8 @@ interface FileIndex {
   readUpTo: number
   byAlert: Map<string, AlertLocations>
   entries: number
+  /** The read in progress: concurrent calls wait for it instead of reading the same lines twice. */
+  reading: Promise<void> | null
 }
 
 const READ = 1 << 20
@@ -34,7 +36,7 @@ export class AlertEventIndex {
   /** Match file → its index; the Map's order is the use order (least recent first). */
   private readonly files = new Map<string, FileIndex>()
   private entries = 0
-  /** The sorted locations of recently asked alerts, with how many there were. */
+  /** The sorted locations of the last 64 alerts asked (reused while their count is unchanged). */
   private readonly sorted = new Map<string, Location[]>()
   private readonly partitionNames = new Map<string, string>()
 
@@ -78,10 +80,21 @@ export class AlertEventIndex {
   private async caughtUp(rel: string): Promise<FileIndex> {
     let f = this.files.get(rel)
     if (f) this.files.delete(rel)
-    else f = { readUpTo: 0, byAlert: new Map(), entries: 0 }
+    else f = { readUpTo: 0, byAlert: new Map(), entries: 0, reading: null }
     this.files.set(rel, f)
+    while (f.reading) await f.reading
     const committed = this.store.committedLength(rel)
     if (committed <= f.readUpTo) return f
+    f.reading = this.readMore(f, rel, committed)
+    try {
+      await f.reading
+    } finally {
+      f.reading = null
+    }
+    return f
+  }
+
+  private async readMore(f: FileIndex, rel: string, committed: number): Promise<void> {
     const fh = await open(path.join(this.store.root, rel), 'r')
     try {
       // Chunks from the last complete line read to the committed length (which ends a line),
@@ -108,7 +121,6 @@ export class AlertEventIndex {
     } finally {
       await fh.close()
     }
-    return f
   }
 
   private addLines(f: FileIndex, text: string): void {
@@ -146,7 +158,7 @@ export class AlertEventIndex {
   private evict(keep: Set<string>): void {
     for (const [rel, f] of this.files) {
       if (this.entries <= this.maxEntries) return
-      if (keep.has(rel)) continue
+      if (keep.has(rel) || f.reading) continue
       this.files.delete(rel)
       this.entries -= f.entries
     }

@@ -65,10 +65,6 @@ export async function listDataFiles(
 
 const orderField = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
 
-export function orderKey(record: Record<string, unknown>): string {
-  return `${orderField(record.p_parse_time)}\u0000${orderField(record.p_row_id)}`
-}
-
 const EMPTY = Buffer.alloc(0)
 
 /** Complete lines of one file between two offsets, read in chunks (1 MiB by default). */

@@ -3,7 +3,7 @@
 // partitions, paged with limit 70 — every page in (data file, offset) order, the records exactly
 // those of the alert; events committed after a first call show on the next (the index catches up);
 // and an index bounded far below the matches (files dropped and read again) gives the same lists
-// as a full read of the match partitions.
+// as a full read of the match partitions, and so do two first calls at once.
 import t from 'tap'
 import path from 'node:path'
 import { AlertEventIndex, readStoredLines } from '../../src/detect/alert-events.js'
@@ -81,6 +81,9 @@ t.test('events of an alert with many matches, paged, caught up, bounded', async 
   const inOrder = (await readStoredLines(path.join(s.dataDir, 'logs'), want)).map((r: any) => r.metadata.id)
   t.same(second.ids, inOrder, 'the pages follow (data file, offset) order')
   t.same(await small.locations(group), want, 'bounded index: the same locations in the same order')
+  const [x, y] = await Promise.all([full.locations(group), full.locations(group)])
+  t.same(x, want, 'concurrent first calls: each line indexed once')
+  t.same(y, want)
   t.same(await full.locations(group), want, 'unbounded index: the same')
   const other = (await s.request('GET', '/alerts?rule-id=E.Other')).body.results[0]
   const otherGroup = s.server.detection.detector.grouper.groups.get(other.id)!
