@@ -12,6 +12,7 @@ import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
 import { liveCompilers } from './detect/compilers.js'
+import { replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -219,6 +220,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       compilers: opts.detectionCompilers ?? liveCompilers(engines),
       correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
+      replayLimits: replayLimits(config as Record<string, unknown>),
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
     })

@@ -253,14 +253,22 @@ export function alertPaths(): Obj {
         tags: ['Alerts'],
         summary: 'Replay rules over stored records',
         description:
-          'Evaluates the rules over the stored records whose event time is in [from, to), in stored order, with the served (or given) revision, and answers what a live run would give. Stores and delivers nothing. Needs View Rules.',
+          'Evaluates the rules over the stored records whose event time is in [from, to), in stored order, with the served (or given) revision, and answers what a live run would give. Stores and delivers nothing. One replay runs at a time by default (others: 503 with Retry-After); a replay stops when its caller goes away. Needs View Rules.',
         operationId: 'replay',
         requestBody: { required: true, content: json(ref('ReplayRequest')) },
         responses: {
           '200': { description: 'Counts and the alerts.', content: json(ref('ReplayResult')) },
-          '400': err('A bad time, from not before to, an unknown field, rule id or revision.'),
+          '400': err(
+            'A bad time, from not before to, an unknown field, rule id or revision; or [from, to) covers more stored bytes than one replay may read (config detection.replay.maxBytes): narrow the range.',
+          ),
           '413': err('The body is too large.'),
           '415': err('The body is not JSON.'),
+          '503': {
+            ...err(
+              'Replay is busy: as many replays as config detection.replay.concurrency allows (default 1) are running. Retry after the seconds Retry-After gives (estimated from the running replay’s progress).',
+            ),
+            headers: { 'Retry-After': { description: 'Seconds, 1 to 3600.', schema: { type: 'integer', minimum: 1 } } },
+          },
           ...auth('View Rules'),
         },
       },

@@ -10,10 +10,10 @@ import type { TokenStore } from '../auth/token-store.js'
 import { badRequest, notFound, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { SEVERITIES } from '../rules/model.js'
+import { AlertEventIndex, readStoredLines } from './alert-events.js'
 import type { Detector } from './detector.js'
 import type { DetectionStore } from './detection-store.js'
 import { alertView, STATUSES, type AlertStatus } from './grouping.js'
-import { readStoredLine } from './stored-log.js'
 
 type Query = Record<string, string | string[] | undefined>
 
@@ -79,6 +79,7 @@ export function addAlertRoutes(
   const view = requirePermission(deps.tokens, 'View Alerts')
   const manage = requirePermission(deps.tokens, 'Manage Alerts')
   const { detector } = deps
+  const events = new AlertEventIndex(deps.store)
 
   router.get('/alerts', view, (ctx) => {
     const q = ctx.query as Query
@@ -124,23 +125,9 @@ export function addAlertRoutes(
     const cursor = single(q, 'cursor')
     const skip = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : 0
     // The matches of the group lie in the event-hour partitions of its first to last event.
-    const matches = await deps.store.readMatches(
-      Date.parse(g.firstEventTime),
-      Date.parse(g.lastEventTime),
-      (m) => m.alertId === g.id,
-    )
-    matches.sort((a, b) => {
-      const ra = a.record as { partition: string; offset: number }
-      const rb = b.record as { partition: string; offset: number }
-      return ra.partition !== rb.partition ? (ra.partition < rb.partition ? -1 : 1) : ra.offset - rb.offset
-    })
-    const page = matches.slice(skip, skip + limit)
-    const results = []
-    for (const m of page) {
-      const r = m.record as { partition: string; offset: number }
-      results.push(await readStoredLine(deps.logsRoot, r.partition, r.offset))
-    }
-    ctx.body = { results, next: skip + limit < matches.length ? encodeCursor([skip + limit]) : null }
+    const locations = await events.locations(g)
+    const results = await readStoredLines(deps.logsRoot, locations.slice(skip, skip + limit))
+    ctx.body = { results, next: skip + limit < locations.length ? encodeCursor([skip + limit]) : null }
   })
 
   router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {

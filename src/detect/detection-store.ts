@@ -213,6 +213,23 @@ export class DetectionStore {
     await writeFileDurable(path.join(this.root, 'checkpoint.json'), JSON.stringify(this.checkpoint))
   }
 
+  /** Match files (relative to `detections/`) of the event hours from one time to another, inclusive. */
+  async matchFiles(fromMs: number, toMs: number): Promise<string[]> {
+    const out: string[] = []
+    const startHour = Math.floor(fromMs / 3_600_000)
+    const endHour = Math.floor(toMs / 3_600_000)
+    for (let h = startHour; h <= endHour; h++) {
+      const t = new Date(h * 3_600_000).toISOString()
+      out.push(...(await walk(this.root, `matches/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`)))
+    }
+    return out
+  }
+
+  /** How much of an output file is committed: a reader never reads a line a crash could take back. */
+  committedLength(rel: string): number {
+    return this.checkpoint.outputs[rel] ?? 0
+  }
+
   /**
    * Match lines of the partitions between two event times (inclusive hours) that `keep` accepts;
    * `quick`, when given, drops lines by their text before they are parsed (a cheap pre-filter:
@@ -225,22 +242,15 @@ export class DetectionStore {
     quick?: (line: string) => boolean,
   ) {
     const out: Array<Record<string, unknown>> = []
-    const startHour = Math.floor(fromMs / 3_600_000)
-    const endHour = Math.floor(toMs / 3_600_000)
-    for (let h = startHour; h <= endHour; h++) {
-      const t = new Date(h * 3_600_000).toISOString()
-      const rel = `matches/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`
-      for (const file of await walk(this.root, rel)) {
-        // only what is committed: a reader never sees a line that a crash could take back
-        const committed = this.checkpoint.outputs[file] ?? 0
-        const text = (await readFile(path.join(this.root, file))).subarray(0, committed).toString('utf8')
-        let parsed = 0
-        for (const line of text.split('\n')) {
-          if (line === '' || (quick && !quick(line))) continue
-          if (++parsed % 5000 === 0) await new Promise((r) => setImmediate(r))
-          const m = JSON.parse(line) as Record<string, unknown>
-          if (keep(m)) out.push(m)
-        }
+    for (const file of await this.matchFiles(fromMs, toMs)) {
+      const committed = this.committedLength(file)
+      const text = (await readFile(path.join(this.root, file))).subarray(0, committed).toString('utf8')
+      let parsed = 0
+      for (const line of text.split('\n')) {
+        if (line === '' || (quick && !quick(line))) continue
+        if (++parsed % 5000 === 0) await new Promise((r) => setImmediate(r))
+        const m = JSON.parse(line) as Record<string, unknown>
+        if (keep(m)) out.push(m)
       }
     }
     return out

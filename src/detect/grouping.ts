@@ -137,10 +137,29 @@ export interface GroupOutcome {
   created: boolean
 }
 
+/** Window starts of one rule and dedup string, sorted, with the id of each start's group. */
+interface Starts {
+  ms: number[]
+  ids: string[]
+}
+
+/** The ISO text of `now`, kept for the next call with the same millisecond (every match stamps it). */
+let lastNow = Number.NaN
+let lastNowText = ''
+function isoNow(now: number): string {
+  if (now !== lastNow) {
+    lastNowText = iso(now)
+    lastNow = now
+  }
+  return lastNowText
+}
+
 /** The groups of every rule and dedup string, with their window starts sorted per key. */
 export class Grouper {
   readonly groups = new Map<string, Group>()
-  private readonly starts = new Map<string, number[]>()
+  private readonly starts = new Map<string, Starts>()
+  /** firstEventTime and lastEventTime of a group in milliseconds (parsed once, not per match). */
+  private readonly spans = new WeakMap<Group, { first: number; last: number }>()
 
   constructor(groups: Iterable<Group> = []) {
     for (const g of groups) this.restore(g)
@@ -151,9 +170,18 @@ export class Grouper {
     this.groups.set(g.id, g)
     if (known) return
     const key = `${g.ruleId}\u0000${g.dedup}`
-    const list = this.starts.get(key) ?? []
-    insertSorted(list, Date.parse(g.windowStart))
+    const list = this.starts.get(key) ?? { ms: [], ids: [] }
+    insertSorted(list, Date.parse(g.windowStart), g.id)
     this.starts.set(key, list)
+  }
+
+  private span(g: Group): { first: number; last: number } {
+    let s = this.spans.get(g)
+    if (s === undefined) {
+      s = { first: Date.parse(g.firstEventTime), last: Date.parse(g.lastEventTime) }
+      this.spans.set(g, s)
+    }
+    return s
   }
 
   /** Adds one match (in stored order); `now` stamps createdAt/updatedAt. */
@@ -175,37 +203,31 @@ export class Grouper {
     now: number,
   ): GroupOutcome {
     const group = this.locate(rule, m, groupMs, events[0]?.eventMs ?? groupMs, now)
-    // first/last kept as numbers through the loop (two Date.parse per group, not per event)
-    const first = Date.parse(group.firstEventTime)
-    const last = Date.parse(group.lastEventTime)
-    let lo = first
-    let hi = last
-    for (const e of events) {
-      group.eventCount++
-      if (e.eventMs < lo) lo = e.eventMs
-      if (e.eventMs > hi) hi = e.eventMs
-      countSummary(group, rule.summaryAttributes, e.event)
-    }
-    if (lo !== first) group.firstEventTime = iso(lo)
-    if (hi !== last) group.lastEventTime = iso(hi)
+    for (const e of events) this.count(group, rule, e.eventMs, e.event)
     return this.settle(group, rule, now)
   }
 
   /** The group covering `groupMs` (latest start t0 ≤ it, within the period), else a new one at it, with no event. */
   private locate(rule: RuleMeta, m: MatchFields, groupMs: number, firstMs: number, now: number): Group {
     const key = `${rule.id}\u0000${m.dedup}`
-    const list = this.starts.get(key) ?? []
+    let list = this.starts.get(key)
+    if (list === undefined) {
+      list = { ms: [], ids: [] }
+      this.starts.set(key, list)
+    }
+    const starts = list.ms
     const period = rule.dedupPeriodMinutes * 60_000
-    // the latest start t0 ≤ the event time; it covers the event when eventMs < t0 + period
+    // the latest start t0 ≤ the time; it covers it when groupMs < t0 + period
     let lo = 0
-    let hi = list.length
+    let hi = starts.length
     while (lo < hi) {
       const mid = (lo + hi) >> 1
-      if (list[mid]! <= groupMs) lo = mid + 1
+      if (starts[mid]! <= groupMs) lo = mid + 1
       else hi = mid
     }
-    const t0 = lo > 0 ? list[lo - 1]! : undefined
-    if (t0 !== undefined && groupMs < t0 + period) return this.groups.get(alertId(rule.id, m.dedup, t0))!
+    const t0 = lo > 0 ? starts[lo - 1]! : undefined
+    // the id alertId(rule.id, m.dedup, t0), kept beside the start
+    if (t0 !== undefined && groupMs < t0 + period) return this.groups.get(list.ids[lo - 1]!)!
     const group: Group = {
       id: alertId(rule.id, m.dedup, groupMs),
       ruleId: rule.id,
@@ -222,7 +244,7 @@ export class Grouper {
       lastEventTime: iso(firstMs),
       alert: false,
       createdAt: null,
-      updatedAt: iso(now),
+      updatedAt: isoNow(now),
       status: 'OPEN',
       description: m.description || rule.description,
       runbook: m.runbook || rule.runbook,
@@ -231,15 +253,22 @@ export class Grouper {
       summaryCounts: {},
     }
     this.groups.set(group.id, group)
-    insertSorted(list, groupMs)
-    this.starts.set(key, list)
+    this.spans.set(group, { first: firstMs, last: firstMs })
+    insertSorted(list, groupMs, group.id)
     return group
   }
 
   private count(group: Group, rule: RuleMeta, eventMs: number, event: unknown): void {
     group.eventCount++
-    if (eventMs < Date.parse(group.firstEventTime)) group.firstEventTime = iso(eventMs)
-    if (eventMs > Date.parse(group.lastEventTime)) group.lastEventTime = iso(eventMs)
+    const span = this.span(group)
+    if (eventMs < span.first) {
+      span.first = eventMs
+      group.firstEventTime = iso(eventMs)
+    }
+    if (eventMs > span.last) {
+      span.last = eventMs
+      group.lastEventTime = iso(eventMs)
+    }
     countSummary(group, rule.summaryAttributes, event)
   }
 
@@ -248,23 +277,27 @@ export class Grouper {
     let created = false
     if (!group.alert && group.eventCount >= rule.threshold) {
       group.alert = true
-      group.createdAt = iso(now)
+      group.createdAt = isoNow(now)
       created = true
     }
-    group.updatedAt = iso(now)
+    group.updatedAt = isoNow(now)
     return { group, created }
   }
 }
 
-function insertSorted(list: number[], v: number): void {
+function insertSorted(list: Starts, v: number, id: string): void {
+  const ms = list.ms
   let lo = 0
-  let hi = list.length
+  let hi = ms.length
   while (lo < hi) {
     const mid = (lo + hi) >> 1
-    if (list[mid]! < v) lo = mid + 1
+    if (ms[mid]! < v) lo = mid + 1
     else hi = mid
   }
-  if (list[lo] !== v) list.splice(lo, 0, v)
+  if (ms[lo] !== v) {
+    ms.splice(lo, 0, v)
+    list.ids.splice(lo, 0, id)
+  }
 }
 
 /** The API shape of an alert (alerts.md §2). */

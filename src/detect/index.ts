@@ -19,6 +19,7 @@ import type { AlertHook } from './alert-hook.js'
 import { addReplayRoute } from './replay-route.js'
 import { createCorrelationMetrics } from './correlation-metrics.js'
 import { CorrelationScheduler, type CorrelationScheduleOptions } from './correlation-schedule.js'
+import type { ReplayLimits } from './config.js'
 
 export interface Detection {
   detector: Detector
@@ -48,6 +49,8 @@ export async function createDetection(opts: {
   rulesAt?: (revision: string) => Promise<RuleIndex | null>
   /** The correlation schedule's clock and minute length (tests); default: real time and minutes. */
   correlation?: Pick<CorrelationScheduleOptions, 'now' | 'minuteMs' | 'syncMs'>
+  /** Limits of `POST /replay` (config `detection.replay`; default: config.ts). */
+  replayLimits?: ReplayLimits
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const compilers = opts.compilers ?? DEFAULT_COMPILERS
@@ -89,6 +92,7 @@ export async function createDetection(opts: {
         catalog: opts.catalog,
         compilers,
         rulesAt: opts.rulesAt ?? (async () => null),
+        limits: opts.replayLimits,
       })
     },
     close: async () => {

@@ -55,12 +55,15 @@ export interface LiveIndex {
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
 
+/** The answer of most evaluations, shared (frozen) rather than allocated per rule and record. */
+export const NO_MATCH: Evaluation = Object.freeze({ matched: false })
+
 export const simpleLiveCompiler: LiveCompiler = (rule) => {
   const { rule: compiled, errors } = compileRule(rule.file.data)
   if (compiled === null) return { error: `the rule is invalid: ${errors[0]?.message ?? 'unknown problem'}` }
   return (event) => {
     try {
-      if (!compiled.matches(event)) return { matched: false }
+      if (!compiled.matches(event)) return NO_MATCH
       const severity = compiled.severity(event)
       if (severity === null) return { error: 'the rule has no valid Severity' }
       const dedup = compiled.dedup(event)

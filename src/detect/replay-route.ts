@@ -1,14 +1,18 @@
 // `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
 // matches and the alerts a run of those rules over the stored records of [from, to) would give,
-// with the served revision or the given one. Stores and delivers nothing (replay.ts).
+// with the served revision or the given one. Stores and delivers nothing (replay.ts). At most
+// `limits.concurrency` replays run at once (one more: 503 with Retry-After, estimated from the
+// running ones' progress), each reads at most `limits.maxBytes` of stored records (more: 400), and
+// a replay whose caller went away stops (docs/decisions.md, "Replay limits").
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
 import { readJsonBody } from '../api/json-body.js'
 import type { TokenStore } from '../auth/token-store.js'
-import { badRequest, validationFailed } from '../errors.js'
+import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { RuleIndex } from '../rules/rule-index.js'
+import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
 import type { Detector } from './detector.js'
 import type { LiveCompiler } from './live-rules.js'
 import { replay, ReplayRequestError } from './replay.js'
@@ -33,8 +37,22 @@ export function addReplayRoute(
     compilers: Readonly<Record<string, LiveCompiler>>
     /** The rules of another commit, or null when the repository has no such commit. */
     rulesAt: (revision: string) => Promise<RuleIndex | null>
+    limits?: ReplayLimits
   },
 ): void {
+  const limits = deps.limits ?? DEFAULT_REPLAY_LIMITS
+  /** The replays running now: when each started and how far it has read. */
+  const running = new Set<{ startedAt: number; read: number; total: number }>()
+  /** Seconds until the first running replay should end (from its progress so far), 1 to 3600. */
+  const retryAfter = () => {
+    let soonest = Number.POSITIVE_INFINITY
+    for (const r of running) {
+      const elapsed = (Date.now() - r.startedAt) / 1000
+      const left = r.read > 0 ? (elapsed * (r.total - r.read)) / r.read : 5
+      soonest = Math.min(soonest, left)
+    }
+    return Math.min(3600, Math.max(1, Math.ceil(soonest)))
+  }
   router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')
@@ -53,13 +71,30 @@ export function addReplayRoute(
     if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
       errors.push({ path: '/revision', message: 'revision must be a full commit id (40 hex digits)' })
     if (errors.length) throw validationFailed(errors)
-    let index = deps.catalog.index
-    if (typeof rev === 'string' && rev !== index.revision) {
-      const at = await deps.rulesAt(rev)
-      if (!at) throw validationFailed([{ path: '/revision', message: `no commit ${rev} in the rules repository` }])
-      index = at
+    if (running.size >= limits.concurrency) {
+      const wait = retryAfter()
+      throw new RulekeeperError(
+        'Unavailable',
+        `replay is busy: ${running.size} replay${running.size === 1 ? ' is' : 's are'} running (at most ${limits.concurrency} at once); retry in ${wait} s`,
+        {},
+        { 'Retry-After': String(wait) },
+      )
     }
+    const slot = { startedAt: Date.now(), read: 0, total: 0 }
+    running.add(slot)
+    // The caller going away (the connection closed before the answer) stops the replay.
+    const abort = new AbortController()
+    const onClose = () => {
+      if (!ctx.res.writableFinished) abort.abort()
+    }
+    ctx.res.once('close', onClose)
     try {
+      let index = deps.catalog.index
+      if (typeof rev === 'string' && rev !== index.revision) {
+        const at = await deps.rulesAt(rev)
+        if (!at) throw validationFailed([{ path: '/revision', message: `no commit ${rev} in the rules repository` }])
+        index = at
+      }
       ctx.body = await replay({
         logsRoot: deps.logsRoot,
         index,
@@ -68,10 +103,20 @@ export function addReplayRoute(
         fromMs: fromMs!,
         toMs: toMs!,
         durableLength: (file) => deps.detector.durableLength(file),
+        maxBytes: limits.maxBytes,
+        signal: abort.signal,
+        progress: (read, total) => {
+          slot.read = read
+          slot.total = total
+        },
       })
     } catch (err) {
       if (err instanceof ReplayRequestError) throw badRequest(err.message)
+      if (abort.signal.aborted) return // nobody to answer
       throw err
+    } finally {
+      ctx.res.off('close', onClose)
+      running.delete(slot)
     }
   })
 }

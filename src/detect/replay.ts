@@ -5,10 +5,11 @@
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
+import { eventTimeMs } from './event-time.js'
 import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
-import { chunkFor, LineCursor, listDataFiles, mergeCursors } from './stored-log.js'
+import { chunkFor, LineCursor, listDataFiles, StoredLogMerge } from './stored-log.js'
 
 export interface ReplayOptions {
   logsRoot: string
@@ -22,6 +23,12 @@ export interface ReplayOptions {
   durableLength?: (file: string) => number | undefined
   /** Stamps createdAt/updatedAt of the alerts (default: now). */
   now?: number
+  /** The most stored bytes (data files of the hours that meet [from, to)) to read; more is refused. */
+  maxBytes?: number
+  /** Stops the replay (the caller went away): it rejects with the signal's reason. */
+  signal?: AbortSignal
+  /** Told the bytes read so far and in all (an estimate of the time left). */
+  progress?: (read: number, total: number) => void
 }
 
 export interface ReplayResult {
@@ -36,6 +43,8 @@ export class ReplayRequestError extends Error {}
 const HOUR = 3_600_000
 /** Records per evaluation chunk (live detection's commit batch). */
 const CHUNK_RECORDS = 5000
+const YIELD_EVERY = 4096
+const mib = (n: number) => `${(n / 1024 ** 2).toFixed(n < 10 * 1024 ** 2 ? 1 : 0)} MiB`
 
 /** The log types of the stored log: the folders of `logs/` except `_rejected` and hidden ones. */
 async function storedLogTypes(logsRoot: string): Promise<string[]> {
@@ -75,6 +84,11 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
       const size = o.durableLength?.(file) ?? (await stat(path.join(o.logsRoot, file))).size
       if (size > 0) files.push([file, size])
     }
+  const total = files.reduce((n, [, size]) => n + size, 0)
+  if (o.maxBytes !== undefined && total > o.maxBytes)
+    throw new ReplayRequestError(
+      `[from, to) covers ${mib(total)} of stored records, more than a replay may read (${mib(o.maxBytes)}): narrow the range`,
+    )
   const chunk = chunkFor(files.length)
   const cursors = files.map(([file, size]) => new LineCursor(o.logsRoot, file, 0, size, chunk))
   const grouper = new Grouper()
@@ -82,9 +96,11 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   let records = 0
   let matches = 0
   // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
-  // grouping pass in stored order.
+  // grouping pass in stored order. With no batch rule, each record is evaluated as it is read.
+  const direct = live.batched.length === 0
   let batch: Array<{ record: Record<string, unknown>; eventMs: number; rules: LiveRule[] }> = []
   const evaluate = async () => {
+    if (batch.length === 0) return
     const evaluations = await evaluateRecords(
       live,
       batch.map((c) => c.record),
@@ -99,17 +115,46 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     })
     batch = []
   }
-  for await (const rec of mergeCursors(cursors)) {
-    const eventTime = String(rec.record.p_event_time ?? '')
-    const eventMs = Date.parse(eventTime)
-    if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
-    records++
-    const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
-    if (!rules) continue
-    batch.push({ record: rec.record, eventMs, rules })
-    if (batch.length >= CHUNK_RECORDS) await evaluate()
+  // The merge is synchronous between reads: no promise per record. Every YIELD_EVERY records the
+  // replay lets other work run (a server answers requests and ingests meanwhile).
+  const merge = new StoredLogMerge(cursors)
+  let bytes = 0
+  let sinceYield = 0
+  try {
+    while (await merge.read()) {
+      for (let rec = merge.next(); rec !== null; rec = merge.next()) {
+        bytes += rec.next - rec.offset
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0
+          o.progress?.(bytes, total)
+          await new Promise<void>((resolve) => setImmediate(resolve))
+          o.signal?.throwIfAborted()
+        }
+        const eventMs = eventTimeMs(String(rec.record.p_event_time ?? ''))
+        if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
+        records++
+        const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
+        if (!rules) continue
+        if (!direct) {
+          batch.push({ record: rec.record, eventMs, rules })
+          if (batch.length >= CHUNK_RECORDS) {
+            await evaluate()
+            o.signal?.throwIfAborted()
+          }
+          continue
+        }
+        for (const { meta, evaluate } of rules) {
+          const out = evaluate!(rec.record)
+          if (!('matched' in out) || !out.matched) continue
+          matches++
+          if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+        }
+      }
+    }
+    await evaluate()
+  } finally {
+    await merge.close()
   }
-  await evaluate()
   const alerts = [...grouper.groups.values()]
     .filter((g) => g.alert)
     .sort((a, b) =>

@@ -1,18 +1,31 @@
 // Reading the stored audit log in acceptance order. Each data file is appended in acceptance order
 // (the writer's queue order), so a k-way merge of the files by (p_parse_time, p_row_id) gives one
 // global order: the "stored order" that live detection, a restart and a replay all follow.
-import { open, readdir } from 'node:fs/promises'
+// Speed (docs/decisions.md, "Reading the stored log fast"): a cursor reads its file in large
+// chunks and parses a line only when it becomes the cursor's head, so few parsed records are alive
+// at once; the merge is synchronous and only awaits when a cursor has to read its next chunk.
+import { isAscii } from 'node:buffer'
+import { type FileHandle, open, readdir } from 'node:fs/promises'
 import path from 'node:path'
 
-export interface StoredRecord {
-  /** Data file, relative to `<data dir>/logs`. */
-  file: string
-  /** Byte offset of the line in the file; `next` is the offset just past it. */
-  offset: number
-  next: number
-  record: Record<string, unknown>
-  /** The order key: p_parse_time, then p_row_id (per start: a fixed prefix and a padded counter). */
-  key: string
+/** One stored line: where it is, the record, and its order fields. */
+export class StoredRecord {
+  constructor(
+    /** Data file, relative to `<data dir>/logs`. */
+    readonly file: string,
+    /** Byte offset of the line in the file; `next` is the offset just past it. */
+    readonly offset: number,
+    readonly next: number,
+    readonly record: Record<string, unknown>,
+    /** The order: p_parse_time, then p_row_id (per start: a fixed prefix and a padded counter). */
+    readonly parseTime: string,
+    readonly rowId: string,
+  ) {}
+
+  /** The order key as one string (p_parse_time NUL p_row_id): the checkpoint's `lastKey`. */
+  get key(): string {
+    return `${this.parseTime}\u0000${this.rowId}`
+  }
 }
 
 const CHUNK = 1 << 20
@@ -50,16 +63,24 @@ export async function listDataFiles(
   return out
 }
 
-export function orderKey(record: Record<string, unknown>): string {
-  return `${String(record.p_parse_time ?? '')}\u0000${String(record.p_row_id ?? '')}`
-}
+const orderField = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
 
-/** Complete lines of one file between two offsets, read in 1 MiB chunks. */
+const EMPTY = Buffer.alloc(0)
+
+/** Complete lines of one file between two offsets, read in chunks (1 MiB by default). */
 export class LineCursor {
+  /** File offset of the next read. */
   private pos: number
-  private carry: Buffer = Buffer.alloc(0)
-  private queue: StoredRecord[] = []
-  private qi = 0
+  /** The current chunk: bytes from file offset `base`; lines are parsed from `at` up to `limit`. */
+  private data: Buffer = EMPTY
+  /** The chunk as text when it is all ASCII (character index = byte index), else null. */
+  private text: string | null = null
+  private base: number
+  private at = 0
+  private limit = 0
+  private head: StoredRecord | null = null
+  /** Open from the first read until the range is read (or `close`): one open per file, not per chunk. */
+  private fh: FileHandle | null = null
   /** Lines that were not JSON objects (never written by the log source; counted, skipped). */
   skipped = 0
 
@@ -71,85 +92,191 @@ export class LineCursor {
     private readonly chunk = CHUNK,
   ) {
     this.pos = start
+    this.base = start
   }
 
-  /** The next record, or null at the end of the range (a last line without newline is not read). */
+  /**
+   * The next record without reading: the record, null at the end of the range (a last line
+   * without newline is not read), or undefined when the next chunk must be read first (`fill`).
+   */
+  peekSync(): StoredRecord | null | undefined {
+    if (this.head !== null) return this.head
+    while (this.at < this.limit) {
+      const start = this.at
+      const nl = this.text !== null ? this.text.indexOf('\n', start) : this.data.indexOf(10, start)
+      this.at = nl + 1
+      if (nl === start) continue
+      let record: unknown
+      try {
+        record = JSON.parse(this.text !== null ? this.text.slice(start, nl) : this.data.toString('utf8', start, nl))
+      } catch {
+        this.skipped++
+        continue
+      }
+      if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+        this.skipped++
+        continue
+      }
+      const r = record as Record<string, unknown>
+      this.head = new StoredRecord(
+        this.file,
+        this.base + start,
+        this.base + nl + 1,
+        r,
+        orderField(r.p_parse_time),
+        orderField(r.p_row_id),
+      )
+      return this.head
+    }
+    return this.pos >= this.end ? null : undefined
+  }
+
+  /** The next record (reading as needed), or null at the end of the range. */
   async peek(): Promise<StoredRecord | null> {
-    while (this.qi >= this.queue.length) {
-      if (this.pos >= this.end) return null
+    for (;;) {
+      const r = this.peekSync()
+      if (r !== undefined) return r
       await this.fill()
     }
-    return this.queue[this.qi] ?? null
   }
 
   take(): void {
-    this.qi++
+    this.head = null
   }
 
-  private async fill(): Promise<void> {
-    const fh = await open(path.join(this.root, this.file), 'r')
+  /** Closes the file (when a reader stops before the end of the range); reading again reopens it. */
+  async close(): Promise<void> {
+    const fh = this.fh
+    this.fh = null
+    await fh?.close()
+  }
+
+  /** Reads the next chunk; what is left of the current one (a partial line) is kept before it. */
+  async fill(): Promise<void> {
+    const carry = this.data.subarray(this.limit)
+    const want = Math.min(this.chunk, this.end - this.pos)
+    const buf = Buffer.allocUnsafe(carry.length + want)
+    carry.copy(buf, 0)
+    let got = 0
+    this.fh ??= await open(path.join(this.root, this.file), 'r')
     try {
-      const want = Math.min(this.chunk, this.end - this.pos)
-      const buf = Buffer.allocUnsafe(want)
-      let got = 0
       while (got < want) {
-        const { bytesRead } = await fh.read(buf, got, want - got, this.pos + got)
+        const { bytesRead } = await this.fh.read(buf, carry.length + got, want - got, this.pos + got)
         if (bytesRead === 0) break
         got += bytesRead
       }
-      const base = this.pos - this.carry.length
-      const data = this.carry.length ? Buffer.concat([this.carry, buf.subarray(0, got)]) : buf.subarray(0, got)
-      this.pos += got
-      if (got === 0) this.pos = this.end // the file is shorter than announced: stop, never spin
-      this.queue = []
-      this.qi = 0
-      let start = 0
-      for (;;) {
-        const nl = data.indexOf(10, start)
-        if (nl < 0) break
-        if (nl > start) {
-          try {
-            const record = JSON.parse(data.toString('utf8', start, nl)) as Record<string, unknown>
-            if (record !== null && typeof record === 'object' && !Array.isArray(record))
-              this.queue.push({
-                file: this.file,
-                offset: base + start,
-                next: base + nl + 1,
-                record,
-                key: orderKey(record),
-              })
-            else this.skipped++
-          } catch {
-            this.skipped++
-          }
-        }
-        start = nl + 1
-      }
-      this.carry = Buffer.from(data.subarray(start))
-    } finally {
-      await fh.close()
+    } catch (err) {
+      await this.close()
+      throw err
     }
+    this.base += this.limit
+    this.pos += got
+    if (got < want) this.pos = this.end // the file is shorter than announced: stop, never spin
+    if (this.pos >= this.end) await this.close()
+    const data = buf.subarray(0, carry.length + got)
+    this.data = data
+    this.at = 0
+    this.limit = data.lastIndexOf(10) + 1
+    this.text = this.limit > 0 && isAscii(data.subarray(0, this.limit)) ? data.toString('latin1', 0, this.limit) : null
   }
 }
 
-/** Merges cursors by order key (ties by file name, then offset), yielding records one by one. */
-export async function* mergeCursors(cursors: LineCursor[]): AsyncGenerator<StoredRecord> {
-  const heads: Array<{ c: LineCursor; r: StoredRecord }> = []
-  for (const c of cursors) {
-    const r = await c.peek()
-    if (r) heads.push({ c, r })
+/** Whether a comes before b in stored order (ties by file name, then offset). */
+export function storedBefore(a: StoredRecord, b: StoredRecord): boolean {
+  if (a.parseTime !== b.parseTime) return a.parseTime < b.parseTime
+  if (a.rowId !== b.rowId) return a.rowId < b.rowId
+  return a.file !== b.file ? a.file < b.file : a.offset < b.offset
+}
+
+/**
+ * The k-way merge of cursors in stored order, synchronous between reads: `next()` gives records
+ * until a cursor needs its next chunk, then `read()` reads it. The cursors with a record ready are
+ * kept in a binary heap by their head record (O(log k) per record, however many files are merged).
+ */
+export class StoredLogMerge {
+  /** Cursors whose head is parsed, as a min-heap of their heads. */
+  private readonly heap: LineCursor[] = []
+  private readonly heads: StoredRecord[] = []
+  private waiting: LineCursor[]
+
+  constructor(private readonly cursors: readonly LineCursor[]) {
+    this.waiting = [...cursors]
   }
-  const less = (a: StoredRecord, b: StoredRecord) =>
-    a.key !== b.key ? a.key < b.key : a.file !== b.file ? a.file < b.file : a.offset < b.offset
-  while (heads.length > 0) {
-    let best = 0
-    for (let i = 1; i < heads.length; i++) if (less(heads[i]!.r, heads[best]!.r)) best = i
-    const h = heads[best]!
-    yield h.r
-    h.c.take()
-    const r = await h.c.peek()
-    if (r) h.r = r
-    else heads.splice(best, 1)
+
+  /** Closes every cursor's file (a reader that stops early must call it). */
+  async close(): Promise<void> {
+    for (const c of this.cursors) await c.close()
+  }
+
+  /** Reads what the merge waits for; false once every cursor is at its end. */
+  async read(): Promise<boolean> {
+    const waiting = this.waiting
+    this.waiting = []
+    for (const c of waiting) {
+      const r = await c.peek()
+      if (r !== null) this.push(c, r)
+    }
+    return this.heap.length > 0
+  }
+
+  /** The next record in stored order, or null when a cursor must read first or all are done. */
+  next(): StoredRecord | null {
+    if (this.waiting.length > 0 || this.heap.length === 0) return null
+    const c = this.heap[0]!
+    const rec = this.heads[0]!
+    c.take()
+    const after = c.peekSync()
+    if (after) {
+      this.heads[0] = after
+      this.down(0)
+    } else {
+      // at its end (null) or waiting for its next chunk (undefined): out of the heap
+      const lastC = this.heap.pop()!
+      const lastR = this.heads.pop()!
+      if (this.heap.length > 0) {
+        this.heap[0] = lastC
+        this.heads[0] = lastR
+        this.down(0)
+      }
+      if (after === undefined) this.waiting.push(c)
+    }
+    return rec
+  }
+
+  private push(c: LineCursor, r: StoredRecord): void {
+    const heap = this.heap
+    const heads = this.heads
+    let i = heap.length
+    heap.push(c)
+    heads.push(r)
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!storedBefore(r, heads[parent]!)) break
+      heap[i] = heap[parent]!
+      heads[i] = heads[parent]!
+      i = parent
+    }
+    heap[i] = c
+    heads[i] = r
+  }
+
+  private down(i: number): void {
+    const heap = this.heap
+    const heads = this.heads
+    const n = heap.length
+    const c = heap[i]!
+    const r = heads[i]!
+    for (;;) {
+      let child = 2 * i + 1
+      if (child >= n) break
+      if (child + 1 < n && storedBefore(heads[child + 1]!, heads[child]!)) child++
+      if (!storedBefore(heads[child]!, r)) break
+      heap[i] = heap[child]!
+      heads[i] = heads[child]!
+      i = child
+    }
+    heap[i] = c
+    heads[i] = r
   }
 }
 
@@ -172,4 +299,29 @@ export async function readStoredLine(logsRoot: string, partition: string, offset
   } finally {
     await fh.close()
   }
+}
+
+/** Merges cursors in stored order, yielding up to `max` records at a time. */
+export async function* mergeBatches(cursors: readonly LineCursor[], max = 1024): AsyncGenerator<StoredRecord[]> {
+  const merge = new StoredLogMerge(cursors)
+  try {
+    while (await merge.read()) {
+      let batch: StoredRecord[] = []
+      for (let r = merge.next(); r !== null; r = merge.next()) {
+        batch.push(r)
+        if (batch.length >= max) {
+          yield batch
+          batch = []
+        }
+      }
+      if (batch.length > 0) yield batch
+    }
+  } finally {
+    await merge.close()
+  }
+}
+
+/** Merges cursors by stored order, yielding records one by one. */
+export async function* mergeCursors(cursors: readonly LineCursor[]): AsyncGenerator<StoredRecord> {
+  for await (const batch of mergeBatches(cursors)) yield* batch
 }
