@@ -9,13 +9,12 @@
 // tried before a kill and again after it are counted); a delivery acknowledged and journaled is
 // not sent again after a restart (repeats are bounded by what a kill can cut between a 2xx and its
 // journal line: at most the lane's concurrency per kill); nothing is left pending or failed.
-import http from 'node:http'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { alertId } from '../../src/detect/grouping.js'
-import { makeRecord, ndjson, post, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
-import { startChild, type ChildServer } from '../helpers/child-server.js'
+import { makeRecord, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
+import { CrashServer, IngestLoad } from '../helpers/crash-harness.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
@@ -39,15 +38,6 @@ function record(n: number) {
   delete r.login
   r.team_command = { action: 'create', command_id: 'c1', command_name: 'deliver', is_active: true }
   return r
-}
-
-async function api(c: ChildServer, method: string, p: string, body?: unknown) {
-  const res = await fetch(`${c.url}${p}`, {
-    method,
-    headers: { 'X-API-Key': API_TOKEN, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  return { status: res.status, body: (await res.json()) as any }
 }
 
 t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t) => {
@@ -89,11 +79,8 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
     RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN,
     RULEKEEPER_CONFIG: configFile,
   }
-  let child: ChildServer | undefined
-  t.teardown(() => child?.kill())
-
-  child = await startChild({ dataDir, env })
-  const created = await api(child, 'POST', '/simple-rules?run-tests-first=false', {
+  const server = new CrashServer(t, dataDir, env, API_TOKEN)
+  const created = await server.createRule({
     ...SAMPLE_BODIES.simple(RULE, {
       logTypes: ['Editor.Audit'],
       detection: '- KeyPath: team_command.command_name\n  Condition: Equals\n  Value: deliver\n',
@@ -104,71 +91,30 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
     groupBy: '- Key: user_email\n',
   })
   t.equal(created.status, 200, JSON.stringify(created.body))
-  await child.stop()
 
-  const acked = new Set<number>()
-  let next = 0
-  const unacked: number[][] = []
-  async function load(url: string, stop: { now: boolean }) {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-    try {
-      while (!stop.now) {
-        const batch = unacked.shift() ?? Array.from({ length: BATCH }, () => next++)
-        try {
-          const res = await post(`${url}/http/editor-audit`, ndjson(batch.map(record)), undefined, { agent })
-          if (res.status !== 200) throw new Error(`status ${res.status}: ${JSON.stringify(res.body)}`)
-          for (const n of batch) acked.add(n)
-        } catch (err) {
-          if (!stop.now && !/ECONNRESET|ECONNREFUSED|socket hang up|EPIPE/.test(String(err))) throw err
-          unacked.push(batch)
-          return
-        }
-        await sleep(30)
-      }
-    } finally {
-      agent.destroy()
-    }
-  }
-
-  const killedAt: number[] = []
-  for (let round = 0; round < KILLS; round++) {
-    generation = round
-    child = await startChild({ dataDir, env })
-    const stop = { now: false }
-    const worker = load(child.url, stop)
-    // Let some requests reach the receiver in this life (new alerts or the outbox of earlier ones),
-    // then kill somewhere in the next 1.5 s of ingest, detection commits and delivery attempts.
-    const before = rx.got.length
-    for (let waited = 0; rx.got.length === before && waited < 10_000; waited += 10) await sleep(10)
-    await sleep(rand.int(1500))
-    stop.now = true
-    await child.kill()
-    killedAt.push(Date.now())
-    await worker
-  }
+  // One sender, a batch every 30 ms. Let some requests reach the receiver in each life (new alerts
+  // or the outbox of earlier ones), then kill somewhere in the next 1.5 s of ingest, detection
+  // commits and delivery attempts.
+  const load = new IngestLoad(record, BATCH, 30)
+  const { acked } = load
+  await server.killRounds({
+    kills: KILLS,
+    load,
+    senders: 1,
+    progress: () => rx.got.length,
+    killDelayMs: () => rand.int(1500),
+    onRound: (round) => {
+      generation = round
+    },
+  })
 
   // The receiver recovers; a last start sends the rest (and takes the sender's retried batches).
   failing = false
   generation = KILLS
-  child = await startChild({ dataDir, env })
-  for (const batch of unacked.splice(0)) {
-    const res = await post(`${child.url}/http/editor-audit`, ndjson(batch.map(record)))
-    t.equal(res.status, 200)
-    for (const n of batch) acked.add(n)
-  }
-  for (let waited = 0; ; waited += 100) {
-    const st = (await api(child, 'GET', '/status')).body.detection
-    if (st.lagSeconds === 0 && !st.failed) break
-    if (waited > 60_000) throw new Error(`detection did not catch up: ${JSON.stringify(st)}`)
-    await sleep(100)
-  }
-  const listed: any[] = []
-  for (let cursor: string | null = null; ; ) {
-    const page = await api(child, 'GET', `/alerts?rule-id=${RULE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
-    listed.push(...page.body.results)
-    cursor = page.body.next
-    if (!cursor) break
-  }
+  const child = await server.start()
+  for (const status of await load.resend(child.url)) t.equal(status, 200)
+  await server.detectionCaughtUp()
+  const listed = await server.alerts(RULE)
 
   // No alert lost: one per acknowledged record, with the id the grouping gives it.
   const expected = new Set([...acked].map((n) => alertId(RULE, JSON.stringify([email(n)]), BASE + n * 1000)))
@@ -210,14 +156,8 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
 
   // The server's own view agrees: every delivery delivered, nothing failed.
   for (let waited = 0; ; waited += 100) {
-    const st = await api(child, 'GET', '/status')
-    const alerts: any[] = []
-    for (let cursor: string | null = null; ; ) {
-      const page = await api(child, 'GET', `/alerts?rule-id=${RULE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
-      alerts.push(...page.body.results)
-      cursor = page.body.next
-      if (!cursor) break
-    }
+    const st = await server.api('GET', '/status')
+    const alerts = await server.alerts(RULE)
     const notDelivered = alerts.filter((a) => a.destinations.length !== 1 || a.destinations[0].state !== 'delivered')
     if (notDelivered.length === 0 && st.body.delivery.failed.length === 0) break
     if (waited > 30_000) {

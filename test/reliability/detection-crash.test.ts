@@ -3,13 +3,12 @@
 // every acknowledged record is stored and evaluated (the checkpoint covers every data file; each
 // record has exactly one match per rule that matches it), and every alert exists once with the
 // count, first and last event time an independent model of the grouping gives over the stored order.
-import http from 'node:http'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { alertId } from '../../src/detect/grouping.js'
-import { makeRecord, ndjson, post, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
-import { startChild, type ChildServer } from '../helpers/child-server.js'
+import { makeRecord, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
+import { CrashServer, IngestLoad } from '../helpers/crash-harness.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const KILLS = Math.max(1, Number(process.env.RULEKEEPER_DETECT_KILLS ?? 30))
@@ -22,7 +21,6 @@ const THRESHOLD = 3
 const env = { RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN, RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN }
 const USERS = ['a', 'b', 'c', 'd', 'e'].map((u) => `${u}@example.com`)
 const BASE = Date.parse('2026-11-20T06:00:00Z')
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Record n: deterministic user, outcome and event time (3 s apart, every 7th 13 minutes early). */
 function record(n: number) {
@@ -31,15 +29,6 @@ function record(n: number) {
     user_email: USERS[(n * 7) % USERS.length],
     login: { login_type: 'LOGIN_TYPE_WEB', success: n % 3 !== 0 },
   })
-}
-
-async function api(c: ChildServer, method: string, p: string, body?: unknown) {
-  const res = await fetch(`${c.url}${p}`, {
-    method,
-    headers: { 'X-API-Key': API_TOKEN, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  return { status: res.status, body: (await res.json()) as any }
 }
 
 async function ndjsonFiles(dir: string): Promise<string[]> {
@@ -56,12 +45,10 @@ t.test(`detection survives ${KILLS} SIGKILLs during ingest`, async (t) => {
   t.setTimeout(300_000)
   const started = Date.now()
   const dataDir = tempDir('rk-detect-crash-')
-  let child: ChildServer | undefined
-  t.teardown(() => child?.kill())
+  const server = new CrashServer(t, dataDir, env, API_TOKEN)
 
   // The rule exists before any record arrives, so every record is evaluated by it.
-  child = await startChild({ dataDir, env })
-  const created = await api(child, 'POST', '/simple-rules?run-tests-first=false', {
+  const created = await server.createRule({
     ...SAMPLE_BODIES.simple(RULE, {
       logTypes: ['Editor.Audit'],
       detection: '- KeyPath: login.success\n  Condition: Equals\n  Value: false\n',
@@ -72,70 +59,24 @@ t.test(`detection survives ${KILLS} SIGKILLs during ingest`, async (t) => {
     groupBy: '- Key: user_email\n',
   })
   t.equal(created.status, 200, JSON.stringify(created.body))
-  await child.stop()
 
-  const acked = new Set<number>()
-  let next = 0
-  let unacked: number[][] = []
-  let ackedRequests = 0
-  async function load(url: string, stop: { now: boolean }) {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-    try {
-      while (!stop.now) {
-        const batch = unacked.shift() ?? Array.from({ length: BATCH }, () => next++)
-        try {
-          const res = await post(`${url}/http/editor-audit`, ndjson(batch.map(record)), undefined, { agent })
-          if (res.status !== 200) throw new Error(`status ${res.status}: ${JSON.stringify(res.body)}`)
-          for (const n of batch) acked.add(n)
-          ackedRequests++
-        } catch (err) {
-          if (!stop.now && !/ECONNRESET|ECONNREFUSED|socket hang up|EPIPE/.test(String(err))) throw err
-          unacked.push(batch)
-          return
-        }
-      }
-    } finally {
-      agent.destroy()
-    }
-  }
-
-  let startMs = 0
-  for (let round = 0; round < KILLS; round++) {
-    child = await startChild({ dataDir, env })
-    startMs += child.startMs
-    const stop = { now: false }
-    const workers = Array.from({ length: WORKERS }, () => load(child!.url, stop))
-    const before = ackedRequests
-    for (let waited = 0; ackedRequests === before && waited < 10_000; waited += 10) await sleep(10)
-    // Somewhere in the next ingest commits and detection batches.
-    await sleep(Math.random() * 400)
-    stop.now = true
-    await child.kill()
-    await Promise.all(workers)
-  }
-  t.ok(ackedRequests > KILLS, `${ackedRequests} deliveries acknowledged across ${KILLS} kills`)
+  // Kill somewhere in the next ingest commits and detection batches, once a request was acknowledged.
+  const load = new IngestLoad(record, BATCH)
+  const { acked } = load
+  const startMs = await server.killRounds({
+    kills: KILLS,
+    load,
+    senders: WORKERS,
+    progress: () => load.requests,
+    killDelayMs: () => Math.random() * 400,
+  })
+  t.ok(load.requests > KILLS, `${load.requests} deliveries acknowledged across ${KILLS} kills`)
 
   // A last start: the sender's retries get through, detection catches up.
-  child = await startChild({ dataDir, env })
-  for (const batch of unacked) {
-    const res = await post(`${child.url}/http/editor-audit`, ndjson(batch.map(record)))
-    t.equal(res.status, 200)
-    for (const n of batch) acked.add(n)
-  }
-  unacked = []
-  for (let waited = 0; ; waited += 100) {
-    const st = (await api(child, 'GET', '/status')).body.detection
-    if (st.lagSeconds === 0 && !st.failed) break
-    if (waited > 60_000) throw new Error(`detection did not catch up: ${JSON.stringify(st)}`)
-    await sleep(100)
-  }
-  const listed: any[] = []
-  for (let cursor: string | null = null; ; ) {
-    const page = await api(child, 'GET', `/alerts?rule-id=${RULE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
-    listed.push(...page.body.results)
-    cursor = page.body.next
-    if (!cursor) break
-  }
+  const child = await server.start()
+  for (const status of await load.resend(child.url)) t.equal(status, 200)
+  await server.detectionCaughtUp()
+  const listed = await server.alerts(RULE)
   t.equal(await child.stop(), 0, 'a clean stop')
 
   // The stored records, in stored order.
