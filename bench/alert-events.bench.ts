@@ -4,12 +4,13 @@
 // and parse every committed match line of those hours on each call, sort, then open the data file
 // once per record. The stored log, match files and checkpoint are written before the store opens
 // (as a restart finds them); the calls are in-process (the route's work without HTTP).
-import { mkdir, open, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { AlertEventIndex, readStoredLines } from '../src/detect/alert-events.js'
 import { DetectionStore } from '../src/detect/detection-store.js'
 import type { Group } from '../src/detect/grouping.js'
+import { readStoredLine } from '../src/detect/stored-log.js'
 import { createLogger } from '../src/log.js'
 import { percentile, type BenchContext, type BenchModule, type BenchResult } from './lib.js'
 
@@ -18,24 +19,6 @@ const ALERT_EVENTS = 20_000
 const HOURS = 3
 const CALLS = 200
 const LIMIT = 100
-
-/** The previous route's per-record read: open, read 4 KiB (growing), parse the line. */
-async function readStoredLineOld(logsRoot: string, partition: string, offset: number): Promise<unknown> {
-  const fh = await open(path.resolve(logsRoot, partition), 'r')
-  try {
-    let size = 4096
-    for (;;) {
-      const buf = Buffer.alloc(size)
-      const { bytesRead } = await fh.read(buf, 0, size, offset)
-      const nl = buf.subarray(0, bytesRead).indexOf(10)
-      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
-      if (bytesRead < size) return null
-      size *= 4
-    }
-  } finally {
-    await fh.close()
-  }
-}
 
 const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => {
   const total = Math.max(20_000, Math.round(FULL_MATCHES * ctx.scale))
@@ -132,10 +115,12 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
         const rb = b.record as { partition: string; offset: number }
         return ra.partition !== rb.partition ? (ra.partition < rb.partition ? -1 : 1) : ra.offset - rb.offset
       })
+      // one open per record: readStoredLine is the previous route's per-record read (the route's own
+      // copy of it was removed when pages moved to readStoredLines)
       const old: unknown[] = []
       for (const m of ms.slice(skip, skip + LIMIT)) {
         const r = m.record as { partition: string; offset: number }
-        old.push(await readStoredLineOld(logsRoot, r.partition, r.offset))
+        old.push(await readStoredLine(logsRoot, r.partition, r.offset))
       }
       before.push(performance.now() - t0)
       if (JSON.stringify(old) !== JSON.stringify(page)) throw new Error('the two ways gave different pages')
