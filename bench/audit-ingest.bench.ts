@@ -8,16 +8,13 @@ import { mkdir, mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { type Autocannon, CONNECTIONS, IngestLoad, importAutocannon } from './ingest-load.js'
 import type { BenchContext, BenchModule, BenchResult } from './lib.js'
 
-const RECORDS_PER_REQUEST = 100
-const CONNECTIONS = 32
 const TARGET = 30_000
 const TOKEN = 'bench-token'
 const BASELINE_BATCH_BYTES = 256 * 1024
 const SERVER = path.resolve(import.meta.dirname, '..', 'test', 'audit', 'fixtures', 'ingest-server.ts')
-
-type Autocannon = (opts: Record<string, unknown>) => Promise<any>
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
@@ -33,37 +30,6 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; url: strin
     })
     child.on('exit', (code) => reject(new Error(`ingest server exited (${code})`)))
   })
-}
-
-/** A 100-record NDJSON body; ids are made unique per request so nothing is a duplicate. */
-function bodyTemplate(): string[] {
-  const parts: string[] = []
-  for (let i = 0; i < RECORDS_PER_REQUEST; i++) {
-    const rec = {
-      ip_address: '203.0.113.10',
-      team_id: '4821',
-      user_email: 'dana@example.com',
-      metadata: {
-        id: `@@-${i}`,
-        timestamp: `2026-11-20T${String(8 + (i % 3)).padStart(2, '0')}:01:12.310Z`,
-        context: {
-          auth_id: 'idp|dana',
-          ghost_mode: false,
-          privacy_mode: 'PRIVACY_MODE_NO_TRAINING',
-          request_id: `req_${i}`,
-        },
-      },
-      invite_email_sent: {
-        invite_id: 'inv_31',
-        role: 'member',
-        sender_user_id: '77',
-        recipient_email: 'fay@example.org',
-        sender_email: 'dana@example.com',
-      },
-    }
-    parts.push(JSON.stringify(rec))
-  }
-  return parts.join('\n').split('@@')
 }
 
 async function dataFiles(dir: string): Promise<string[]> {
@@ -103,43 +69,20 @@ interface LoadResult {
 async function measureIngest(autocannon: Autocannon, dataDir: string, duration: number): Promise<LoadResult> {
   await mkdir(dataDir, { recursive: true })
   const { child, url } = await startServer(dataDir)
-  const template = bodyTemplate()
-  let seq = 0
-  let accepted = 0
-  let notAccepted = 0
-  const run = (seconds: number) =>
-    autocannon({
-      url: `${url}/http/editor-audit`,
-      connections: CONNECTIONS,
-      duration: seconds,
-      requests: [
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
-          setupRequest: (req: any) => ({ ...req, body: template.join(`b${seq++}`) }),
-          onResponse: (status: number, body: string) => {
-            if (status !== 200) return void notAccepted++
-            const n = JSON.parse(body).accepted as number
-            accepted += n
-            if (n !== RECORDS_PER_REQUEST) notAccepted++
-          },
-        },
-      ],
-    })
+  const load = new IngestLoad(autocannon, url, TOKEN)
   try {
-    await run(1) // warm-up: JIT, first files and directories
-    accepted = 0
-    notAccepted = 0
-    const result = await run(duration)
+    await load.run(1) // warm-up: JIT, first files and directories
+    load.reset()
+    const result = await load.run(duration)
     const seconds = (result.duration as number) ?? duration
     return {
-      recordsPerSecond: accepted / seconds,
-      accepted,
+      recordsPerSecond: load.accepted / seconds,
+      accepted: load.accepted,
       seconds,
       p50: result.latency.p50 as number,
       p99: result.latency.p99 as number,
       errors: (result.errors as number) + (result.timeouts as number),
-      notAccepted,
+      notAccepted: load.refused + load.partial,
     }
   } finally {
     child.kill('SIGKILL')
@@ -147,7 +90,7 @@ async function measureIngest(autocannon: Autocannon, dataDir: string, duration: 
 }
 
 const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => {
-  const autocannon = ((await import('autocannon' as string)) as { default: Autocannon }).default
+  const autocannon = await importAutocannon()
   const dataDir = path.join(ctx.tmpDir, 'audit-ingest')
   const duration = Math.max(2, Math.round(15 * ctx.scale))
   const loadavg = () => os.loadavg()[0]!.toFixed(1)

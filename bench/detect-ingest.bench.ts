@@ -10,42 +10,13 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { startChild, type ChildServer } from '../test/helpers/child-server.js'
 import { SAMPLE_BODIES } from '../test/helpers/rulekeeper.js'
+import { type Autocannon, IngestLoad, importAutocannon } from './ingest-load.js'
 import type { BenchContext, BenchModule, BenchResult } from './lib.js'
 
-type Autocannon = (opts: Record<string, unknown>) => Promise<any>
-
 const RULES = 100
-const RECORDS_PER_REQUEST = 100
-const CONNECTIONS = 32
 const SOURCE_TOKEN = 'bench-detect-source-token'
 const API_TOKEN = 'rk-bench-detect-ingest-bootstrap-token-0123'
 const TICKS = 100 // /proc clock ticks per second (USER_HZ)
-
-/** The audit-ingest bench's body, ids unique per request (`@@` is replaced). */
-function bodyTemplate(): string[] {
-  const parts: string[] = []
-  for (let i = 0; i < RECORDS_PER_REQUEST; i++)
-    parts.push(
-      JSON.stringify({
-        ip_address: '203.0.113.10',
-        team_id: '4821',
-        user_email: `user${i % 10}@example.com`,
-        metadata: {
-          id: `@@-${i}`,
-          timestamp: `2026-11-20T${String(8 + (i % 3)).padStart(2, '0')}:01:12.310Z`,
-          context: { auth_id: 'idp|dana', privacy_mode: 'PRIVACY_MODE_NO_TRAINING', request_id: `req_${i}` },
-        },
-        invite_email_sent: {
-          invite_id: 'inv_31',
-          role: 'member',
-          sender_user_id: '77',
-          recipient_email: 'fay@example.org',
-          sender_email: 'dana@example.com',
-        },
-      }),
-    )
-  return parts.join('\n').split('@@')
-}
 
 /**
  * Rule k: three conditions as real rules have them (most records fail the first or second); rule 21
@@ -129,40 +100,21 @@ async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number,
   })
   try {
     for (let k = 0; k < rules; k++) await api(child, 'POST', '/simple-rules?run-tests-first=false', ruleBody(k))
-    const template = bodyTemplate()
-    let seq = 0
-    let accepted = 0
-    let notAccepted = 0
-    const load = (seconds: number) =>
-      autocannon({
-        url: `${child.url}/http/editor-audit`,
-        connections: CONNECTIONS,
-        duration: seconds,
-        requests: [
-          {
-            method: 'POST',
-            headers: { authorization: `Bearer ${SOURCE_TOKEN}`, 'content-type': 'application/x-ndjson' },
-            setupRequest: (req: any) => ({ ...req, body: template.join(`b${seq++}`) }),
-            onResponse: (status: number, body: string) => {
-              if (status !== 200) return void notAccepted++
-              accepted += JSON.parse(body).accepted as number
-            },
-          },
-        ],
-      })
+    // The audit-ingest bench's load, with ten users (for the grouping).
+    const load = new IngestLoad(autocannon, child.url, SOURCE_TOKEN, (i) => `user${i % 10}@example.com`)
     ctx.progress(`detect-ingest: ${rules} rules, ${duration} s of load (load average ${os.loadavg()[0]!.toFixed(1)})`)
-    await load(1) // warm-up
-    const warm = accepted
-    accepted = 0
+    await load.run(1) // warm-up
+    const warm = load.accepted
+    load.accepted = 0
     const cpu0 = await cpuSeconds(child.pid)
-    const result = await load(duration)
+    const result = await load.run(duration)
     const seconds = (result.duration as number) ?? duration
     const loadEnd = performance.now()
     // Wait until detection has evaluated every accepted record.
     let status: any
     for (;;) {
       status = await api(child, 'GET', '/status')
-      if (status.detection.checkpoint.records >= warm + accepted && status.detection.lagSeconds === 0) break
+      if (status.detection.checkpoint.records >= warm + load.accepted && status.detection.lagSeconds === 0) break
       if (performance.now() - loadEnd > 600_000) throw new Error('detection did not catch up within 10 min')
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -175,10 +127,10 @@ async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number,
     const at2 = buckets.find(([le]) => le === 2)?.[1] ?? 0
     return {
       rules,
-      recordsPerSecond: accepted / seconds,
-      accepted,
+      recordsPerSecond: load.accepted / seconds,
+      accepted: load.accepted,
       p99Ack: result.latency.p99 as number,
-      errors: (result.errors as number) + (result.timeouts as number) + notAccepted,
+      errors: (result.errors as number) + (result.timeouts as number) + load.refused,
       catchUp,
       lagP99: p99,
       within2s: total > 0 ? at2 / total : 0,
@@ -192,7 +144,7 @@ async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number,
 }
 
 const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => {
-  const autocannon = ((await import('autocannon' as string)) as { default: Autocannon }).default
+  const autocannon = await importAutocannon()
   const duration = Math.max(3, Math.round(15 * ctx.scale))
   const none = await measure(ctx, autocannon, 0, duration)
   const hundred = await measure(ctx, autocannon, RULES, duration)
