@@ -12,6 +12,12 @@ const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
 /** A detection run's results, all records together (RESULT_LIMIT bounds each record's share). */
 const DETECT_RESULT_LIMIT = 64 * 1024 * 1024
+/**
+ * One detection result line (`r`), in UTF-16 units: the runtime replaces a line past 64 Ki characters
+ * (rulekeeper_runtime.py MAX_OUTPUT_BYTES) by a short error, and a character is at most two units. A
+ * longer one was written by rule code itself and stops the run (it would be stored with the alert).
+ */
+const DETECT_RECORD_LINE_LIMIT = 2 * 64 * 1024
 const STDERR_BEFORE_HELLO = 8 * 1024
 
 export class SandboxStartError extends Error {}
@@ -215,6 +221,11 @@ export class SandboxRun {
       const event = parseLine(line)
       if (!event || typeof event.t !== 'string')
         return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
+      if (perMarker && event.t === 'r' && line.length > DETECT_RECORD_LINE_LIMIT)
+        return stop(
+          'crashed',
+          `reported a result line longer than ${DETECT_RECORD_LINE_LIMIT} characters (the run was stopped)`,
+        )
       if (event.t === 'test') {
         if (typeof event.i !== 'number' || event.i !== records.length || event.i >= markers) {
           return stop('crashed', 'sent an out-of-order test marker (the run was stopped)')
