@@ -6,7 +6,7 @@
 // never reports (a severity that is not one, an over-long title, a context that is not an object or
 // nested a million deep, destinations that are not names, a line of megabytes, markers for records
 // it was not given), print frames to stdout, exhaust memory or fork, and return ill-typed values
-// from its alert functions. Each must leave the server and detection up, other rules' results true,
+// from its alert functions, or sleep just under the per-record clock on every record. Each must leave the server and detection up, other rules' results true,
 // and no secret anywhere.
 import fs from 'node:fs'
 import path from 'node:path'
@@ -328,6 +328,41 @@ def rule(event):
     t.equal(await matchCount(s, 'Atk.Beside'), 7, 'the rule beside it saw the batch')
     await detectionUp(t, s)
   })
+
+  await t.test(
+    'a rule sleeping just under the per-record clock on every record holds detection boundedly',
+    async (t) => {
+      // 8 records × 2.5 s would hold every rule's detection for 20 s; the run's wall clock for the
+      // batch (3 s + 10 ms per record: 3,090 ms for 9) stops it after the first, and the rest are errors.
+      await pyRule(
+        s,
+        'Atk.Slow',
+        `import time
+
+
+def rule(event):
+${only('slow')}    time.sleep(2.5)
+    return True
+`,
+      )
+      const started = Date.now()
+      await sendAndDetect(s, [
+        ...Array.from({ length: 8 }, (_, i) => cmd('slow', `2026-11-20T10:08:0${i}Z`)),
+        cmd('beside', '2026-11-20T10:08:09Z'),
+      ])
+      const ms = Date.now() - started
+      t.ok(ms < 9000, `detection held ${ms} ms, not 8 × 2.5 s`)
+      t.equal(await matchCount(s, 'Atk.Slow'), 1, 'the first record matched within the budget')
+      const errors = await errorsOf(s, 'Atk.Slow')
+      t.equal(errors.length, 8, 'an error at each record past the budget (the 9th record’s too)')
+      t.ok(
+        errors.every((e) => /used up the wall clock of its batch \(3090 ms\)/.test(e.error)),
+        'each names the batch budget',
+      )
+      t.equal(await matchCount(s, 'Atk.Beside'), 8, 'the rule beside it saw its record')
+      await detectionUp(t, s)
+    },
+  )
 
   await t.test('ill-typed returns from the alert functions fall back, each an error', async (t) => {
     await pyRule(

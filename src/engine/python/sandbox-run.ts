@@ -6,7 +6,7 @@
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { Job, RunLimits, RunnerHello, TestRecord } from './protocol.js'
+import { type Job, RUN_BUDGET_SPENT, type RunLimits, type RunnerHello, type TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
@@ -195,13 +195,17 @@ export class SandboxRun {
     }
     // The wall clock of the current test ends at `deadline`; a marker moves it without touching the
     // timer (a detection run has one marker per record), which re-arms itself when it fires early.
-    let deadline = performance.now() + limits.timeoutMs
+    // A detection run's whole wall clock (`runMs`) caps every record's deadline.
+    const runEnd = limits.runMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + limits.runMs
+    let deadline = Math.min(performance.now() + limits.timeoutMs, runEnd)
     const expire = () => {
-      const left = deadline - performance.now()
+      const now = performance.now()
+      const left = deadline - now
       if (left > 0) timer = setTimeout(expire, left + 1)
+      else if (now >= runEnd) stop('timeout', `${RUN_BUDGET_SPENT} (${limits.runMs} ms)`)
       else stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`)
     }
-    let timer = setTimeout(expire, limits.timeoutMs)
+    let timer = setTimeout(expire, deadline - performance.now())
     const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
@@ -241,7 +245,7 @@ export class SandboxRun {
         }
         records.push(current)
         if (perMarker) this.protocolBytes = 0
-        deadline = current.started! + limits.timeoutMs
+        deadline = Math.min(current.started! + limits.timeoutMs, runEnd)
       } else if (event.t === 'done') {
         done = true
         finish()
