@@ -137,8 +137,8 @@ export function batchLiveCompiler(engine: Required<Pick<RuleEngine, 'evaluateBat
       severity: typeof rule.view.severity === 'string' ? rule.view.severity.toUpperCase() : 'INFO',
     }
     return {
-      batch: async (events) => {
-        const out = await engine.evaluateBatch(rule.file, ctx, events)
+      batch: async (events, signal) => {
+        const out = await engine.evaluateBatch(rule.file, ctx, events, signal)
         if ('error' in out) return out
         return out.results.map((r) => pythonEvaluation(r, fields))
       },

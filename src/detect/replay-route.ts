@@ -1,24 +1,36 @@
 // `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
 // matches and the alerts a run of those rules over the stored records of [from, to) would give,
-// with the served revision or the given one. Stores and delivers nothing (replay.ts).
+// with the served revision or the given one. Stores and delivers nothing (replay.ts). At most
+// MAX_REPLAYS run at once (each reads the stored log and takes Python workers from detection; more
+// are a 503 with Retry-After), and a replay whose client went away stops (its reader and its Python
+// runs). Times must be real calendar times: 2026-02-30 or 24:00 is a 400, not a day later.
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
 import { readJsonBody } from '../api/json-body.js'
 import type { TokenStore } from '../auth/token-store.js'
-import { badRequest, validationFailed } from '../errors.js'
+import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { Detector } from './detector.js'
 import type { LiveCompiler } from './live-rules.js'
 import { replay, ReplayRequestError } from './replay.js'
 
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/i
+const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$/i
 
-/** Milliseconds of an RFC 3339 time, or undefined. */
+/** Replays running at once; more are a 503. */
+export const MAX_REPLAYS = 2
+
+/** Milliseconds of an RFC 3339 time, or undefined (a day or hour that does not exist included). */
 export function rfc3339Ms(v: unknown): number | undefined {
-  if (typeof v !== 'string' || !RFC3339.test(v)) return undefined
-  const ms = Date.parse(v)
+  const m = typeof v === 'string' ? RFC3339.exec(v) : null
+  if (!m) return undefined
+  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => Number(x ?? 0))
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate() // the last day of that month
+  if (month! < 1 || month! > 12 || day! < 1 || day! > days || hour! > 23 || minute! > 59 || second! > 59)
+    return undefined
+  if (offH! > 23 || offM! > 59) return undefined
+  const ms = Date.parse(v as string)
   return Number.isNaN(ms) ? undefined : ms
 }
 
@@ -35,6 +47,7 @@ export function addReplayRoute(
     rulesAt: (revision: string) => Promise<RuleIndex | null>
   },
 ): void {
+  let running = 0
   router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')
@@ -59,8 +72,22 @@ export function addReplayRoute(
       if (!at) throw validationFailed([{ path: '/revision', message: `no commit ${rev} in the rules repository` }])
       index = at
     }
+    if (running >= MAX_REPLAYS)
+      throw new RulekeeperError(
+        'Unavailable',
+        `${running} replays are running (at most ${MAX_REPLAYS} at once); retry when one has finished`,
+        {},
+        { 'Retry-After': '5' },
+      )
+    running++
+    const controller = new AbortController()
+    const onClose = () => {
+      if (!ctx.res.writableFinished) controller.abort(new Error('the client disconnected'))
+    }
+    ctx.res.once('close', onClose)
     try {
       ctx.body = await replay({
+        signal: controller.signal,
         logsRoot: deps.logsRoot,
         index,
         compilers: deps.compilers,
@@ -71,7 +98,12 @@ export function addReplayRoute(
       })
     } catch (err) {
       if (err instanceof ReplayRequestError) throw badRequest(err.message)
+      // nobody reads the answer; a plain 4xx keeps it out of the server-error log
+      if (controller.signal.aborted) throw badRequest('the client disconnected before the replay finished')
       throw err
+    } finally {
+      running--
+      ctx.res.off('close', onClose)
     }
   })
 }

@@ -22,6 +22,8 @@ export interface ReplayOptions {
   durableLength?: (file: string) => number | undefined
   /** Stamps createdAt/updatedAt of the alerts (default: now). */
   now?: number
+  /** Stops the replay (its reader and its Python runs) with the signal's reason: the client went away. */
+  signal?: AbortSignal
 }
 
 export interface ReplayResult {
@@ -88,7 +90,9 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     const evaluations = await evaluateRecords(
       live,
       batch.map((c) => c.record),
+      o.signal,
     )
+    o.signal?.throwIfAborted()
     batch.forEach(({ record, eventMs, rules }, i) => {
       for (const rule of rules) {
         const out = evaluations.of(rule, i, record)
@@ -100,6 +104,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     batch = []
   }
   for await (const rec of mergeCursors(cursors)) {
+    o.signal?.throwIfAborted()
     const eventTime = String(rec.record.p_event_time ?? '')
     const eventMs = Date.parse(eventTime)
     if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
