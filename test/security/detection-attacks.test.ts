@@ -63,8 +63,10 @@ t.test('rule code attacking live detection', async (t) => {
   const trap: Receiver = await startReceiver()
   t.teardown(() => Promise.all([hook.close(), trap.close()]))
   const dataDir = tempDir('rk-detect-attack-')
+  const logLines: string[] = []
   const s = await startTestServer({
     dataDir,
+    logLines,
     env: { ...DETECT_ENV, RULEKEEPER_DEST_HOOK_SECRET: DEST_SECRET, RULEKEEPER_BOOTSTRAP_TOKEN: BOOTSTRAP },
     config: {
       python: { timeoutMs: 3000 },
@@ -108,6 +110,11 @@ def alert_context(event):
     out["write tmp"] = probe(lambda: open("/tmp/pwned", "w").write("x"))
     out["connect"] = probe(lambda: socket.create_connection(("127.0.0.1", ${trapPort}), timeout=1))
     return out
+
+
+def destinations(event):
+    # a URL is no destination id: only configured destinations are ever posted to
+    return [${JSON.stringify(trap.url)}, "http://127.0.0.1:${trapPort}/x", "hook"]
 `,
       { outputIDs: ['hook'] },
     )
@@ -132,9 +139,28 @@ def alert_context(event):
     t.match(context.connect, /^refused: /, 'no socket')
     t.notOk(fs.existsSync(path.join(dataDir, 'pwned')), 'nothing written into the data directory')
     t.notOk(fs.existsSync('/tmp/pwned'), 'nothing written to the host /tmp')
-    t.equal(trap.got.length, 0, 'the local receiver got nothing')
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(trap.got.length, 0, 'the local receiver got nothing (neither from the sandbox nor as a destination)')
     await hook.until(() => hook.acked().size >= 1, 'the alert delivered')
-    for (const r of hook.got) t.notOk(r.body.includes(DEST_SECRET), 'the HMAC key is not in the delivered body')
+    t.same(
+      alert.destinations.map((d: any) => d.id),
+      ['hook'],
+      'destinations() naming URLs routes only to the configured id it named',
+    )
+    for (const r of hook.got) {
+      t.notOk(r.body.includes(DEST_SECRET), 'the HMAC key is not in the delivered body')
+      t.match(r.signature, /^sha256=[0-9a-f]{64}$/, 'the body is signed with it')
+    }
+    t.equal(trap.got.length, 0, 'the alert was delivered, and never to a URL the rule named')
+    const status = await s.request('GET', '/status')
+    t.notOk(status.text.includes(DEST_SECRET), 'not in /status')
+    const metrics = await s.request('GET', '/metrics')
+    t.notOk(metrics.text.includes(DEST_SECRET), 'not in /metrics')
+    t.ok(logLines.length > 0, 'the server logged')
+    t.notOk(
+      logLines.some((l) => l.includes(DEST_SECRET) || l.includes(BOOTSTRAP)),
+      'no secret in the server log',
+    )
     t.equal(await matchCount(s, 'Atk.Beside'), 1, 'the rule beside it matched its record')
   })
 
