@@ -214,6 +214,7 @@ export function alertPaths(): Obj {
           '404': err('No such alert.'),
           '413': err('The body is too large.'),
           '415': err('The body is not JSON.'),
+          '503': err('Two replays are running already (at most 2 at once); Retry-After says when to try again.'),
           ...auth('Manage Alerts'),
         },
       },
