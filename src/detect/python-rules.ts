@@ -12,6 +12,7 @@
 // MAX_CONTEXT_DEPTH (which would make every later write or read of the alert throw), or destinations
 // that are not names.
 import type { FunctionOutcome, RecordOutcome, RuleEngine } from '../engine/engine.js'
+import { MAX_JSON_DEPTH, nestedWithin } from '../json-depth.js'
 import { SEVERITIES } from '../rules/severity.js'
 import { indexContext } from '../service/rule-views.js'
 import { MAX_DEDUP } from './grouping.js'
@@ -23,19 +24,7 @@ const PYTHON_NAMES: Record<string, string> = { alertContext: 'alert_context', de
 /** What title() and dedup() may return, in characters (the runtime cuts longer ones to it). */
 export const MAX_TITLE = 1000
 /** How deeply alert_context() may nest (Python's json cannot write deeper under its recursion limit). */
-export const MAX_CONTEXT_DEPTH = 1000
-
-/** Whether `value` is JSON nested at most `max` arrays/objects deep (iterative: no stack to overflow). */
-export function nestedWithin(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]]
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!
-    if (v === null || typeof v !== 'object') continue
-    if (depth + 1 > max) return false
-    for (const child of Object.values(v)) stack.push([child, depth + 1])
-  }
-  return true
-}
+export const MAX_CONTEXT_DEPTH = MAX_JSON_DEPTH
 
 const isStringList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string')
 

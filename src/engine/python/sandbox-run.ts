@@ -6,6 +6,7 @@
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
+import { nestedWithin } from '../../json-depth.js'
 import { type Job, RUN_BUDGET_SPENT, type RunLimits, type RunnerHello, type TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
@@ -327,7 +328,10 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'start':
       return str(e.fn)
     case 'fn':
-      return str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback))
+      // an output nested past what JSON.stringify can write back would make the verdict a 500
+      return (
+        str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback)) && nestedWithin(e.output)
+      )
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':
