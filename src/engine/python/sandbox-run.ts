@@ -1,8 +1,8 @@
 // One sandboxed Python process: started ahead of time as a spare (bwrap → interpreter → the runner,
 // which loads the runtime and says hello on fd 3), then given exactly one job. This side enforces
-// what the process itself must not be trusted with: the wall clock of each test, the output cap on
-// fd 1 and 2, the size and shape of what arrives on fd 3, and the end of the run (the process is
-// killed at `done`; nothing it writes afterwards is read). A malformed protocol line stops this run
+// what the process itself must not be trusted with: the wall clock of each test (and of a detection
+// run's whole batch), the output cap on fd 1 and 2, the size and shape of what arrives on fd 3, and
+// the end of the run (the process is killed at `done`; nothing it writes afterwards is read). A malformed protocol line stops this run
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
