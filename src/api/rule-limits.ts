@@ -29,7 +29,8 @@ export function headerText(raw: string): string {
 /** A write's change reason (undefined when none is given); a 400 past MAX_CHANGE_REASON characters. */
 export function changeReason(rawHeader: string): string | undefined {
   const header = headerText(rawHeader)
-  if (header.length > MAX_CHANGE_REASON)
+  // Characters, not UTF-16 units: an emoji is one (counted only when the units could be too many).
+  if (header.length > MAX_CHANGE_REASON && [...header].length > MAX_CHANGE_REASON)
     throw new RulekeeperError(
       'BadRequest',
       `X-Change-Reason is longer than ${MAX_CHANGE_REASON.toLocaleString('en-US')} characters`,

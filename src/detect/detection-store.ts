@@ -56,6 +56,18 @@ async function walk(root: string, rel = ''): Promise<string[]> {
   return out
 }
 
+const HOUR_MS = 3_600_000
+
+/** The names in a directory, sorted (none when it does not exist). */
+async function listNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+}
+
 async function readLines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '')
 }
@@ -213,15 +225,14 @@ export class DetectionStore {
     await writeFileDurable(path.join(this.root, 'checkpoint.json'), JSON.stringify(this.checkpoint))
   }
 
-  /** Match files (relative to `detections/`) of the event hours from one time to another, inclusive. */
+  /**
+   * Match files (relative to `detections/`) of the event hours from one time to another, inclusive,
+   * in time order: from the partitions there are (matchPartitions), never a look-up per hour.
+   */
   async matchFiles(fromMs: number, toMs: number): Promise<string[]> {
     const out: string[] = []
-    const startHour = Math.floor(fromMs / 3_600_000)
-    const endHour = Math.floor(toMs / 3_600_000)
-    for (let h = startHour; h <= endHour; h++) {
-      const t = new Date(h * 3_600_000).toISOString()
-      out.push(...(await walk(this.root, `matches/dt=${t.slice(0, 10)}/hour=${t.slice(11, 13)}`)))
-    }
+    for (const rel of await this.matchPartitions(Math.floor(fromMs / HOUR_MS), Math.floor(toMs / HOUR_MS)))
+      out.push(...(await walk(this.root, rel)))
     return out
   }
 
@@ -251,6 +262,26 @@ export class DetectionStore {
         if (++parsed % 5000 === 0) await new Promise((r) => setImmediate(r))
         const m = JSON.parse(line) as Record<string, unknown>
         if (keep(m)) out.push(m)
+      }
+    }
+    return out
+  }
+
+  /**
+   * The match partitions (`matches/dt=…/hour=…`) of the hours [startHour, endHour], in time order,
+   * from the directories there are: a window of centuries (a correlation rule's LookbackWindowMinutes)
+   * costs a listing of the days stored, not a look-up per hour of it.
+   */
+  private async matchPartitions(startHour: number, endHour: number): Promise<string[]> {
+    const out: string[] = []
+    for (const day of await listNames(path.join(this.root, 'matches'))) {
+      const dayStart = Date.parse(`${day.slice(3)}T00:00:00Z`)
+      if (!day.startsWith('dt=') || Number.isNaN(dayStart)) continue
+      const first = dayStart / HOUR_MS
+      if (first + 23 < startHour || first > endHour) continue
+      for (const hour of await listNames(path.join(this.root, 'matches', day))) {
+        const h = first + Number(hour.slice(5))
+        if (hour.startsWith('hour=') && h >= startHour && h <= endHour) out.push(`matches/${day}/${hour}`)
       }
     }
     return out

@@ -22,6 +22,8 @@ const inProcess: RecordEvaluations = {
 export async function evaluateRecords(
   live: LiveIndex,
   records: readonly Record<string, unknown>[],
+  /** Replay: its client went away (the batch rules' runs are dropped). */
+  signal?: AbortSignal,
 ): Promise<RecordEvaluations> {
   const waiting = live.batched.filter((r) => r.batch && r.failed === undefined)
   if (waiting.length === 0 || records.length === 0) return inProcess
@@ -51,7 +53,7 @@ export async function evaluateRecords(
       if (events.length === 0) return
       let out: Evaluation[] | { error: string }
       try {
-        out = await rule.batch!(events)
+        out = await rule.batch!(events, signal)
       } catch (err) {
         out = { error: err instanceof Error ? err.message : String(err) }
       }

@@ -22,7 +22,10 @@ export type LiveEvaluator = (event: unknown) => Evaluation
  * Many records at once (Python: one worker run per rule and batch): one Evaluation per record, in
  * order, or why the rule cannot run at all (then it is not run again at this revision).
  */
-export type BatchEvaluator = (events: readonly Record<string, unknown>[]) => Promise<Evaluation[] | { error: string }>
+export type BatchEvaluator = (
+  events: readonly Record<string, unknown>[],
+  signal?: AbortSignal,
+) => Promise<Evaluation[] | { error: string }>
 
 /**
  * Builds the evaluator of one rule (in-process, or batched), or says why it cannot run; keyed by

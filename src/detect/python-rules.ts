@@ -6,13 +6,65 @@
 // runbook() over the rule's fields when they return a non-empty string; destinations() as returned
 // (routing reads it, alerts.md §4). A function that raises or returns the wrong type falls back
 // like this too (the match stands, as in Panther), and is reported as a rule error of the record.
+// The outputs come from a process running rule code, which can write the result pipe itself: the
+// runtime's type rules are checked again here (`checked`), so a forged frame cannot store a severity
+// that is not one, a title that is not text (a long one is cut as the runtime cuts it), a context that is not an object or is nested past
+// MAX_CONTEXT_DEPTH (which would make every later write or read of the alert throw), or destinations
+// that are not names.
 import type { FunctionOutcome, RecordOutcome, RuleEngine } from '../engine/engine.js'
+import { MAX_JSON_DEPTH, nestedWithin } from '../json-depth.js'
+import { SEVERITIES } from '../rules/severity.js'
 import { indexContext } from '../service/rule-views.js'
 import { MAX_DEDUP } from './grouping.js'
 import type { Evaluation, LiveCompiler } from './live-rules.js'
 
 /** The Python name of each reported function, for messages. */
 const PYTHON_NAMES: Record<string, string> = { alertContext: 'alert_context', detection: 'rule' }
+
+/** What title() and dedup() may return, in characters (the runtime cuts longer ones to it). */
+export const MAX_TITLE = 1000
+/** How deeply alert_context() may nest (Python's json cannot write deeper under its recursion limit). */
+export const MAX_CONTEXT_DEPTH = MAX_JSON_DEPTH
+
+const isStringList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string')
+
+/** Why an output the runtime would never report is refused (null: it is well-typed). */
+function refused(name: string, output: unknown): string | null {
+  if (output === null) return null
+  switch (name) {
+    case 'title':
+    case 'dedup':
+    case 'description':
+    case 'reference':
+    case 'runbook':
+      return typeof output === 'string' ? null : 'reported a value that is not a string'
+    case 'severity':
+      return typeof output === 'string' && (SEVERITIES as readonly string[]).includes(output)
+        ? null
+        : `reported a severity that is not one of ${SEVERITIES.join(', ')}`
+    case 'alertContext':
+      return typeof output !== 'object' || Array.isArray(output) || !nestedWithin(output, MAX_CONTEXT_DEPTH)
+        ? `reported a value that is not an object nested at most ${MAX_CONTEXT_DEPTH} levels deep`
+        : null
+    case 'destinations':
+      return output === 'SKIP' || isStringList(output) ? null : 'reported a value that is not a list of strings'
+    default:
+      return null
+  }
+}
+
+/** The functions' outcomes with every ill-typed output turned into that function's error. */
+function checked(functions: Record<string, FunctionOutcome>): Record<string, FunctionOutcome> {
+  const out: Record<string, FunctionOutcome> = {}
+  for (const [name, o] of Object.entries(functions)) {
+    const why = o.error === null ? refused(name, o.output) : null
+    out[name] = why === null ? o : { output: null, error: `${why} (a forged result?)` }
+  }
+  return out
+}
+
+/** `text` cut to `max` characters as Python counts them (code points). */
+const cut = (text: string, max: number) => (text.length <= max ? text : [...text].slice(0, max).join(''))
 
 const nonEmpty = (f: FunctionOutcome | undefined) =>
   f && f.error === null && typeof f.output === 'string' && f.output !== '' ? f.output : undefined
@@ -28,7 +80,8 @@ export interface PythonRuleFields {
 export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields): Evaluation {
   if (outcome === null) return { matched: false }
   if ('error' in outcome) return { error: outcome.error }
-  const f = outcome.functions
+  if (outcome.functions.detection?.output !== true) return { error: 'rule() reported a match that is not True' }
+  const f = checked(outcome.functions)
   const errors = Object.entries(f)
     .filter(([, o]) => o.error !== null)
     .map(([name, o]) => {
@@ -36,7 +89,7 @@ export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields)
       // the type checks name the function already ("severity() returned …")
       return o.error!.startsWith(`${fn} `) ? o.error! : `${fn}: ${o.error}`
     })
-  const title = nonEmpty(f.title) ?? (rule.displayName || rule.id)
+  const title = cut(nonEmpty(f.title) ?? (rule.displayName || rule.id), MAX_TITLE)
   const dedup = nonEmpty(f.dedup) ?? title
   const context = f.alertContext
   const alertContext =
@@ -73,8 +126,8 @@ export function batchLiveCompiler(engine: Required<Pick<RuleEngine, 'evaluateBat
       severity: typeof rule.view.severity === 'string' ? rule.view.severity.toUpperCase() : 'INFO',
     }
     return {
-      batch: async (events) => {
-        const out = await engine.evaluateBatch(rule.file, ctx, events)
+      batch: async (events, signal) => {
+        const out = await engine.evaluateBatch(rule.file, ctx, events, signal)
         if ('error' in out) return out
         return out.results.map((r) => pythonEvaluation(r, fields))
       },

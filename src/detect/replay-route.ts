@@ -3,7 +3,8 @@
 // with the served revision or the given one. Stores and delivers nothing (replay.ts). At most
 // `limits.concurrency` replays run at once (one more: 503 with Retry-After, estimated from the
 // running ones' progress), each reads at most `limits.maxBytes` of stored records (more: 400), and
-// a replay whose caller went away stops (docs/decisions.md, "Replay limits").
+// a replay whose caller went away stops (docs/decisions.md, "Replay limits"). Times must be real calendar times:
+// 2026-02-30 or 24:00 is a 400, not a day later.
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
@@ -17,12 +18,18 @@ import type { Detector } from './detector.js'
 import type { LiveCompiler } from './live-rules.js'
 import { replay, ReplayRequestError } from './replay.js'
 
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/i
+const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$/i
 
-/** Milliseconds of an RFC 3339 time, or undefined. */
+/** Milliseconds of an RFC 3339 time, or undefined (a day or hour that does not exist included). */
 export function rfc3339Ms(v: unknown): number | undefined {
-  if (typeof v !== 'string' || !RFC3339.test(v)) return undefined
-  const ms = Date.parse(v)
+  const m = typeof v === 'string' ? RFC3339.exec(v) : null
+  if (!m) return undefined
+  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => Number(x ?? 0))
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate() // the last day of that month
+  if (month! < 1 || month! > 12 || day! < 1 || day! > days || hour! > 23 || minute! > 59 || second! > 59)
+    return undefined
+  if (offH! > 23 || offM! > 59) return undefined
+  const ms = Date.parse(v as string)
   return Number.isNaN(ms) ? undefined : ms
 }
 
@@ -85,7 +92,7 @@ export function addReplayRoute(
     // The caller going away (the connection closed before the answer) stops the replay.
     const abort = new AbortController()
     const onClose = () => {
-      if (!ctx.res.writableFinished) abort.abort()
+      if (!ctx.res.writableFinished) abort.abort(new Error('the client disconnected'))
     }
     ctx.res.once('close', onClose)
     try {
@@ -112,7 +119,8 @@ export function addReplayRoute(
       })
     } catch (err) {
       if (err instanceof ReplayRequestError) throw badRequest(err.message)
-      if (abort.signal.aborted) return // nobody to answer
+      // nobody reads the answer; a plain 4xx keeps it out of the server-error log
+      if (abort.signal.aborted) throw badRequest('the client disconnected before the replay finished')
       throw err
     } finally {
       ctx.res.off('close', onClose)

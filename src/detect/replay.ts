@@ -104,7 +104,9 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     const evaluations = await evaluateRecords(
       live,
       batch.map((c) => c.record),
+      o.signal,
     )
+    o.signal?.throwIfAborted()
     batch.forEach(({ record, eventMs, rules }, i) => {
       for (const rule of rules) {
         const out = evaluations.of(rule, i, record)

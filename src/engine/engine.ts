@@ -78,7 +78,13 @@ export interface RuleEngine {
    * Detection: evaluates the rule on many records at once (Python: its worker runs take whole
    * batches). Engines that evaluate in-process leave this out (detection compiles them itself).
    */
-  evaluateBatch?(rule: RuleFile, ctx: EngineContext, events: readonly Record<string, unknown>[]): Promise<BatchOutcome>
+  evaluateBatch?(
+    rule: RuleFile,
+    ctx: EngineContext,
+    events: readonly Record<string, unknown>[],
+    /** Replay: its client went away (queued and running work is dropped). */
+    signal?: AbortSignal,
+  ): Promise<BatchOutcome>
   /** Starts what the first request would otherwise wait for (the Python sandbox check, spares). */
   prepare?(): Promise<void>
   /** Releases what the engine holds (worker processes). */

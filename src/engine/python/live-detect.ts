@@ -6,18 +6,24 @@
 // (wall clock, crash, output limit) is an error of that record and the run resumes after it in a
 // fresh sandbox; a rule that stops MAX_STOPS runs of one batch is not run on the rest of that batch
 // (each such record gets an error saying so), so a rule that hangs on every record costs a batch a
-// few timeouts, not one per record. A module that does not import makes the whole batch one error.
+// few timeouts, not one per record. Each run also has a wall clock for all its records together
+// (RUN_MS_PER_RECORD each, plus MAX_STOPS timeouts: the import, a slow machine): a rule slow on every record,
+// just under the per-record clock, stops there and the rest of the batch is errors, so one rule
+// holds detection for a bounded time. A module that does not import makes the whole batch one error.
 import type { RuleFile } from '../../rules/model.js'
 import type { BatchOutcome, EngineContext, FunctionOutcome, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
-import type { RunLimits, TestRecord } from './protocol.js'
+import { RUN_BUDGET_SPENT, type RunLimits, type TestRecord } from './protocol.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
+import { abortReason } from './sandbox-run.js'
 import type { WorkerPool } from './worker-pool.js'
 
 /** Stopped runs of one rule within one batch before the rest of the batch is skipped for it. */
 export const MAX_STOPS = 3
+/** The wall clock a run may spend per record it is given (on top of MAX_STOPS × `timeoutMs`). */
+export const RUN_MS_PER_RECORD = 10
 
 // One JSON text per array of records: the detector hands every rule of a log type the same array.
 const serialized = new WeakMap<readonly object[], string>()
@@ -56,8 +62,13 @@ function recordOutcome(record: TestRecord): RecordOutcome {
 export function createLiveDetection(
   pool: WorkerPool,
   limits: RunLimits,
-): (rule: RuleFile, ctx: EngineContext, events: readonly Record<string, unknown>[]) => Promise<BatchOutcome> {
-  return async (rule, ctx, events) => {
+): (
+  rule: RuleFile,
+  ctx: EngineContext,
+  events: readonly Record<string, unknown>[],
+  signal?: AbortSignal,
+) => Promise<BatchOutcome> {
+  return async (rule, ctx, events, signal) => {
     const missing = moduleProblems(rule)
     if (missing.length > 0) return { error: missing[0]!.message }
     const filters = compileRuleFilters(rule.data)
@@ -91,15 +102,22 @@ export function createLiveDetection(
     while (pending.length > 0) {
       let records: TestRecord[]
       try {
-        records = await pool.run({
-          op: 'detect',
-          rule: job,
-          globals,
-          dataModels,
-          events: text,
-          tests: pending,
-          limits: { ...limits, cpuSeconds: limits.cpuSeconds * pending.length },
-        })
+        records = await pool.run(
+          {
+            op: 'detect',
+            rule: job,
+            globals,
+            dataModels,
+            events: text,
+            tests: pending,
+            limits: {
+              ...limits,
+              cpuSeconds: limits.cpuSeconds * pending.length,
+              runMs: limits.timeoutMs * MAX_STOPS + RUN_MS_PER_RECORD * pending.length,
+            },
+          },
+          { signal },
+        )
       } catch (err) {
         if (err instanceof Error) return { error: `not evaluated: ${err.message}` }
         throw err
@@ -116,9 +134,14 @@ export function createLiveDetection(
         break
       }
       pending = pending.slice(reached)
+      if (signal?.aborted) return { error: `not evaluated: ${abortReason(signal)}` }
       if (last!.status !== 'ok') {
         stops++
         lastStop = last!.message ?? last!.status
+        if (lastStop.startsWith(RUN_BUDGET_SPENT)) {
+          for (const i of pending) results[toBatch(i)] = { error: `not evaluated: the rule's Python run ${lastStop}` }
+          break
+        }
         if (stops >= MAX_STOPS) {
           for (const i of pending)
             results[toBatch(i)] = {

@@ -15,7 +15,16 @@ export interface RunLimits {
   maxProcesses: number
   /** Everything one test may print (stdout and stderr together). */
   outputBytes: number
+  /**
+   * Detection: the wall clock of the whole run, all its records together (the per-record clock
+   * restarts at each marker, so without it a rule sleeping just under `timeoutMs` per record would
+   * hold its batch, and all detection, for records × timeoutMs). Enforced by the server.
+   */
+  runMs?: number
 }
+
+/** The start of the message of a run stopped by `runMs`. */
+export const RUN_BUDGET_SPENT = 'used up the wall clock of its batch'
 
 export interface ModuleSource {
   filename: string

@@ -1,17 +1,24 @@
 // One sandboxed Python process: started ahead of time as a spare (bwrap → interpreter → the runner,
 // which loads the runtime and says hello on fd 3), then given exactly one job. This side enforces
-// what the process itself must not be trusted with: the wall clock of each test, the output cap on
-// fd 1 and 2, the size and shape of what arrives on fd 3, and the end of the run (the process is
-// killed at `done`; nothing it writes afterwards is read). A malformed protocol line stops this run
+// what the process itself must not be trusted with: the wall clock of each test (and of a detection
+// run's whole batch), the output cap on fd 1 and 2, the size and shape of what arrives on fd 3, and
+// the end of the run (the process is killed at `done`; nothing it writes afterwards is read). A malformed protocol line stops this run
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { Job, RunLimits, RunnerHello, TestRecord } from './protocol.js'
+import { nestedWithin } from '../../json-depth.js'
+import { type Job, RUN_BUDGET_SPENT, type RunLimits, type RunnerHello, type TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
 /** A detection run's results, all records together (RESULT_LIMIT bounds each record's share). */
 const DETECT_RESULT_LIMIT = 64 * 1024 * 1024
+/**
+ * One detection result line (`r`), in UTF-16 units: the runtime replaces a line past 64 Ki characters
+ * (rulekeeper_runtime.py MAX_OUTPUT_BYTES) by a short error, and a character is at most two units. A
+ * longer one was written by rule code itself and stops the run (it would be stored with the alert).
+ */
+const DETECT_RECORD_LINE_LIMIT = 2 * 64 * 1024
 const STDERR_BEFORE_HELLO = 8 * 1024
 
 export class SandboxStartError extends Error {}
@@ -189,13 +196,17 @@ export class SandboxRun {
     }
     // The wall clock of the current test ends at `deadline`; a marker moves it without touching the
     // timer (a detection run has one marker per record), which re-arms itself when it fires early.
-    let deadline = performance.now() + limits.timeoutMs
+    // A detection run's whole wall clock (`runMs`) caps every record's deadline.
+    const runEnd = limits.runMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + limits.runMs
+    let deadline = Math.min(performance.now() + limits.timeoutMs, runEnd)
     const expire = () => {
-      const left = deadline - performance.now()
+      const now = performance.now()
+      const left = deadline - now
       if (left > 0) timer = setTimeout(expire, left + 1)
+      else if (now >= runEnd) stop('timeout', `${RUN_BUDGET_SPENT} (${limits.runMs} ms)`)
       else stop('timeout', `timed out after ${limits.timeoutMs} ms (wall clock)`)
     }
-    let timer = setTimeout(expire, limits.timeoutMs)
+    let timer = setTimeout(expire, deadline - performance.now())
     const onAbort = () => stop('timeout', `not run to the end: ${abortReason(signal!)}`)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (signal?.aborted) onAbort()
@@ -215,6 +226,11 @@ export class SandboxRun {
       const event = parseLine(line)
       if (!event || typeof event.t !== 'string')
         return stop('crashed', 'sent a malformed message to the server (the run was stopped)')
+      if (perMarker && event.t === 'r' && line.length > DETECT_RECORD_LINE_LIMIT)
+        return stop(
+          'crashed',
+          `reported a result line longer than ${DETECT_RECORD_LINE_LIMIT} characters (the run was stopped)`,
+        )
       if (event.t === 'test') {
         if (typeof event.i !== 'number' || event.i !== records.length || event.i >= markers) {
           return stop('crashed', 'sent an out-of-order test marker (the run was stopped)')
@@ -230,7 +246,7 @@ export class SandboxRun {
         }
         records.push(current)
         if (perMarker) this.protocolBytes = 0
-        deadline = current.started! + limits.timeoutMs
+        deadline = Math.min(current.started! + limits.timeoutMs, runEnd)
       } else if (event.t === 'done') {
         done = true
         finish()
@@ -312,7 +328,10 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'start':
       return str(e.fn)
     case 'fn':
-      return str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback))
+      // an output nested past what JSON.stringify can write back would make the verdict a 500
+      return (
+        str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback)) && nestedWithin(e.output)
+      )
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':

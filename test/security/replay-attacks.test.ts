@@ -1,0 +1,103 @@
+// Attacks on POST /replay on a real server with a real stored log and real Python rules in the
+// sandboxed pool: many replays at once (each reads the stored log and takes Python workers from live
+// detection), clients that go away mid-replay (their reader and Python runs must stop, freeing their
+// place), times that do not exist (Feb 30, 24:00, offsets past 23:59) and a range of ten thousand
+// years over the whole stored log.
+import t from 'tap'
+import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
+import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+
+t.test('POST /replay under attack', async (t) => {
+  const s = await startTestServer({
+    dataDir: tempDir('rk-replay-attack-'),
+    env: DETECT_ENV,
+    // two replays at once (the default is one), so a third is the one refused
+    config: { python: { timeoutMs: 10_000, poolSize: 2 }, detection: { replay: { concurrency: 2 } } },
+  })
+  t.teardown(() => s.close())
+  // A Python rule that takes 1 s per record: a replay of it over 6 records takes about 6 s.
+  const slow = await s.request('POST', '/rules', {
+    ...SAMPLE_BODIES.python('Rp.Slow', {
+      body: 'import time\n\n\ndef rule(event):\n    time.sleep(1)\n    return True\n',
+      tests: [],
+    }),
+    enabled: false, // replay only: live detection does not run it
+  })
+  t.equal(slow.status, 200, slow.text)
+  const fast = await s.request('POST', '/rules', {
+    ...SAMPLE_BODIES.python('Rp.Fast', { body: 'def rule(event):\n    return True\n', tests: [] }),
+    enabled: false,
+  })
+  t.equal(fast.status, 200, fast.text)
+  await sendAndDetect(
+    s,
+    Array.from({ length: 6 }, (_, i) => commandRecord('rp', 'x', `2026-11-20T10:00:0${i}Z`)),
+  )
+  const range = { from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z' }
+  const replayOf = (ruleIds: string[], signal?: AbortSignal) =>
+    fetch(`${s.url}/replay`, {
+      method: 'POST',
+      headers: { 'X-API-Key': s.token, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ...range, ruleIds }),
+      signal,
+    })
+
+  await t.test('a third replay at once is a 503 with Retry-After; the two running finish', async (t) => {
+    const first = [replayOf(['Rp.Slow']), replayOf(['Rp.Slow'])]
+    await new Promise((r) => setTimeout(r, 300))
+    const third = await replayOf(['Rp.Fast'])
+    t.equal(third.status, 503)
+    t.ok(Number(third.headers.get('retry-after')) > 0, 'Retry-After')
+    t.match((await third.json()).message, /at most 2 at once/)
+    for (const res of await Promise.all(first)) {
+      t.equal(res.status, 200)
+      t.equal((await res.json()).matches, 6)
+    }
+    t.equal((await replayOf(['Rp.Fast'])).status, 200, 'a place is free again')
+  })
+
+  await t.test('clients that go away free their places at once (their Python runs are stopped)', async (t) => {
+    const controllers = [new AbortController(), new AbortController()]
+    const gone = controllers.map((c) => replayOf(['Rp.Slow'], c.signal).catch(() => 'aborted'))
+    await new Promise((r) => setTimeout(r, 500))
+    for (const c of controllers) c.abort()
+    t.same(await Promise.all(gone), ['aborted', 'aborted'])
+    const started = Date.now()
+    let res = await replayOf(['Rp.Fast'])
+    while (res.status === 503 && Date.now() - started < 10_000) {
+      await new Promise((r) => setTimeout(r, 100))
+      res = await replayOf(['Rp.Fast'])
+    }
+    const ms = Date.now() - started
+    t.equal(res.status, 200)
+    t.equal((await res.json()).matches, 6)
+    t.ok(ms < 2500, `a place was free ${ms} ms after the clients left, not after their 6 s replays`)
+  })
+
+  await t.test('times that do not exist are 400s; ten thousand years read the whole log', async (t) => {
+    for (const [what, from] of [
+      ['February 30', '2026-02-30T00:00:00Z'],
+      ['hour 24', '2026-11-20T24:00:00Z'],
+      ['month 13', '2026-13-01T00:00:00Z'],
+      ['an offset of 99:99', '2026-11-20T00:00:00+99:99'],
+      ['day 0', '2026-11-00T00:00:00Z'],
+    ]) {
+      const r = await httpRequest(s.url, 'POST', '/replay', { from, to: range.to }, { 'X-API-Key': s.token })
+      t.equal(r.status, 400, what!)
+      t.match(r.text, /from must be an RFC 3339 time/)
+    }
+    const leap = await s.request('POST', '/replay', {
+      from: '2024-02-29T00:00:00Z',
+      to: range.to,
+      ruleIds: ['Rp.Fast'],
+    })
+    t.equal(leap.status, 200, 'February 29 of a leap year is a day')
+    const all = await s.request('POST', '/replay', {
+      from: '0000-01-01T00:00:00Z',
+      to: '9999-12-31T23:59:59Z',
+      ruleIds: ['Rp.Fast'],
+    })
+    t.equal(all.status, 200, all.text)
+    t.equal(all.body.matches, 6, 'every stored record, once')
+  })
+})
