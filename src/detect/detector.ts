@@ -14,7 +14,8 @@ import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
 import { eventTimeMs } from './event-time.js'
 import { type AlertStatus, type Group, Grouper, type MatchFields, matchId, type RuleMeta } from './grouping.js'
-import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
+import { buildLiveIndex, type Evaluation, type LiveCompiler, type LiveIndex, type LiveRule } from './live-rules.js'
+import { type OffloadedChunk, RuleWorker } from './rule-worker.js'
 import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
 
 export interface DetectorOptions {
@@ -29,6 +30,8 @@ export interface DetectorOptions {
   batchRecords?: number
   /** Told of each new alert before and after its commit (destinations). */
   alertHook?: AlertHook
+  /** Simple rules on a worker thread (rule-worker.ts; default true); false: all in-process. */
+  ruleWorker?: boolean
 }
 
 export class Detector {
@@ -39,6 +42,7 @@ export class Detector {
   /** Durable length of each log file announced or found, beyond what is evaluated. */
   private readonly durable = new Map<string, number>()
   private live: LiveIndex | null = null
+  private readonly ruleWorker: RuleWorker | null
   private liveFrom: RuleIndex | null = null
   private running: Promise<void> | null = null
   private again = false
@@ -66,6 +70,12 @@ export class Detector {
     this.grouper = new Grouper(o.store.groups)
     for (const g of o.store.groups) if (g.alert) this.alerts.add(g)
     this.ruleErrors = o.store.errors
+    this.ruleWorker =
+      o.ruleWorker === false
+        ? null
+        : new RuleWorker((message) =>
+            o.logger.warn({ message }, 'simple rules are evaluated in-process from now on (rule worker failed)'),
+          )
   }
 
   /** Finds every log file past the checkpoint, then evaluates; call once the log sources are open. */
@@ -293,14 +303,20 @@ export class Detector {
   private async evaluateChunk(chunk: readonly StoredRecord[], changed: Map<string, Group>): Promise<void> {
     if (chunk.length === 0) return
     const live = this.currentRules()
-    const evaluations = await evaluateRecords(
-      live,
-      chunk.map((rec) => rec.record),
-    )
+    const [offloaded, evaluations] = await Promise.all([
+      this.ruleWorker?.evaluate(
+        live,
+        chunk.map((rec) => rec.line),
+      ) ?? null,
+      evaluateRecords(
+        live,
+        chunk.map((rec) => rec.record),
+      ),
+    ])
     const time = new Date().toISOString()
     for (const { rule, error } of evaluations.failed)
       this.addError({ ruleId: rule.meta.id, revision: rule.meta.revision, time, record: null, error })
-    for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, changed)
+    for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, offloaded, changed)
   }
 
   private evaluate(
@@ -308,6 +324,7 @@ export class Detector {
     i: number,
     live: LiveIndex,
     evaluations: RecordEvaluations,
+    offloaded: OffloadedChunk | null,
     changed: Map<string, Group>,
   ): void {
     const logType = String(rec.record.p_log_type ?? '')
@@ -318,63 +335,91 @@ export class Detector {
     const eventMs = eventTimeMs(eventTime)
     const now = Date.now()
     this.counted.evaluations += rules.length
-    for (const rule of rules) {
-      const meta = rule.meta
-      const out = evaluations.of(rule, i, rec.record)
-      if ('error' in out) {
-        this.addError({
-          ruleId: meta.id,
-          revision: meta.revision,
-          time: new Date(now).toISOString(),
-          record: { partition: rec.file, offset: rec.offset },
-          error: out.error,
-        })
-        continue
-      }
-      if (!out.matched) continue
-      // Alert functions that raised: the match stands (Panther's fallbacks), each error is reported.
-      for (const error of out.errors ?? [])
-        this.addError({
-          ruleId: meta.id,
-          revision: meta.revision,
-          time: new Date(now).toISOString(),
-          record: { partition: rec.file, offset: rec.offset },
-          error,
-        })
-      let alertId: string | null = null
-      if (meta.createAlert) {
-        const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
-        alertId = group.id
-        changed.set(group.id, group)
-        if (created) {
-          this.alerts.add(group)
-          this.o.metrics?.alerts.inc()
-          if (this.o.alertHook) {
-            this.o.alertHook.created(group, meta, out)
-            this.outCreated.push(group)
-          }
+    const covered = offloaded?.covered.get(logType)
+    const hits = offloaded?.hits[i]
+    if (covered?.all) {
+      // Every rule of the log type ran on the worker: only its answers other than "no match".
+      if (hits)
+        for (const [slot, out] of hits) this.outcome(rec, rules[slot]!, out, logType, eventTime, eventMs, now, changed)
+      return
+    }
+    let h = 0
+    for (let slot = 0; slot < rules.length; slot++) {
+      const rule = rules[slot]!
+      let out: Evaluation
+      if (covered?.slots[slot]) {
+        if (hits === undefined || h >= hits.length || hits[h]![0] !== slot) continue
+        out = hits[h++]![1]
+      } else out = evaluations.of(rule, i, rec.record)
+      this.outcome(rec, rule, out, logType, eventTime, eventMs, now, changed)
+    }
+  }
+
+  /** One rule's answer on one record: a rule error, nothing, or a match (grouped, output). */
+  private outcome(
+    rec: StoredRecord,
+    rule: LiveRule,
+    out: Evaluation,
+    logType: string,
+    eventTime: string,
+    eventMs: number,
+    now: number,
+    changed: Map<string, Group>,
+  ): void {
+    const meta = rule.meta
+    if ('error' in out) {
+      this.addError({
+        ruleId: meta.id,
+        revision: meta.revision,
+        time: new Date(now).toISOString(),
+        record: { partition: rec.file, offset: rec.offset },
+        error: out.error,
+      })
+      return
+    }
+    if (!out.matched) return
+    // Alert functions that raised: the match stands (Panther's fallbacks), each error is reported.
+    for (const error of out.errors ?? [])
+      this.addError({
+        ruleId: meta.id,
+        revision: meta.revision,
+        time: new Date(now).toISOString(),
+        record: { partition: rec.file, offset: rec.offset },
+        error,
+      })
+    let alertId: string | null = null
+    if (meta.createAlert) {
+      const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
+      alertId = group.id
+      changed.set(group.id, group)
+      if (created) {
+        this.alerts.add(group)
+        this.o.metrics?.alerts.inc()
+        if (this.o.alertHook) {
+          this.o.alertHook.created(group, meta, out)
+          this.outCreated.push(group)
         }
       }
-      this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })
-      this.outMatches.push([
-        eventTime,
-        {
-          id: matchId(meta.id, rec.file, rec.offset),
-          ruleId: meta.id,
-          ruleKind: meta.kind,
-          revision: meta.revision,
-          logType,
-          eventTime,
-          record: { partition: rec.file, offset: rec.offset },
-          dedup: out.dedup,
-          title: out.title,
-          severity: out.severity,
-          alertContext: out.alertContext,
-          signal: !meta.createAlert,
-          alertId,
-        },
-      ])
     }
+    this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })
+    this.outMatches.push([
+      eventTime,
+      {
+        id: matchId(meta.id, rec.file, rec.offset),
+        ruleId: meta.id,
+        ruleKind: meta.kind,
+        revision: meta.revision,
+        logType,
+        eventTime,
+        record: { partition: rec.file, offset: rec.offset },
+        dedup: out.dedup,
+        title: out.title,
+        severity: out.severity,
+        alertContext: out.alertContext,
+        signal: !meta.createAlert,
+        alertId,
+      },
+    ])
   }
 
   /**
@@ -436,6 +481,7 @@ export class Detector {
   async close(): Promise<void> {
     this.closed = true
     await this.idle()
+    await this.ruleWorker?.close()
     await this.o.store.close()
   }
 }
