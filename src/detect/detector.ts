@@ -34,6 +34,15 @@ export interface DetectorOptions {
   ruleWorker?: boolean
 }
 
+/** A chunk whose evaluation is under way. */
+interface Started {
+  chunk: StoredRecord[]
+  live: LiveIndex
+  /** Rule errors of rules that do not compile, for a revision first used by this chunk. */
+  broken: RuleErrorRecord[]
+  evaluations: Promise<[OffloadedChunk | null, RecordEvaluations]>
+}
+
 export class Detector {
   readonly alerts = new AlertIndex()
   readonly grouper: Grouper
@@ -148,16 +157,18 @@ export class Detector {
     }
   }
 
-  private currentRules(): LiveIndex {
+  /** The live rules, and the rule errors of rules that do not compile when the revision is new. */
+  private currentRules(): { live: LiveIndex; broken: RuleErrorRecord[] } {
     const index = this.o.catalog.index
+    const broken: RuleErrorRecord[] = []
     if (this.live === null || this.liveFrom !== index) {
       this.live = buildLiveIndex(index, this.o.compilers)
       this.liveFrom = index
       const time = new Date().toISOString()
       for (const b of this.live.broken)
-        this.addError({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
+        broken.push({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
     }
-    return this.live
+    return { live: this.live, broken }
   }
 
   private addError(e: RuleErrorRecord): void {
@@ -258,19 +269,38 @@ export class Detector {
     // Records are read into a chunk, evaluated together (the batch rules' worker runs first, then
     // one pass in stored order), and committed; a chunk cut short by close() is evaluated again at
     // the next start. The merge is synchronous between reads of the log (stored-log.ts): no
-    // promise per record.
+    // promise per record. Without batch rules, a chunk's evaluation (on the rule worker) goes on
+    // while the next chunk is read; its pass in stored order comes before the next chunk's.
     let pending: StoredRecord[] = []
-    const evaluate = async () => {
-      if (pending.length === 0) return
-      await this.evaluateChunk(pending, changed)
-      for (const rec of pending) {
+    let started: Started | null = null
+    const finish = async () => {
+      if (started === null) return
+      const s = started
+      started = null
+      const evaluations = await s.evaluations
+      this.finishChunk(s, evaluations, changed)
+      for (const rec of s.chunk) {
         offsets[rec.file] = rec.next
         count++
         // every 8th record (the first 1,000 of each batch overstated the lag: they are its oldest)
         if ((count & 7) === 0) lagSum.push(Date.parse(rec.parseTime) || Date.now())
       }
-      last = pending[pending.length - 1]!
+      last = s.chunk[s.chunk.length - 1]!
+    }
+    const evaluate = async (final: boolean) => {
+      if (pending.length === 0) return finish()
+      const chunk = pending
       pending = []
+      const rules = this.currentRules()
+      if (!final && rules.live.batched.length === 0) {
+        const next = this.startChunk(chunk, rules)
+        await finish()
+        started = next
+        return
+      }
+      await finish()
+      started = this.startChunk(chunk, rules)
+      await finish()
     }
     const merge = new StoredLogMerge(cursors)
     try {
@@ -279,7 +309,7 @@ export class Detector {
           if (this.closed) break read
           pending.push(rec)
           if (pending.length >= batchMax) {
-            await evaluate()
+            await evaluate(false)
             if (count >= batchMax && (!committing || count >= 10 * batchMax)) await flush(false)
           }
         }
@@ -287,8 +317,9 @@ export class Detector {
     } finally {
       await merge.close()
     }
-    if (!this.closed) {
-      await evaluate()
+    if (this.closed) await finish()
+    else {
+      await evaluate(true)
       // Past the last complete line of each range (lines that were not records included).
       for (const [file, , to] of work) offsets[file] = to
     }
@@ -299,11 +330,10 @@ export class Detector {
     }
   }
 
-  /** One chunk with the rules served when it starts (a revision served meanwhile applies to the next). */
-  private async evaluateChunk(chunk: readonly StoredRecord[], changed: Map<string, Group>): Promise<void> {
-    if (chunk.length === 0) return
-    const live = this.currentRules()
-    const [offloaded, evaluations] = await Promise.all([
+  /** Starts a chunk's evaluation with the rules served when it starts (a later revision applies to the next). */
+  private startChunk(chunk: StoredRecord[], rules: { live: LiveIndex; broken: RuleErrorRecord[] }): Started {
+    const { live } = rules
+    const evaluations = Promise.all([
       this.ruleWorker?.evaluate(
         live,
         chunk.map((rec) => rec.line),
@@ -313,9 +343,21 @@ export class Detector {
         chunk.map((rec) => rec.record),
       ),
     ])
+    evaluations.catch(() => {}) // awaited by finishChunk's caller, unless the run stops first
+    return { chunk, live, broken: rules.broken, evaluations }
+  }
+
+  /** A chunk's pass in stored order: rule errors, matches, grouping. */
+  private finishChunk(
+    s: Started,
+    [offloaded, evaluations]: [OffloadedChunk | null, RecordEvaluations],
+    changed: Map<string, Group>,
+  ): void {
+    for (const e of s.broken) this.addError(e)
     const time = new Date().toISOString()
     for (const { rule, error } of evaluations.failed)
       this.addError({ ruleId: rule.meta.id, revision: rule.meta.revision, time, record: null, error })
+    const { chunk, live } = s
     for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, offloaded, changed)
   }
 
