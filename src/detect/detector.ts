@@ -55,6 +55,11 @@ export class Detector {
   private liveFrom: RuleIndex | null = null
   private running: Promise<void> | null = null
   private again = false
+  /** The last commit of the stored-log runs, while it is not durable (the next run may go on meanwhile). */
+  private inFlight: Promise<void> | null = null
+  private committing = false
+  /** How far each log file is evaluated, committed or not: where the next run starts. */
+  private readonly evaluatedTo = new Map<string, number>()
   private closed = false
   private pendingSince: number | null = null
   private failure: unknown = null
@@ -129,9 +134,11 @@ export class Detector {
           this.again = false
           await this.runOnce()
         } while (this.again && !this.closed)
+        await this.inFlight
         while (this.patches.length > 0 || this.externalWaiting.length > 0) await this.commitBatch(new Map(), {})
       } catch (err) {
         this.failure = err
+        this.evaluatedTo.clear() // a later run starts from the checkpoint again, as a restart would
         this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
       } finally {
         this.running = null
@@ -225,11 +232,14 @@ export class Detector {
     const cp = this.o.store.checkpoint
     const work: Array<[string, number, number]> = []
     for (const [file, size] of this.durable) {
-      const from = cp.logs[file] ?? 0
+      const from = Math.max(cp.logs[file] ?? 0, this.evaluatedTo.get(file) ?? 0)
       if (size > from) work.push([file, from, size])
     }
     if (work.length === 0) {
-      this.pendingSince = null
+      // The lag is zero once the previous run's last commit is durable (and nothing came meanwhile).
+      await this.inFlight
+      if (![...this.durable].some(([f, size]) => size > (this.o.store.checkpoint.logs[f] ?? 0)))
+        this.pendingSince = null
       return
     }
     const startedAt = Date.now()
@@ -242,29 +252,34 @@ export class Detector {
     let last: StoredRecord | null = null
     let lagSum: number[] = []
     // One commit may be in flight while the next batch is evaluated (commits stay in order, each
-    // takes its batch's output synchronously); the last one is awaited before the run ends. While
+    // takes its batch's output synchronously); the last one is awaited before the run ends, unless
+    // another run is due: that one reads on from `evaluatedTo` meanwhile (its first flush awaits
+    // it, and the loop in kick() awaits the last; a failed commit stops detection). While
     // it is in flight the next batch keeps growing (up to 10 × batchRecords): when fsyncs are slow
     // (ingest shares the disk and the I/O threads) fewer, larger commits keep detection up to date.
-    let inFlight: Promise<void> | null = null
-    let committing = false
     const flush = async (final: boolean) => {
       this.o.metrics?.records.inc(this.counted.records)
       this.o.metrics?.evaluations.inc(this.counted.evaluations)
       this.counted = { records: 0, evaluations: 0 }
-      if (inFlight) await inFlight
+      if (this.inFlight) await this.inFlight
       const lags = lagSum
-      committing = true
-      inFlight = this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count }).then(() => {
-        committing = false
-        const now = Date.now()
-        for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
-      })
-      inFlight.catch(() => {}) // observed by the next flush's await
+      this.committing = true
+      for (const [file, to] of Object.entries(offsets)) this.evaluatedTo.set(file, to)
+      const commit = this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count }).then(
+        () => {
+          this.committing = false
+          const now = Date.now()
+          for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
+        },
+      )
+      this.inFlight = commit
+      commit.catch(() => {}) // observed by the next flush's await
       offsets = {}
       changed = new Map()
       count = 0
       lagSum = []
-      if (final) await inFlight
+      // A run's last commit is awaited unless another run is due: that one reads on meanwhile.
+      if (final && (!this.again || this.closed)) await commit
     }
     // Records are read into a chunk, evaluated together (the batch rules' worker runs first, then
     // one pass in stored order), and committed; a chunk cut short by close() is evaluated again at
@@ -310,7 +325,7 @@ export class Detector {
           pending.push(rec)
           if (pending.length >= batchMax) {
             await evaluate(false)
-            if (count >= batchMax && (!committing || count >= 10 * batchMax)) await flush(false)
+            if (count >= batchMax && (!this.committing || count >= 10 * batchMax)) await flush(false)
           }
         }
       }
