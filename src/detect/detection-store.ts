@@ -6,9 +6,9 @@
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
 // the records after it are evaluated again and nothing is written twice.
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, readFile, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import { fsyncDir, renameDurable, writeFileDurable, writeSynced } from '../durable-file.js'
+import { fsyncDir, writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
 import type { Group } from './grouping.js'
 
@@ -69,6 +69,8 @@ export class DetectionStore {
   private readonly outs = new Map<string, Out>()
   private readonly newDirs = new Set<string>()
   private tail: Promise<unknown> = Promise.resolve()
+  /** `detections/` itself, open once a commit has fsynced it (the checkpoint's rename). */
+  private rootFh: FileHandle | null = null
   private journal: string
 
   private constructor(
@@ -189,8 +191,17 @@ export class DetectionStore {
       }
       const file = path.join(this.root, 'checkpoint.json')
       const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+      let closing: Promise<void> = Promise.resolve()
       const written = await Promise.allSettled([
-        open(tmp, 'w', 0o666).then((fh) => writeSynced(fh, JSON.stringify(next))),
+        (async () => {
+          const fh = await open(tmp, 'w', 0o666)
+          try {
+            await fh.writeFile(JSON.stringify(next))
+            await fh.sync()
+          } finally {
+            closing = fh.close() // awaited with the rename: a renamed file may still be open
+          }
+        })(),
         ...work.map(async ([rel, o, buf]) => {
           if (!o.fh) {
             const abs = path.join(this.root, rel)
@@ -213,11 +224,16 @@ export class DetectionStore {
       ])
       const failed = written.find((r) => r.status === 'rejected')
       if (failed) {
+        await closing.catch(() => {})
         await unlink(tmp).catch(() => {})
         throw failed.reason
       }
       this.checkpoint = next
-      await renameDurable(tmp, file)
+      // Each await is a turn of the event loop, which ingest keeps busy: the folder stays open
+      // (one fsync, not open, fsync, close), and the temp's close goes beside the rename.
+      await Promise.all([rename(tmp, file), closing])
+      this.rootFh ??= await open(this.root, 'r')
+      await this.rootFh.sync()
     })
     this.tail = run.catch(() => undefined)
     return run
@@ -274,5 +290,7 @@ export class DetectionStore {
     await this.tail
     for (const o of this.outs.values()) await o.fh?.close()
     this.outs.clear()
+    await this.rootFh?.close()
+    this.rootFh = null
   }
 }
