@@ -2,8 +2,9 @@
 // thread"): the detector hands a chunk's stored lines (one string) to the worker, which parses and
 // evaluates them with the revision's simple rules (sent once per revision) and answers only the
 // matches and errors, by record index and rule slot. Everything stateful (grouping, output, the
-// checkpoint) stays with the detector, in stored order. Any failure of the worker answers null:
-// the detector then evaluates in-process, and the worker is not used again.
+// checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
+// in tests and benches, which can take seconds on a loaded machine) and after any failure, the
+// answer is null: the detector then evaluates in-process (after a failure, for good).
 import { Worker } from 'node:worker_threads'
 import type { Evaluation, LiveIndex } from './live-rules.js'
 import { offloadableData } from './live-rules.js'
@@ -28,13 +29,20 @@ function startWorker(): Worker {
   return new Worker(new URL('./simple-rule-worker.js', import.meta.url))
 }
 
+type Answer = Exclude<RuleWorkerAnswer, { ready: true }>
+
 export class RuleWorker {
   private worker: Worker | null = null
+  private loaded: Promise<boolean> | null = null
+  private isLoaded = false
   private disabled = false
   private sentFor: LiveIndex | null = null
+  /** The rules message of `sentFor` (null: no rule of it runs on the worker), and whether it was sent. */
+  private rules: RuleWorkerRequest | null = null
+  private rulesSent = false
   private covered: OffloadedChunk['covered'] = new Map()
   private nextId = 0
-  private readonly pending = new Map<number, { resolve: (a: RuleWorkerAnswer | null) => void }>()
+  private readonly pending = new Map<number, { resolve: (a: Answer | null) => void }>()
 
   constructor(private readonly onFailure: (message: string) => void) {}
 
@@ -42,14 +50,21 @@ export class RuleWorker {
   async evaluate(live: LiveIndex, lines: readonly string[]): Promise<OffloadedChunk | null> {
     if (this.disabled || lines.length === 0) return null
     if (this.sentFor !== live) {
-      const request = this.plan(live)
+      this.rules = this.plan(live)
       this.sentFor = live
-      if (request === null) this.covered = new Map()
-      else this.send(request)
+      this.rulesSent = false
     }
-    if (this.covered.size === 0) return null
+    if (this.rules === null) return null
+    if (!this.isLoaded) {
+      void this.ready()
+      return null
+    }
+    if (!this.rulesSent) {
+      this.send(this.rules)
+      this.rulesSent = true
+    }
     const id = this.nextId++
-    const answer = await new Promise<RuleWorkerAnswer | null>((resolve) => {
+    const answer = await new Promise<Answer | null>((resolve) => {
       this.pending.set(id, { resolve })
       this.send({ type: 'chunk', id, lines: lines.join('\n') })
     })
@@ -89,23 +104,40 @@ export class RuleWorker {
     return logTypes.length === 0 ? null : { type: 'rules', logTypes }
   }
 
-  private send(msg: RuleWorkerRequest): void {
-    if (!this.worker) {
+  /** Starts the worker if needed; true once it has loaded, false when it failed or is closed. */
+  ready(): Promise<boolean> {
+    if (this.disabled) return Promise.resolve(false)
+    this.loaded ??= new Promise<boolean>((resolve) => {
       const w = startWorker()
       this.worker = w
+      w.unref()
       w.on('message', (answer: RuleWorkerAnswer) => {
+        if ('ready' in answer) {
+          this.isLoaded = true
+          return resolve(true)
+        }
         const p = this.pending.get(answer.id)
         this.pending.delete(answer.id)
         if (this.pending.size === 0) w.unref()
         p?.resolve(answer)
       })
-      w.on('error', (err) => this.fail(`the rule worker failed: ${err.message}`))
+      w.on('error', (err) => {
+        resolve(false)
+        this.fail(`the rule worker failed: ${err.message}`)
+      })
       w.on('exit', (code) => {
+        resolve(false)
         if (this.worker === w) this.fail(`the rule worker stopped (exit code ${code})`)
       })
-    }
-    if (msg.type === 'chunk') this.worker.ref() // held while an answer is awaited
-    this.worker.postMessage(msg)
+    })
+    return this.loaded
+  }
+
+  private send(msg: RuleWorkerRequest): void {
+    const w = this.worker
+    if (!w) return
+    if (msg.type === 'chunk') w.ref() // held while an answer is awaited
+    w.postMessage(msg)
   }
 
   private fail(message: string): void {

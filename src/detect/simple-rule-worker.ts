@@ -12,8 +12,11 @@ export type RuleWorkerRequest =
     }
   | { type: 'chunk'; id: number; lines: string }
 
-/** `hits`: flat triples [record index, slot, evaluation], in record then slot order. */
-export type RuleWorkerAnswer = { id: number; hits: Array<number | SimpleEvaluation> } | { id: number; error: string }
+/** `hits`: flat triples [record index, slot, evaluation], in record then slot order; `ready` once loaded. */
+export type RuleWorkerAnswer =
+  | { id: number; hits: Array<number | SimpleEvaluation> }
+  | { id: number; error: string }
+  | { ready: true }
 
 type Evaluator = (event: unknown) => SimpleEvaluation
 
@@ -78,3 +81,5 @@ parentPort!.on('message', (msg: RuleWorkerRequest) => {
   }
   parentPort!.postMessage(answer)
 })
+
+parentPort!.postMessage({ ready: true } satisfies RuleWorkerAnswer)

@@ -1,7 +1,7 @@
 // The rule worker of live detection (src/detect/rule-worker.ts): simple rules evaluated on the
 // worker thread answer exactly what the in-process evaluators answer, per record and rule slot;
-// rules it cannot take stay in-process; a new revision replaces the rules; a chunk it cannot
-// evaluate answers null (the detector then evaluates in-process) and the worker is not used again.
+// rules it cannot take stay in-process; a new revision replaces the rules; until it has loaded, and
+// after a chunk it cannot evaluate, it answers null (the detector then evaluates in-process).
 import t from 'tap'
 import type { IndexedRule } from '../../src/rules/rule-index.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
@@ -81,6 +81,8 @@ t.test('the worker answers what the in-process evaluators answer', async (t) => 
   const worker = new RuleWorker((m) => failures.push(m))
   t.teardown(() => worker.close())
   const live = index([teamRule, neverRule, unicodeRule])
+  t.equal(await worker.evaluate(live, lines), null, 'until the worker has loaded: in-process')
+  t.equal(await worker.ready(), true)
   const out = await worker.evaluate(live, lines)
   t.ok(out, 'the worker evaluated the chunk')
   t.same(out!.covered.get('Editor.Audit'), { slots: [true, true, true], all: true })
@@ -95,6 +97,8 @@ t.test('rules the worker cannot take stay in-process; a new revision replaces th
   const worker = new RuleWorker(() => {})
   t.teardown(() => worker.close())
   const wrapped: LiveRule = { meta: meta('T.Wrapped'), evaluate: (ev) => teamRule.evaluate!(ev) }
+  t.equal(await worker.evaluate(index([wrapped]), lines), null, 'nothing for the worker: null')
+  t.equal(await worker.ready(), true)
   const mixed = await worker.evaluate(index([wrapped, unicodeRule]), lines)
   t.same(mixed!.covered.get('Editor.Audit'), { slots: [false, true], all: false })
   t.ok(
@@ -112,9 +116,11 @@ t.test('a chunk the worker cannot evaluate answers null, and the worker is not u
   const worker = new RuleWorker((m) => failures.push(m))
   t.teardown(() => worker.close())
   const live = index([teamRule])
+  t.equal(await worker.ready(), true)
   t.equal(await worker.evaluate(live, ['{"p_log_type":"Editor.Audit"', ...lines]), null)
   t.equal(failures.length, 1)
   t.match(failures[0], /the rule worker could not evaluate a chunk: .*JSON/)
   t.equal(await worker.evaluate(live, lines), null, 'the detector evaluates in-process from now on')
   t.equal(failures.length, 1, 'told once')
+  t.equal(await worker.ready(), false)
 })
