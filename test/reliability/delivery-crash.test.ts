@@ -126,7 +126,23 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
   )
   t.equal(listed.length, expected.size, 'every expected alert exists, once')
 
-  await rx.until(() => [...expected].every((id) => rx.acked().has(id)), 'every alert acknowledged', 90_000)
+  // Every alert acknowledged, however many the machine's speed let the load make (1,100 to 5,500
+  // seen): the wait fails when the receiver gets no new alert for 30 s (a stall), not at a fixed time.
+  const recoveredAt = Date.now()
+  let seen = -1
+  let progressAt = Date.now()
+  for (;;) {
+    const acked = rx.acked()
+    const done = [...expected].filter((id) => acked.has(id)).length
+    if (done === expected.size) break
+    if (done > seen) {
+      seen = done
+      progressAt = Date.now()
+    }
+    if (Date.now() - progressAt > 30_000 || Date.now() - recoveredAt > 600_000) break
+    await sleep(250)
+  }
+  t.comment(`${expected.size} alerts acknowledged ${Date.now() - recoveredAt} ms after the receiver recovered`)
   const lateOnes = [...expected].filter((id) => !rx.acked().has(id))
   t.same(lateOnes, [], 'every alert reached the receiver (2xx) at least once')
   t.same(
