@@ -4,7 +4,7 @@
 // partition and offset, its record's fields — and which signals the correlation rule has already
 // counted there (its own match lines), so that no run counts a signal twice, even after a restart.
 import type { DetectionStore } from './detection-store.js'
-import { readStoredLine } from './stored-log.js'
+import { readStoredLines } from './alert-events.js'
 
 export interface StoredSignal {
   /** The member rule's match id (unique per rule and stored line). */
@@ -75,10 +75,25 @@ export async function readCorrelationWindow(o: {
     })
   }
   if (o.withRecords) {
+    // One open per data file (readStoredLines), not one per signal; a file that cannot be read
+    // leaves its signals with their alert context only, as before.
+    const byPartition = new Map<string, StoredSignal[]>()
     for (const s of signals) {
-      const record = await readStoredLine(o.logsRoot, s.record.partition, s.record.offset).catch(() => null)
-      if (typeof record === 'object' && record !== null && !Array.isArray(record))
-        s.view = { ...(record as Record<string, unknown>), p_alert_context: s.view.p_alert_context }
+      const list = byPartition.get(s.record.partition)
+      if (list) list.push(s)
+      else byPartition.set(s.record.partition, [s])
+    }
+    for (const list of byPartition.values()) {
+      list.sort((a, b) => a.record.offset - b.record.offset)
+      const records = await readStoredLines(
+        o.logsRoot,
+        list.map((s) => s.record),
+      ).catch(() => list.map(() => null))
+      list.forEach((s, i) => {
+        const record = records[i]
+        if (typeof record === 'object' && record !== null && !Array.isArray(record))
+          s.view = { ...(record as Record<string, unknown>), p_alert_context: s.view.p_alert_context }
+      })
     }
   }
   // The stored order of the log (partition, then offset) within equal event times: one fixed order.
