@@ -14,7 +14,8 @@ import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
 import { eventTimeMs } from './event-time.js'
 import { type AlertStatus, type Group, Grouper, type MatchFields, matchId, type RuleMeta } from './grouping.js'
-import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
+import { buildLiveIndex, type Evaluation, type LiveCompiler, type LiveIndex, type LiveRule } from './live-rules.js'
+import { type OffloadedChunk, RuleWorker } from './rule-worker.js'
 import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
 
 export interface DetectorOptions {
@@ -29,6 +30,17 @@ export interface DetectorOptions {
   batchRecords?: number
   /** Told of each new alert before and after its commit (destinations). */
   alertHook?: AlertHook
+  /** Simple rules on a worker thread (rule-worker.ts; default true); false: all in-process. */
+  ruleWorker?: boolean
+}
+
+/** A chunk whose evaluation is under way. */
+interface Started {
+  chunk: StoredRecord[]
+  live: LiveIndex
+  /** Rule errors of rules that do not compile, for a revision first used by this chunk. */
+  broken: RuleErrorRecord[]
+  evaluations: Promise<[OffloadedChunk | null, RecordEvaluations]>
 }
 
 export class Detector {
@@ -39,9 +51,15 @@ export class Detector {
   /** Durable length of each log file announced or found, beyond what is evaluated. */
   private readonly durable = new Map<string, number>()
   private live: LiveIndex | null = null
+  private readonly ruleWorker: RuleWorker | null
   private liveFrom: RuleIndex | null = null
   private running: Promise<void> | null = null
   private again = false
+  /** The last commit of the stored-log runs, while it is not durable (the next run may go on meanwhile). */
+  private inFlight: Promise<void> | null = null
+  private committing = false
+  /** How far each log file is evaluated, committed or not: where the next run starts. */
+  private readonly evaluatedTo = new Map<string, number>()
   private closed = false
   private pendingSince: number | null = null
   private failure: unknown = null
@@ -66,6 +84,12 @@ export class Detector {
     this.grouper = new Grouper(o.store.groups)
     for (const g of o.store.groups) if (g.alert) this.alerts.add(g)
     this.ruleErrors = o.store.errors
+    this.ruleWorker =
+      o.ruleWorker === false
+        ? null
+        : new RuleWorker((message) =>
+            o.logger.warn({ message }, 'simple rules are evaluated in-process from now on (rule worker failed)'),
+          )
   }
 
   /** Finds every log file past the checkpoint, then evaluates; call once the log sources are open. */
@@ -110,9 +134,11 @@ export class Detector {
           this.again = false
           await this.runOnce()
         } while (this.again && !this.closed)
+        await this.inFlight
         while (this.patches.length > 0 || this.externalWaiting.length > 0) await this.commitBatch(new Map(), {})
       } catch (err) {
         this.failure = err
+        this.evaluatedTo.clear() // a later run starts from the checkpoint again, as a restart would
         this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
       } finally {
         this.running = null
@@ -138,16 +164,18 @@ export class Detector {
     }
   }
 
-  private currentRules(): LiveIndex {
+  /** The live rules, and the rule errors of rules that do not compile when the revision is new. */
+  private currentRules(): { live: LiveIndex; broken: RuleErrorRecord[] } {
     const index = this.o.catalog.index
+    const broken: RuleErrorRecord[] = []
     if (this.live === null || this.liveFrom !== index) {
       this.live = buildLiveIndex(index, this.o.compilers)
       this.liveFrom = index
       const time = new Date().toISOString()
       for (const b of this.live.broken)
-        this.addError({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
+        broken.push({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
     }
-    return this.live
+    return { live: this.live, broken }
   }
 
   private addError(e: RuleErrorRecord): void {
@@ -204,11 +232,14 @@ export class Detector {
     const cp = this.o.store.checkpoint
     const work: Array<[string, number, number]> = []
     for (const [file, size] of this.durable) {
-      const from = cp.logs[file] ?? 0
+      const from = Math.max(cp.logs[file] ?? 0, this.evaluatedTo.get(file) ?? 0)
       if (size > from) work.push([file, from, size])
     }
     if (work.length === 0) {
-      this.pendingSince = null
+      // The lag is zero once the previous run's last commit is durable (and nothing came meanwhile).
+      await this.inFlight
+      if (![...this.durable].some(([f, size]) => size > (this.o.store.checkpoint.logs[f] ?? 0)))
+        this.pendingSince = null
       return
     }
     const startedAt = Date.now()
@@ -221,46 +252,70 @@ export class Detector {
     let last: StoredRecord | null = null
     let lagSum: number[] = []
     // One commit may be in flight while the next batch is evaluated (commits stay in order, each
-    // takes its batch's output synchronously); the last one is awaited before the run ends. While
+    // takes its batch's output synchronously); the last one is awaited before the run ends, unless
+    // another run is due: that one reads on from `evaluatedTo` meanwhile (its first flush awaits
+    // it, and the loop in kick() awaits the last; a failed commit stops detection). While
     // it is in flight the next batch keeps growing (up to 10 × batchRecords): when fsyncs are slow
     // (ingest shares the disk and the I/O threads) fewer, larger commits keep detection up to date.
-    let inFlight: Promise<void> | null = null
-    let committing = false
     const flush = async (final: boolean) => {
       this.o.metrics?.records.inc(this.counted.records)
       this.o.metrics?.evaluations.inc(this.counted.evaluations)
       this.counted = { records: 0, evaluations: 0 }
-      if (inFlight) await inFlight
+      if (this.inFlight) await this.inFlight
       const lags = lagSum
-      committing = true
-      inFlight = this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count }).then(() => {
-        committing = false
-        const now = Date.now()
-        for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
-      })
-      inFlight.catch(() => {}) // observed by the next flush's await
+      this.committing = true
+      for (const [file, to] of Object.entries(offsets)) this.evaluatedTo.set(file, to)
+      const commit = this.commitBatch(changed, { logs: offsets, lastKey: last?.key ?? null, records: count }).then(
+        () => {
+          this.committing = false
+          const now = Date.now()
+          for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
+        },
+      )
+      this.inFlight = commit
+      commit.catch(() => {}) // observed by the next flush's await
       offsets = {}
       changed = new Map()
       count = 0
       lagSum = []
-      if (final) await inFlight
+      // A run's last commit is awaited unless another run is due: that one reads on meanwhile.
+      if (final && (!this.again || this.closed)) await commit
     }
     // Records are read into a chunk, evaluated together (the batch rules' worker runs first, then
     // one pass in stored order), and committed; a chunk cut short by close() is evaluated again at
     // the next start. The merge is synchronous between reads of the log (stored-log.ts): no
-    // promise per record.
+    // promise per record. Without batch rules, a chunk's evaluation (on the rule worker) goes on
+    // while the next chunk is read; its pass in stored order comes before the next chunk's.
     let pending: StoredRecord[] = []
-    const evaluate = async () => {
-      if (pending.length === 0) return
-      await this.evaluateChunk(pending, changed)
-      for (const rec of pending) {
+    let started: Started | null = null
+    const finish = async () => {
+      if (started === null) return
+      const s = started
+      started = null
+      const evaluations = await s.evaluations
+      this.finishChunk(s, evaluations, changed)
+      for (const rec of s.chunk) {
         offsets[rec.file] = rec.next
         count++
         // every 8th record (the first 1,000 of each batch overstated the lag: they are its oldest)
         if ((count & 7) === 0) lagSum.push(Date.parse(rec.parseTime) || Date.now())
       }
-      last = pending[pending.length - 1]!
+      last = s.chunk[s.chunk.length - 1]!
+    }
+    const evaluate = async (final: boolean) => {
+      if (pending.length === 0) return finish()
+      const chunk = pending
       pending = []
+      const rules = this.currentRules()
+      if (!final && rules.live.batched.length === 0) {
+        const next = this.startChunk(chunk, rules)
+        await finish()
+        started = next
+        return
+      }
+      await finish()
+      started = this.startChunk(chunk, rules)
+      await finish()
     }
     const merge = new StoredLogMerge(cursors)
     try {
@@ -269,16 +324,17 @@ export class Detector {
           if (this.closed) break read
           pending.push(rec)
           if (pending.length >= batchMax) {
-            await evaluate()
-            if (count >= batchMax && (!committing || count >= 10 * batchMax)) await flush(false)
+            await evaluate(false)
+            if (count >= batchMax && (!this.committing || count >= 10 * batchMax)) await flush(false)
           }
         }
       }
     } finally {
       await merge.close()
     }
-    if (!this.closed) {
-      await evaluate()
+    if (this.closed) await finish()
+    else {
+      await evaluate(true)
       // Past the last complete line of each range (lines that were not records included).
       for (const [file, , to] of work) offsets[file] = to
     }
@@ -289,18 +345,35 @@ export class Detector {
     }
   }
 
-  /** One chunk with the rules served when it starts (a revision served meanwhile applies to the next). */
-  private async evaluateChunk(chunk: readonly StoredRecord[], changed: Map<string, Group>): Promise<void> {
-    if (chunk.length === 0) return
-    const live = this.currentRules()
-    const evaluations = await evaluateRecords(
-      live,
-      chunk.map((rec) => rec.record),
-    )
+  /** Starts a chunk's evaluation with the rules served when it starts (a later revision applies to the next). */
+  private startChunk(chunk: StoredRecord[], rules: { live: LiveIndex; broken: RuleErrorRecord[] }): Started {
+    const { live } = rules
+    const evaluations = Promise.all([
+      this.ruleWorker?.evaluate(
+        live,
+        chunk.map((rec) => rec.line),
+      ) ?? null,
+      evaluateRecords(
+        live,
+        chunk.map((rec) => rec.record),
+      ),
+    ])
+    evaluations.catch(() => {}) // awaited by finishChunk's caller, unless the run stops first
+    return { chunk, live, broken: rules.broken, evaluations }
+  }
+
+  /** A chunk's pass in stored order: rule errors, matches, grouping. */
+  private finishChunk(
+    s: Started,
+    [offloaded, evaluations]: [OffloadedChunk | null, RecordEvaluations],
+    changed: Map<string, Group>,
+  ): void {
+    for (const e of s.broken) this.addError(e)
     const time = new Date().toISOString()
     for (const { rule, error } of evaluations.failed)
       this.addError({ ruleId: rule.meta.id, revision: rule.meta.revision, time, record: null, error })
-    for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, changed)
+    const { chunk, live } = s
+    for (let i = 0; i < chunk.length; i++) this.evaluate(chunk[i]!, i, live, evaluations, offloaded, changed)
   }
 
   private evaluate(
@@ -308,6 +381,7 @@ export class Detector {
     i: number,
     live: LiveIndex,
     evaluations: RecordEvaluations,
+    offloaded: OffloadedChunk | null,
     changed: Map<string, Group>,
   ): void {
     const logType = String(rec.record.p_log_type ?? '')
@@ -318,63 +392,91 @@ export class Detector {
     const eventMs = eventTimeMs(eventTime)
     const now = Date.now()
     this.counted.evaluations += rules.length
-    for (const rule of rules) {
-      const meta = rule.meta
-      const out = evaluations.of(rule, i, rec.record)
-      if ('error' in out) {
-        this.addError({
-          ruleId: meta.id,
-          revision: meta.revision,
-          time: new Date(now).toISOString(),
-          record: { partition: rec.file, offset: rec.offset },
-          error: out.error,
-        })
-        continue
-      }
-      if (!out.matched) continue
-      // Alert functions that raised: the match stands (Panther's fallbacks), each error is reported.
-      for (const error of out.errors ?? [])
-        this.addError({
-          ruleId: meta.id,
-          revision: meta.revision,
-          time: new Date(now).toISOString(),
-          record: { partition: rec.file, offset: rec.offset },
-          error,
-        })
-      let alertId: string | null = null
-      if (meta.createAlert) {
-        const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
-        alertId = group.id
-        changed.set(group.id, group)
-        if (created) {
-          this.alerts.add(group)
-          this.o.metrics?.alerts.inc()
-          if (this.o.alertHook) {
-            this.o.alertHook.created(group, meta, out)
-            this.outCreated.push(group)
-          }
+    const covered = offloaded?.covered.get(logType)
+    const hits = offloaded?.hits[i]
+    if (covered?.all) {
+      // Every rule of the log type ran on the worker: only its answers other than "no match".
+      if (hits)
+        for (const [slot, out] of hits) this.outcome(rec, rules[slot]!, out, logType, eventTime, eventMs, now, changed)
+      return
+    }
+    let h = 0
+    for (let slot = 0; slot < rules.length; slot++) {
+      const rule = rules[slot]!
+      let out: Evaluation
+      if (covered?.slots[slot]) {
+        if (hits === undefined || h >= hits.length || hits[h]![0] !== slot) continue
+        out = hits[h++]![1]
+      } else out = evaluations.of(rule, i, rec.record)
+      this.outcome(rec, rule, out, logType, eventTime, eventMs, now, changed)
+    }
+  }
+
+  /** One rule's answer on one record: a rule error, nothing, or a match (grouped, output). */
+  private outcome(
+    rec: StoredRecord,
+    rule: LiveRule,
+    out: Evaluation,
+    logType: string,
+    eventTime: string,
+    eventMs: number,
+    now: number,
+    changed: Map<string, Group>,
+  ): void {
+    const meta = rule.meta
+    if ('error' in out) {
+      this.addError({
+        ruleId: meta.id,
+        revision: meta.revision,
+        time: new Date(now).toISOString(),
+        record: { partition: rec.file, offset: rec.offset },
+        error: out.error,
+      })
+      return
+    }
+    if (!out.matched) return
+    // Alert functions that raised: the match stands (Panther's fallbacks), each error is reported.
+    for (const error of out.errors ?? [])
+      this.addError({
+        ruleId: meta.id,
+        revision: meta.revision,
+        time: new Date(now).toISOString(),
+        record: { partition: rec.file, offset: rec.offset },
+        error,
+      })
+    let alertId: string | null = null
+    if (meta.createAlert) {
+      const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
+      alertId = group.id
+      changed.set(group.id, group)
+      if (created) {
+        this.alerts.add(group)
+        this.o.metrics?.alerts.inc()
+        if (this.o.alertHook) {
+          this.o.alertHook.created(group, meta, out)
+          this.outCreated.push(group)
         }
       }
-      this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })
-      this.outMatches.push([
-        eventTime,
-        {
-          id: matchId(meta.id, rec.file, rec.offset),
-          ruleId: meta.id,
-          ruleKind: meta.kind,
-          revision: meta.revision,
-          logType,
-          eventTime,
-          record: { partition: rec.file, offset: rec.offset },
-          dedup: out.dedup,
-          title: out.title,
-          severity: out.severity,
-          alertContext: out.alertContext,
-          signal: !meta.createAlert,
-          alertId,
-        },
-      ])
     }
+    this.o.metrics?.matches.inc({ type: meta.createAlert ? 'match' : 'signal' })
+    this.outMatches.push([
+      eventTime,
+      {
+        id: matchId(meta.id, rec.file, rec.offset),
+        ruleId: meta.id,
+        ruleKind: meta.kind,
+        revision: meta.revision,
+        logType,
+        eventTime,
+        record: { partition: rec.file, offset: rec.offset },
+        dedup: out.dedup,
+        title: out.title,
+        severity: out.severity,
+        alertContext: out.alertContext,
+        signal: !meta.createAlert,
+        alertId,
+      },
+    ])
   }
 
   /**
@@ -436,6 +538,7 @@ export class Detector {
   async close(): Promise<void> {
     this.closed = true
     await this.idle()
+    await this.ruleWorker?.close()
     await this.o.store.close()
   }
 }

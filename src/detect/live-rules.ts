@@ -3,10 +3,9 @@
 // file object, so an unchanged rule is not compiled again when another one changes). Simple rules
 // evaluate in-process, one record at a time; Python streaming rules evaluate whole batches
 // (python-rules.ts, evaluate-records.ts).
-import { compileRule } from '../engine/simple/index.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import type { MatchFields, RuleMeta } from './grouping.js'
-import { MAX_DEDUP } from './grouping.js'
+import { simpleEvaluator } from './simple-evaluator.js'
 
 /** One rule on one record: no match, a match with its alert fields, or a rule error. */
 // `destinations`: what a Python rule's destinations() returned (undefined: no such function);
@@ -58,29 +57,16 @@ export interface LiveIndex {
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
 
-/** The answer of most evaluations, shared (frozen) rather than allocated per rule and record. */
-export const NO_MATCH: Evaluation = Object.freeze({ matched: false })
+/**
+ * Evaluators of the simple compiler, with the rule data they were compiled from: the detector may
+ * evaluate these on its rule worker instead (simple-rule-worker.ts), which compiles the same data.
+ */
+export const offloadableData = new WeakMap<LiveEvaluator, Readonly<Record<string, unknown>>>()
 
 export const simpleLiveCompiler: LiveCompiler = (rule) => {
-  const { rule: compiled, errors } = compileRule(rule.file.data)
-  if (compiled === null) return { error: `the rule is invalid: ${errors[0]?.message ?? 'unknown problem'}` }
-  return (event) => {
-    try {
-      if (!compiled.matches(event)) return NO_MATCH
-      const severity = compiled.severity(event)
-      if (severity === null) return { error: 'the rule has no valid Severity' }
-      const dedup = compiled.dedup(event)
-      return {
-        matched: true,
-        title: compiled.title(event),
-        dedup: dedup.length > MAX_DEDUP ? dedup.slice(0, MAX_DEDUP) : dedup,
-        severity,
-        alertContext: compiled.alertContext(event),
-      }
-    } catch (err) {
-      return { error: errorText(err) }
-    }
-  }
+  const evaluate = simpleEvaluator(rule.file.data)
+  if (typeof evaluate === 'function') offloadableData.set(evaluate, rule.file.data)
+  return evaluate
 }
 
 export const DEFAULT_COMPILERS: Readonly<Record<string, LiveCompiler>> = { simple: simpleLiveCompiler }

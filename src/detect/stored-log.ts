@@ -20,6 +20,8 @@ export class StoredRecord {
     /** The order: p_parse_time, then p_row_id (per start: a fixed prefix and a padded counter). */
     readonly parseTime: string,
     readonly rowId: string,
+    /** The line as stored (without its newline): what the detector hands to its rule worker. */
+    readonly line: string,
   ) {}
 
   /** The order key as one string (p_parse_time NUL p_row_id): the checkpoint's `lastKey`. */
@@ -106,9 +108,10 @@ export class LineCursor {
       const nl = this.text !== null ? this.text.indexOf('\n', start) : this.data.indexOf(10, start)
       this.at = nl + 1
       if (nl === start) continue
+      const line = this.text !== null ? this.text.slice(start, nl) : this.data.toString('utf8', start, nl)
       let record: unknown
       try {
-        record = JSON.parse(this.text !== null ? this.text.slice(start, nl) : this.data.toString('utf8', start, nl))
+        record = JSON.parse(line)
       } catch {
         this.skipped++
         continue
@@ -125,6 +128,7 @@ export class LineCursor {
         r,
         orderField(r.p_parse_time),
         orderField(r.p_row_id),
+        line,
       )
       return this.head
     }

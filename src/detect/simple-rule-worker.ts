@@ -1,0 +1,85 @@
+// Worker thread entry of rule-worker.ts: holds the simple rules of the served revision (compiled
+// here from their file data, per log type in the detector's order) and evaluates chunks of stored
+// lines with them, answering only what is not "no match" per record index and rule slot.
+import { parentPort } from 'node:worker_threads'
+import { NO_MATCH, type SimpleEvaluation, simpleEvaluator } from './simple-evaluator.js'
+
+export type RuleWorkerRequest =
+  | {
+      type: 'rules'
+      /** Per log type: [slot in the detector's rule list, rule id, the rule's file data]. */
+      logTypes: Array<[string, Array<[number, string, Readonly<Record<string, unknown>>]>]>
+    }
+  | { type: 'chunk'; id: number; lines: string }
+
+/** `hits`: flat triples [record index, slot, evaluation], in record then slot order; `ready` once loaded. */
+export type RuleWorkerAnswer =
+  | { id: number; hits: Array<number | SimpleEvaluation> }
+  | { id: number; error: string }
+  | { ready: true }
+
+type Evaluator = (event: unknown) => SimpleEvaluation
+
+let byLogType = new Map<string, Array<[number, Evaluator]>>()
+
+function setRules(logTypes: Extract<RuleWorkerRequest, { type: 'rules' }>['logTypes']): void {
+  const compiled = new Map<string, Evaluator>()
+  byLogType = new Map()
+  for (const [logType, rules] of logTypes) {
+    const list: Array<[number, Evaluator]> = []
+    for (const [slot, id, data] of rules) {
+      let evaluate = compiled.get(id)
+      if (!evaluate) {
+        const e = simpleEvaluator(data)
+        // The main thread compiled the same data: a difference is a bug, not a rule error.
+        if (typeof e !== 'function') throw new Error(`rule ${id} does not compile in the rule worker: ${e.error}`)
+        compiled.set(id, (evaluate = e))
+      }
+      list.push([slot, evaluate])
+    }
+    byLogType.set(logType, list)
+  }
+}
+
+function evaluate(lines: string): Array<number | SimpleEvaluation> {
+  const hits: Array<number | SimpleEvaluation> = []
+  let i = 0
+  let start = 0
+  for (;;) {
+    const nl = lines.indexOf('\n', start)
+    const record = JSON.parse(nl < 0 ? lines.slice(start) : lines.slice(start, nl)) as Record<string, unknown>
+    const rules = byLogType.get(String(record.p_log_type ?? ''))
+    if (rules)
+      for (const [slot, rule] of rules) {
+        const out = rule(record)
+        if (out !== NO_MATCH) hits.push(i, slot, out)
+      }
+    if (nl < 0) return hits
+    start = nl + 1
+    i++
+  }
+}
+
+let rulesError: string | null = null
+
+parentPort!.on('message', (msg: RuleWorkerRequest) => {
+  if (msg.type === 'rules') {
+    try {
+      setRules(msg.logTypes)
+      rulesError = null
+    } catch (err) {
+      rulesError = (err as Error).message
+    }
+    return
+  }
+  let answer: RuleWorkerAnswer
+  try {
+    if (rulesError !== null) throw new Error(rulesError)
+    answer = { id: msg.id, hits: evaluate(msg.lines) }
+  } catch (err) {
+    answer = { id: msg.id, error: (err as Error).message }
+  }
+  parentPort!.postMessage(answer)
+})
+
+parentPort!.postMessage({ ready: true } satisfies RuleWorkerAnswer)

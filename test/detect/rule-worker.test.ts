@@ -1,0 +1,126 @@
+// The rule worker of live detection (src/detect/rule-worker.ts): simple rules evaluated on the
+// worker thread answer exactly what the in-process evaluators answer, per record and rule slot;
+// rules it cannot take stay in-process; a new revision replaces the rules; until it has loaded, and
+// after a chunk it cannot evaluate, it answers null (the detector then evaluates in-process).
+import t from 'tap'
+import type { IndexedRule } from '../../src/rules/rule-index.js'
+import type { RuleMeta } from '../../src/detect/grouping.js'
+import { type Evaluation, type LiveIndex, type LiveRule, simpleLiveCompiler } from '../../src/detect/live-rules.js'
+import { RuleWorker } from '../../src/detect/rule-worker.js'
+
+function meta(id: string): RuleMeta {
+  return {
+    id,
+    kind: 'simple',
+    revision: 'r1',
+    logTypes: ['Editor.Audit'],
+    threshold: 1,
+    dedupPeriodMinutes: 60,
+    createAlert: true,
+    summaryAttributes: [],
+    description: '',
+    runbook: '',
+    reference: '',
+    outputIds: [],
+  }
+}
+
+function simple(id: string, data: Record<string, unknown>): LiveRule {
+  // The simple compiler reads only the rule's file data.
+  const rule = { id, kind: 'simple', file: { data: { RuleID: id, ...data } } } as unknown as IndexedRule
+  const evaluate = simpleLiveCompiler(rule, {} as never)
+  if (typeof evaluate !== 'function') throw new Error(`rule ${id}: ${JSON.stringify(evaluate)}`)
+  return { meta: meta(id), evaluate }
+}
+
+function index(rules: LiveRule[]): LiveIndex {
+  return { revision: 'r1', byLogType: new Map([['Editor.Audit', rules]]), broken: [], rules: rules.length, batched: [] }
+}
+
+const records = Array.from({ length: 300 }, (_, i) => ({
+  p_log_type: i % 7 === 0 ? 'Other.Type' : 'Editor.Audit',
+  user_email: `user${i % 5}@example.com`,
+  team_id: String(4800 + (i % 11)),
+  metadata: { id: `m-${i}` },
+  note: i % 13 === 0 ? 'naïve ✓ unicode' : 'plain',
+}))
+const lines = records.map((r) => JSON.stringify(r))
+
+/** What the in-process evaluators answer, in the worker's form (slot order, "no match" left out). */
+function inProcess(live: LiveIndex): Array<Array<[number, Evaluation]> | undefined> {
+  return records.map((r) => {
+    const rules = live.byLogType.get(r.p_log_type)
+    if (!rules) return undefined
+    const out: Array<[number, Evaluation]> = []
+    rules.forEach((rule, slot) => {
+      const e = rule.evaluate!(r)
+      if (!('matched' in e) || e.matched) out.push([slot, e])
+    })
+    return out.length > 0 ? out : undefined
+  })
+}
+
+const teamRule = simple('T.Team', {
+  Severity: 'HIGH',
+  Detection: [{ KeyPath: 'team_id', Condition: 'IsIn', Values: ['4801', '4803'] }],
+  AlertTitle: 'team {team_id} by {user_email}',
+  AlertContext: [{ KeyName: 'who', KeyValue: { Key: 'user_email' } }],
+  GroupBy: [{ Key: 'user_email' }],
+})
+const unicodeRule = simple('T.Unicode', {
+  Severity: 'LOW',
+  Detection: [{ KeyPath: 'note', Condition: 'Contains', Value: '✓' }],
+})
+const neverRule = simple('T.Never', {
+  Severity: 'LOW',
+  Detection: [{ KeyPath: 'team_id', Condition: 'Equals', Value: 'none' }],
+})
+
+t.test('the worker answers what the in-process evaluators answer', async (t) => {
+  const failures: string[] = []
+  const worker = new RuleWorker((m) => failures.push(m))
+  t.teardown(() => worker.close())
+  const live = index([teamRule, neverRule, unicodeRule])
+  t.equal(await worker.evaluate(live, lines), null, 'until the worker has loaded: in-process')
+  t.equal(await worker.ready(), true)
+  const out = await worker.evaluate(live, lines)
+  t.ok(out, 'the worker evaluated the chunk')
+  t.same(out!.covered.get('Editor.Audit'), { slots: [true, true, true], all: true })
+  const expected = inProcess(live)
+  t.ok(expected.filter(Boolean).length > 50, 'the chunk has matches')
+  t.same(out!.hits, expected)
+  t.match(out!.hits[1], [[0, { matched: true, title: 'team 4801 by user1@example.com', severity: 'HIGH' }]])
+  t.same(failures, [])
+})
+
+t.test('rules the worker cannot take stay in-process; a new revision replaces the rules', async (t) => {
+  const worker = new RuleWorker(() => {})
+  t.teardown(() => worker.close())
+  const wrapped: LiveRule = { meta: meta('T.Wrapped'), evaluate: (ev) => teamRule.evaluate!(ev) }
+  t.equal(await worker.evaluate(index([wrapped]), lines), null, 'nothing for the worker: null')
+  t.equal(await worker.ready(), true)
+  const mixed = await worker.evaluate(index([wrapped, unicodeRule]), lines)
+  t.same(mixed!.covered.get('Editor.Audit'), { slots: [false, true], all: false })
+  t.ok(
+    mixed!.hits.every((h) => h === undefined || h.every(([slot]) => slot === 1)),
+    'only the slot the worker holds is answered',
+  )
+  t.same(mixed!.hits, inProcess(index([{ meta: meta('x'), evaluate: () => ({ matched: false }) }, unicodeRule])))
+  const next = index([teamRule])
+  t.same((await worker.evaluate(next, lines))!.hits, inProcess(next), 'the next revision’s rules')
+  t.equal(await worker.evaluate(index([wrapped]), lines), null, 'nothing for the worker: null')
+})
+
+t.test('a chunk the worker cannot evaluate answers null, and the worker is not used again', async (t) => {
+  const failures: string[] = []
+  const worker = new RuleWorker((m) => failures.push(m))
+  t.teardown(() => worker.close())
+  const live = index([teamRule])
+  t.equal(await worker.ready(), true)
+  t.equal(await worker.evaluate(live, ['{"p_log_type":"Editor.Audit"', ...lines]), null)
+  t.equal(failures.length, 1)
+  t.match(failures[0], /the rule worker could not evaluate a chunk: .*JSON/)
+  t.equal(await worker.evaluate(live, lines), null, 'the detector evaluates in-process from now on')
+  t.equal(failures.length, 1, 'told once')
+  t.equal(await worker.ready(), false)
+})
