@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { AuditSettings, LogSourceConfig } from './config.js'
 import { DuplicateFilter } from './duplicate-filter.js'
-import { checkEditorAuditRecord } from './editor-audit-record.js'
+import { checkEditorAuditRecord, storedLine } from './editor-audit-record.js'
 import { GroupCommitWriter } from './group-commit-writer.js'
 import type { IngestMetrics } from './ingest-metrics.js'
 import { MAX_RECORD_DEPTH, cutAtDepth, exceedsDepth, hasIllFormedText, type ParsedPayload } from './parse-payload.js'
@@ -175,7 +175,7 @@ export class LogSource {
         idsInThisRequest.add(verdict.id)
         newIds.push(verdict.id)
       }
-      hourLines(verdict.eventMs, verdict.eventTime).push(JSON.stringify(verdict.stored))
+      hourLines(verdict.eventMs, verdict.eventTime).push(storedLine(verdict, item.text))
       result.accepted++
       if (verdict.unknownKind) result.unknownKind++
     }

@@ -15,16 +15,26 @@ type PayloadItem =
  */
 export const MAX_RECORD_DEPTH = 64
 
-/** Whether a parsed value nests objects/arrays deeper than `max` (iterative: safe on any depth). */
+/**
+ * Whether a parsed value nests objects/arrays deeper than `max`. Recursive, but never deeper than
+ * `max` + 1 calls (it stops there), so safe on any depth; no allocation (it runs on every record).
+ */
 export function exceedsDepth(value: unknown, max = MAX_RECORD_DEPTH): boolean {
   if (typeof value !== 'object' || value === null) return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!
-    if (depth > max) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
-    }
+  return deeper(value, max - 1)
+}
+
+/** Whether `node` (already at the limit's level when `left` is 0) holds an object or array below `left` more levels. */
+function deeper(node: object, left: number): boolean {
+  if (Array.isArray(node)) {
+    for (const child of node)
+      if (typeof child === 'object' && child !== null && (left <= 0 || deeper(child, left - 1))) return true
+    return false
+  }
+  for (const k in node) {
+    if (!Object.hasOwn(node, k)) continue
+    const child = (node as Record<string, unknown>)[k]
+    if (typeof child === 'object' && child !== null && (left <= 0 || deeper(child, left - 1))) return true
   }
   return false
 }

@@ -353,10 +353,7 @@ export class Detector {
         live,
         chunk.map((rec) => rec.line),
       ) ?? null,
-      evaluateRecords(
-        live,
-        chunk.map((rec) => rec.record),
-      ),
+      evaluateRecords(live, chunk),
     ])
     evaluations.catch(() => {}) // awaited by finishChunk's caller, unless the run stops first
     return { chunk, live, broken: rules.broken, evaluations }
@@ -384,22 +381,21 @@ export class Detector {
     offloaded: OffloadedChunk | null,
     changed: Map<string, Group>,
   ): void {
-    const logType = String(rec.record.p_log_type ?? '')
+    const logType = rec.logType
     const rules = live.byLogType.get(logType)
     this.counted.records++
     if (!rules) return
-    const eventTime = String(rec.record.p_event_time ?? '')
-    const eventMs = eventTimeMs(eventTime)
+    const eventTime = rec.eventTime
     const now = Date.now()
     this.counted.evaluations += rules.length
     const covered = offloaded?.covered.get(logType)
     const hits = offloaded?.hits[i]
     if (covered?.all) {
       // Every rule of the log type ran on the worker: only its answers other than "no match".
-      if (hits)
-        for (const [slot, out] of hits) this.outcome(rec, rules[slot]!, out, logType, eventTime, eventMs, now, changed)
+      if (hits) for (const [slot, out] of hits) this.outcome(rec, rules[slot]!, out, logType, eventTime, now, changed)
       return
     }
+    if (!rec.readable) return // a damaged line: never evaluated (the worker skips it too)
     let h = 0
     for (let slot = 0; slot < rules.length; slot++) {
       const rule = rules[slot]!
@@ -408,7 +404,7 @@ export class Detector {
         if (hits === undefined || h >= hits.length || hits[h]![0] !== slot) continue
         out = hits[h++]![1]
       } else out = evaluations.of(rule, i, rec.record)
-      this.outcome(rec, rule, out, logType, eventTime, eventMs, now, changed)
+      this.outcome(rec, rule, out, logType, eventTime, now, changed)
     }
   }
 
@@ -419,7 +415,6 @@ export class Detector {
     out: Evaluation,
     logType: string,
     eventTime: string,
-    eventMs: number,
     now: number,
     changed: Map<string, Group>,
   ): void {
@@ -446,7 +441,7 @@ export class Detector {
       })
     let alertId: string | null = null
     if (meta.createAlert) {
-      const { group, created } = this.grouper.add(meta, out, eventMs, rec.record, now)
+      const { group, created } = this.grouper.add(meta, out, eventTimeMs(eventTime), rec.record, now)
       alertId = group.id
       changed.set(group.id, group)
       if (created) {

@@ -6,6 +6,14 @@
 // sees every rule's matches in the same order as before.
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 
+/** A record of a chunk: its log type, and the record itself (parsed when asked for). */
+export interface ChunkRecord {
+  readonly logType: string
+  readonly record: Record<string, unknown>
+  /** False for a damaged line: no rule sees it. */
+  readonly readable: boolean
+}
+
 export interface RecordEvaluations {
   of(rule: LiveRule, i: number, record: Record<string, unknown>): Evaluation
   /** Batch rules that could not run at all on this chunk (each once; skipped at this revision from now on). */
@@ -21,16 +29,19 @@ const inProcess: RecordEvaluations = {
 
 export async function evaluateRecords(
   live: LiveIndex,
-  records: readonly Record<string, unknown>[],
+  records: readonly ChunkRecord[],
   /** Replay: its client went away (the batch rules' runs are dropped). */
   signal?: AbortSignal,
 ): Promise<RecordEvaluations> {
   const waiting = live.batched.filter((r) => r.batch && r.failed === undefined)
   if (waiting.length === 0 || records.length === 0) return inProcess
-  // The chunk's records by log type (in chunk order): rules of one log type share one array.
+  // The chunk's records by log type (in chunk order): rules of one log type share one array. Only
+  // the log types of batch rules are looked at (a record is parsed only when a rule needs it).
+  const wanted = new Set(waiting.flatMap((r) => r.meta.logTypes))
   const positions = new Map<string, number[]>()
-  records.forEach((record, i) => {
-    const lt = String(record.p_log_type ?? '')
+  records.forEach((rec, i) => {
+    if (!wanted.has(rec.logType) || !rec.readable) return
+    const lt = rec.logType
     const list = positions.get(lt)
     if (list) list.push(i)
     else positions.set(lt, [i])
@@ -42,7 +53,7 @@ export async function evaluateRecords(
     if (present.length > 1) at.sort((a, b) => a - b)
     const key = present.join('\u0000')
     let events = shared.get(key)
-    if (!events) shared.set(key, (events = at.map((i) => records[i]!)))
+    if (!events) shared.set(key, (events = at.map((i) => records[i]!.record)))
     return { at, events }
   }
   const results = new Map<LiveRule, Evaluation[]>()

@@ -9,7 +9,7 @@ import { eventTimeMs } from './event-time.js'
 import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
-import { chunkFor, LineCursor, listDataFiles, StoredLogMerge } from './stored-log.js'
+import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
 
 export interface ReplayOptions {
   logsRoot: string
@@ -98,16 +98,17 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
   // grouping pass in stored order. With no batch rule, each record is evaluated as it is read.
   const direct = live.batched.length === 0
-  let batch: Array<{ record: Record<string, unknown>; eventMs: number; rules: LiveRule[] }> = []
+  let batch: Array<{ rec: StoredRecord; eventMs: number; rules: LiveRule[] }> = []
   const evaluate = async () => {
     if (batch.length === 0) return
     const evaluations = await evaluateRecords(
       live,
-      batch.map((c) => c.record),
+      batch.map((c) => c.rec),
       o.signal,
     )
     o.signal?.throwIfAborted()
-    batch.forEach(({ record, eventMs, rules }, i) => {
+    batch.forEach(({ rec, eventMs, rules }, i) => {
+      const record = rec.record
       for (const rule of rules) {
         const out = evaluations.of(rule, i, record)
         if (!('matched' in out) || !out.matched) continue
@@ -132,13 +133,13 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
           await new Promise<void>((resolve) => setImmediate(resolve))
           o.signal?.throwIfAborted()
         }
-        const eventMs = eventTimeMs(String(rec.record.p_event_time ?? ''))
+        const eventMs = eventTimeMs(rec.eventTime)
         if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
         records++
-        const rules = live.byLogType.get(String(rec.record.p_log_type ?? ''))
-        if (!rules) continue
+        const rules = live.byLogType.get(rec.logType)
+        if (!rules || !rec.readable) continue // a damaged line: no rule sees it (live detection skips it too)
         if (!direct) {
-          batch.push({ record: rec.record, eventMs, rules })
+          batch.push({ rec, eventMs, rules })
           if (batch.length >= CHUNK_RECORDS) {
             await evaluate()
             o.signal?.throwIfAborted()

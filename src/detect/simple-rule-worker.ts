@@ -2,6 +2,8 @@
 // here from their file data, per log type in the detector's order) and evaluates chunks of stored
 // lines with them, answering only what is not "no match" per record index and rule slot.
 import { parentPort } from 'node:worker_threads'
+import { compileRule } from '../engine/simple/index.js'
+import { RulePrefilter } from './rule-prefilter.js'
 import { NO_MATCH, type SimpleEvaluation, simpleEvaluator } from './simple-evaluator.js'
 
 export type RuleWorkerRequest =
@@ -20,7 +22,13 @@ export type RuleWorkerAnswer =
 
 type Evaluator = (event: unknown) => SimpleEvaluation
 
-let byLogType = new Map<string, Array<[number, Evaluator]>>()
+/** Per log type: the rules in the detector's slot order, and which of them a record can meet. */
+interface LogTypeRules {
+  rules: Array<[number, Evaluator]>
+  prefilter: RulePrefilter
+}
+
+let byLogType = new Map<string, LogTypeRules>()
 
 function setRules(logTypes: Extract<RuleWorkerRequest, { type: 'rules' }>['logTypes']): void {
   const compiled = new Map<string, Evaluator>()
@@ -37,7 +45,8 @@ function setRules(logTypes: Extract<RuleWorkerRequest, { type: 'rules' }>['logTy
       }
       list.push([slot, evaluate])
     }
-    byLogType.set(logType, list)
+    const trees = rules.map(([, , data]) => compileRule(data).rule?.tree ?? null)
+    byLogType.set(logType, { rules: list, prefilter: new RulePrefilter(trees) })
   }
 }
 
@@ -47,16 +56,27 @@ function evaluate(lines: string): Array<number | SimpleEvaluation> {
   let start = 0
   for (;;) {
     const nl = lines.indexOf('\n', start)
-    const record = JSON.parse(nl < 0 ? lines.slice(start) : lines.slice(start, nl)) as Record<string, unknown>
-    const rules = byLogType.get(String(record.p_log_type ?? ''))
-    if (rules)
-      for (const [slot, rule] of rules) {
+    const record = parseObject(nl < 0 ? lines.slice(start) : lines.slice(start, nl))
+    // A damaged line (not a JSON object) is skipped: the detector never evaluates it either.
+    const lt = record && byLogType.get(String(record.p_log_type ?? ''))
+    if (lt)
+      for (const k of lt.prefilter.candidates(record)) {
+        const [slot, rule] = lt.rules[k]!
         const out = rule(record)
         if (out !== NO_MATCH) hits.push(i, slot, out)
       }
     if (nl < 0) return hits
     start = nl + 1
     i++
+  }
+}
+
+function parseObject(line: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(line)
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null
+  } catch {
+    return null
   }
 }
 

@@ -8,26 +8,96 @@ import { isAscii } from 'node:buffer'
 import { type FileHandle, open, readdir } from 'node:fs/promises'
 import path from 'node:path'
 
-/** One stored line: where it is, the record, and its order fields. */
+/** What a damaged line (standard fields readable, the whole not a JSON object) reads as: never evaluated. */
+const UNREADABLE: Record<string, unknown> = Object.freeze({})
+
+/** One stored line: where it is, its standard fields, and the record (parsed when first asked for). */
 export class StoredRecord {
+  /** undefined: not parsed yet; null: the line is not a JSON object. */
+  private parsed: Record<string, unknown> | null | undefined
+
   constructor(
     /** Data file, relative to `<data dir>/logs`. */
     readonly file: string,
     /** Byte offset of the line in the file; `next` is the offset just past it. */
     readonly offset: number,
     readonly next: number,
-    readonly record: Record<string, unknown>,
+    /** The line as stored (without its newline): what the detector hands to its rule worker. */
+    readonly line: string,
     /** The order: p_parse_time, then p_row_id (per start: a fixed prefix and a padded counter). */
     readonly parseTime: string,
     readonly rowId: string,
-    /** The line as stored (without its newline): what the detector hands to its rule worker. */
-    readonly line: string,
-  ) {}
+    /** p_log_type and p_event_time as strings ('' when absent). */
+    readonly logType: string,
+    readonly eventTime: string,
+    parsed?: Record<string, unknown>,
+  ) {
+    this.parsed = parsed
+  }
+
+  /** The record, parsed on first use (most records meet no rule: detection never parses them). */
+  get record(): Record<string, unknown> {
+    if (this.parsed === undefined) this.parsed = parseObject(this.line)
+    return this.parsed ?? UNREADABLE
+  }
+
+  /** False for a damaged line whose standard fields read but whose whole is not a JSON object. */
+  get readable(): boolean {
+    return this.record !== UNREADABLE
+  }
 
   /** The order key as one string (p_parse_time NUL p_row_id): the checkpoint's `lastKey`. */
   get key(): string {
     return `${this.parseTime}\u0000${this.rowId}`
   }
+}
+
+function parseObject(line: string): Record<string, unknown> | null {
+  let record: unknown
+  try {
+    record = JSON.parse(line)
+  } catch {
+    return null
+  }
+  return record !== null && typeof record === 'object' && !Array.isArray(record)
+    ? (record as Record<string, unknown>)
+    : null
+}
+
+// The log source writes each record as JSON.stringify of the record with the standard fields
+// appended last, in this order (audit/editor-audit-record.ts), and refuses top-level p_* fields in
+// what it is sent. So the last `,"p_log_type":"` of a stored line starts its standard fields:
+// inside a JSON string every `"` is escaped, so that text is always a key, and the top-level one
+// comes after any nested one. Reading those four fields from the tail spares the parse of the
+// whole record; a line that does not fit this shape (other writers, older data) is parsed whole.
+const STANDARD_TAIL = ['p_log_type', 'p_event_time', 'p_parse_time', 'p_row_id'] as const
+const TAIL_START = ',"p_log_type":"'
+
+/** [logType, eventTime, parseTime, rowId] read from the tail of a line the log source wrote, or null. */
+export function readStandardTail(line: string): [string, string, string, string] | null {
+  if (line.charCodeAt(0) !== 0x7b || line.charCodeAt(line.length - 1) !== 0x7d) return null
+  let at = line.lastIndexOf(TAIL_START)
+  if (at < 0) return null
+  at++ // at the key's opening quote
+  const out: string[] = []
+  for (const key of STANDARD_TAIL) {
+    if (out.length > 0) {
+      if (line.charCodeAt(at) !== 0x2c) return null // ,
+      at++
+    }
+    const prefix = `"${key}":"`
+    if (!line.startsWith(prefix, at)) return null
+    const from = at + prefix.length
+    const end = line.indexOf('"', from)
+    if (end < 0) return null
+    const value = line.slice(from, end)
+    if (value.includes('\\')) return null // an escape: leave it to JSON.parse
+    out.push(value)
+    at = end + 1
+  }
+  const c = line.charCodeAt(at)
+  if (c !== 0x2c && c !== 0x7d) return null
+  return out as [string, string, string, string]
 }
 
 const CHUNK = 1 << 20
@@ -109,26 +179,35 @@ export class LineCursor {
       this.at = nl + 1
       if (nl === start) continue
       const line = this.text !== null ? this.text.slice(start, nl) : this.data.toString('utf8', start, nl)
-      let record: unknown
-      try {
-        record = JSON.parse(line)
-      } catch {
+      const tail = readStandardTail(line)
+      if (tail !== null) {
+        this.head = new StoredRecord(
+          this.file,
+          this.base + start,
+          this.base + nl + 1,
+          line,
+          tail[2],
+          tail[3],
+          tail[0],
+          tail[1],
+        )
+        return this.head
+      }
+      const r = parseObject(line)
+      if (r === null) {
         this.skipped++
         continue
       }
-      if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-        this.skipped++
-        continue
-      }
-      const r = record as Record<string, unknown>
       this.head = new StoredRecord(
         this.file,
         this.base + start,
         this.base + nl + 1,
-        r,
+        line,
         orderField(r.p_parse_time),
         orderField(r.p_row_id),
-        line,
+        orderField(r.p_log_type),
+        orderField(r.p_event_time),
+        r,
       )
       return this.head
     }

@@ -5,7 +5,13 @@
 import t from 'tap'
 import type { IndexedRule } from '../../src/rules/rule-index.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
-import { type Evaluation, type LiveIndex, type LiveRule, simpleLiveCompiler } from '../../src/detect/live-rules.js'
+import {
+  type Evaluation,
+  type LiveIndex,
+  type LiveRule,
+  offloadableData,
+  simpleLiveCompiler,
+} from '../../src/detect/live-rules.js'
 import { RuleWorker } from '../../src/detect/rule-worker.js'
 
 function meta(id: string): RuleMeta {
@@ -111,16 +117,35 @@ t.test('rules the worker cannot take stay in-process; a new revision replaces th
   t.equal(await worker.evaluate(index([wrapped]), lines), null, 'nothing for the worker: null')
 })
 
-t.test('a chunk the worker cannot evaluate answers null, and the worker is not used again', async (t) => {
+t.test('a damaged line is skipped by the worker; the other lines are evaluated', async (t) => {
   const failures: string[] = []
   const worker = new RuleWorker((m) => failures.push(m))
   t.teardown(() => worker.close())
   const live = index([teamRule])
   t.equal(await worker.ready(), true)
-  t.equal(await worker.evaluate(live, ['{"p_log_type":"Editor.Audit"', ...lines]), null)
+  const damaged = '{"p_log_type":"Editor.Audit","team_id":"4801"'
+  const out = await worker.evaluate(live, [damaged, ...lines, '[1,2]'])
+  t.ok(out, 'the chunk is evaluated')
+  t.equal(out!.hits[0], undefined, 'no answer for the damaged line')
+  t.equal(out!.hits[lines.length + 1], undefined, 'nor for a line that is not an object')
+  t.same(out!.hits.slice(1, lines.length + 1), inProcess(live), 'the other lines keep their indexes')
+  t.same(failures, [])
+})
+
+t.test('a chunk the worker cannot evaluate answers null, and the worker is not used again', async (t) => {
+  const failures: string[] = []
+  const worker = new RuleWorker((m) => failures.push(m))
+  t.teardown(() => worker.close())
+  t.equal(await worker.ready(), true)
+  // A rule whose file data (what the worker compiles) does not compile there: the worker cannot
+  // take the revision, which the main thread compiled (a bug, never a rule error).
+  const broken = simple('T.Broken', { Severity: 'LOW', Detection: [{ KeyPath: 'team_id', Condition: 'Exists' }] })
+  offloadableData.set(broken.evaluate!, { RuleID: 'T.Broken', Severity: 'LOW', Detection: 'not a list' })
+  const live = index([broken])
+  t.equal(await worker.evaluate(live, lines), null)
   t.equal(failures.length, 1)
-  t.match(failures[0], /the rule worker could not evaluate a chunk: .*JSON/)
-  t.equal(await worker.evaluate(live, lines), null, 'the detector evaluates in-process from now on')
+  t.match(failures[0], /the rule worker could not evaluate a chunk: .*T\.Broken/)
+  t.equal(await worker.evaluate(index([teamRule]), lines), null, 'the detector evaluates in-process from now on')
   t.equal(failures.length, 1, 'told once')
   t.equal(await worker.ready(), false)
 })
