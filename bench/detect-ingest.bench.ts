@@ -3,7 +3,7 @@
 // simple rules on Editor.Audit, and the same with no rules in the same run (the baseline). Reported:
 // ingest throughput held (≥ 30,000 records/s), detection lag p99 from acceptance to evaluation
 // committed (≤ 2 s, the detector's lag histogram), and rule evaluations per CPU-second of the
-// server (≥ 1M/s per core: the server's extra CPU per record with 100 rules over none).
+// server (≥ 1M/s per core; a lower bound: all the server's CPU counted, ingest included).
 import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -148,10 +148,14 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
   const duration = Math.max(3, Math.round(15 * ctx.scale))
   const none = await measure(ctx, autocannon, 0, duration)
   const hundred = await measure(ctx, autocannon, RULES, duration)
-  // The rules' CPU: the server's CPU per record with 100 rules over the same without rules.
+  // Rule evaluations per CPU-second, a lower bound: the measured records' evaluations (100 rules ×
+  // each record, whether the prefilter or the rule itself said "no match") over ALL the server's
+  // CPU in the 100-rule run (ingest, fsync, HTTP included). The rules' own share is the CPU per
+  // record with 100 rules over the same without rules (in the notes; within noise once the worker
+  // meets only the rules a record's values allow).
   const accepted = (r: Run) => r.accepted
   const extraPerRecord = hundred.cpu / accepted(hundred) - none.cpu / accepted(none)
-  const evalsPerCpuSecond = extraPerRecord > 0 ? RULES / extraPerRecord : Number.POSITIVE_INFINITY
+  const evalsPerCpuSecond = (RULES * hundred.accepted) / hundred.cpu
   const load = os.loadavg()[0]!.toFixed(1)
   const common = `${duration} s of load, 32 connections, 100-record requests; 100 rules: ${hundred.accepted} records accepted, ${hundred.errors} errors, p99 ack ${hundred.p99Ack} ms; without rules: ${none.accepted} records, p99 ack ${none.p99Ack} ms; load average ${load} at the end, 2 shared cores`
   return [
@@ -190,7 +194,7 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
       },
       ratio: Number((hundred.cpu / hundred.accepted / (none.cpu / none.accepted)).toFixed(3)),
       pass: evalsPerCpuSecond >= 1_000_000,
-      notes: `server CPU (user + system, /proc) from the start of the load until detection caught up: ${((1e6 * hundred.cpu) / hundred.accepted).toFixed(1)} µs per record with 100 rules vs ${((1e6 * none.cpu) / none.accepted).toFixed(1)} µs without: evaluations/CPU-s = 100 / the difference; ratio = CPU per record with rules ÷ without; ${hundred.evaluations} evaluations counted over ${hundred.records} records`,
+      notes: `a lower bound: 100 rules × ${hundred.accepted} records accepted under load (${hundred.evaluations} evaluations counted over all ${hundred.records} records, warm-up included) ÷ all the server's CPU (user + system, /proc, ingest included) from the start of the load until detection caught up, ${hundred.cpu.toFixed(1)} s; per record ${((1e6 * hundred.cpu) / hundred.accepted).toFixed(1)} µs with 100 rules vs ${((1e6 * none.cpu) / none.accepted).toFixed(1)} µs without (the rules' share: ${(1e6 * extraPerRecord).toFixed(1)} µs per record); ratio = CPU per record with rules ÷ without`,
     },
   ]
 }
