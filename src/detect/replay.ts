@@ -9,6 +9,7 @@ import { eventTimeMs } from './event-time.js'
 import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
+import { prefilterOfLiveRules } from './rule-prefilter.js'
 import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
 
 export interface ReplayOptions {
@@ -90,7 +91,10 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
       `[from, to) covers ${mib(total)} of stored records, more than a replay may read (${mib(o.maxBytes)}): narrow the range`,
     )
   const chunk = chunkFor(files.length)
-  const cursors = files.map(([file, size]) => new LineCursor(o.logsRoot, file, 0, size, chunk))
+  const cursors = files.map(
+    ([file, size]) =>
+      new LineCursor(o.logsRoot, file, 0, size, chunk, live.byLogType.has(file.split('/')[0]!) ? 'eager' : 'lazy'),
+  )
   const grouper = new Grouper()
   const now = o.now ?? Date.now()
   let records = 0
@@ -98,6 +102,8 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
   // grouping pass in stored order. With no batch rule, each record is evaluated as it is read.
   const direct = live.batched.length === 0
+  // Direct evaluation meets a record only with the rules its values allow (rule-prefilter.ts).
+  const prefilters = new Map([...live.byLogType].map(([lt, rules]) => [lt, prefilterOfLiveRules(rules)]))
   let batch: Array<{ rec: StoredRecord; eventMs: number; rules: LiveRule[] }> = []
   const evaluate = async () => {
     if (batch.length === 0) return
@@ -146,11 +152,13 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
           }
           continue
         }
-        for (const { meta, evaluate } of rules) {
-          const out = evaluate!(rec.record)
+        const record = rec.record
+        for (const k of prefilters.get(rec.logType)!.candidates(record)) {
+          const { meta, evaluate } = rules[k]!
+          const out = evaluate!(record)
           if (!('matched' in out) || !out.matched) continue
           matches++
-          if (meta.createAlert) grouper.add(meta, out, eventMs, rec.record, now)
+          if (meta.createAlert) grouper.add(meta, out, eventMs, record, now)
         }
       }
     }

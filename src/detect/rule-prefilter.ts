@@ -5,9 +5,12 @@
 // such a rule cannot match a record whose value is not among its operands (a match needs every
 // top-level condition), so a rule left out would have answered "no match". Simple conditions never
 // throw on JSON data, so no rule error is hidden either. Used by the rule worker, where most of
-// detection's per-record work is; 100 rules on a log type cost one or two evaluations per record.
+// detection's per-record work is, and by replay; 100 rules on a log type cost one or two evaluations
+// per record.
 import type { MatchExpr, RuleTree, Scalar } from '../engine/simple/ast.js'
 import { compileKeySpec, describeKeySpec, type Resolver } from '../engine/simple/key-specifier.js'
+import { compileRule } from '../engine/simple/rule.js'
+import { type LiveRule, offloadableData } from './live-rules.js'
 
 type Indexed = Extract<MatchExpr, { kind: 'compare' }> & { condition: 'Equals' | 'IsIn' }
 
@@ -115,4 +118,14 @@ export class RulePrefilter {
     }
     return out
   }
+}
+
+/** The prefilter of a log type's live rules (in-process): simple rules are filed, others always met. */
+export function prefilterOfLiveRules(rules: readonly LiveRule[]): RulePrefilter {
+  return new RulePrefilter(
+    rules.map((r) => {
+      const data = r.evaluate ? offloadableData.get(r.evaluate) : undefined
+      return data ? (compileRule(data).rule?.tree ?? null) : null
+    }),
+  )
 }

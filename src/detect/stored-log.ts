@@ -162,6 +162,13 @@ export class LineCursor {
     start: number,
     private readonly end: number,
     private readonly chunk = CHUNK,
+    /**
+     * 'lazy' (live detection): a line the log source wrote is parsed only when its record is asked
+     * for. 'eager' (replay, which evaluates every record it reads): parsed at once, as reading the
+     * standard fields first would only add work, and strings taken from the parsed record compare
+     * faster in the merge than slices of the chunk.
+     */
+    private readonly parse: 'lazy' | 'eager' = 'lazy',
   ) {
     this.pos = start
     this.base = start
@@ -179,7 +186,7 @@ export class LineCursor {
       this.at = nl + 1
       if (nl === start) continue
       const line = this.text !== null ? this.text.slice(start, nl) : this.data.toString('utf8', start, nl)
-      const tail = readStandardTail(line)
+      const tail = this.parse === 'lazy' ? readStandardTail(line) : null
       if (tail !== null) {
         this.head = new StoredRecord(
           this.file,
