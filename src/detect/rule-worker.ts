@@ -142,16 +142,16 @@ export class RuleWorker {
 
   private fail(message: string): void {
     if (this.disabled) return
-    this.disabled = true
-    const w = this.worker
-    this.worker = null
-    for (const p of this.pending.values()) p.resolve(null)
-    this.pending.clear()
-    void w?.terminate()
+    void this.stop()
     this.onFailure(message)
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return this.stop()
+  }
+
+  /** No more chunks: waiting evaluations answer null, and the worker is terminated. */
+  private async stop(): Promise<void> {
     this.disabled = true
     const w = this.worker
     this.worker = null

@@ -66,8 +66,10 @@ t.test('destinations', async (t) => {
   }
   const alertsOf = async (ruleId: string) =>
     (await s.request('GET', `/alerts?rule-id=${ruleId}&limit=1000`)).body.results as any[]
+  // Bounded waits; 5 timed-out attempts of two alerts one at a time took ~5 s alone and over 15 s
+  // under a loaded parallel suite, so the bound is generous (it only ends a wait that never ends).
   const waitAlert = async (id: string, ok: (a: any) => boolean, what: string) => {
-    const end = Date.now() + 15_000
+    const end = Date.now() + 45_000
     for (;;) {
       const a = (await s.request('GET', `/alerts/${id}`)).body
       if (ok(a)) return a
