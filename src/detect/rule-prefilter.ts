@@ -6,8 +6,8 @@
 // top-level condition), so a rule left out would have answered "no match". Simple conditions never
 // throw on JSON data, so no rule error is hidden either. Used by the rule worker, where most of
 // detection's per-record work is; 100 rules on a log type cost one or two evaluations per record.
-import type { MatchExpr, RuleTree, Scalar } from '../engine/simple/ast.js'
-import { compileKeySpec, describeKeySpec, type Resolver } from '../engine/simple/key-specifier.js'
+import type { KeySpec, MatchExpr, RuleTree, Scalar } from '../engine/simple/ast.js'
+import { compileKeySpec, keySpecSegments, type Resolver } from '../engine/simple/key-specifier.js'
 
 type Indexed = Extract<MatchExpr, { kind: 'compare' }> & { condition: 'Equals' | 'IsIn' }
 
@@ -28,6 +28,13 @@ function operandValues(c: Indexed): Scalar[] {
   if (c.condition === 'Equals') return isScalar(op) ? [op] : []
   return Array.isArray(op) ? op.filter(isScalar) : isScalar(op) ? [op] : []
 }
+
+/**
+ * A key's identity: the walk it resolves to. Not describeKeySpec, whose text is the same for keys
+ * that resolve differently (DeepKey [a, 0] and [a, "0"]; an Enrichment Table or Selector holding a
+ * dot): two such keys sharing one index would resolve one of them wrongly and lose its matches.
+ */
+const keyId = (spec: KeySpec): string => JSON.stringify(keySpecSegments(spec))
 
 interface KeyIndex {
   resolve: Resolver
@@ -50,7 +57,7 @@ export class RulePrefilter {
     const spread = new Map<string, Set<Scalar>>()
     for (const conds of required)
       for (const c of conds) {
-        const k = describeKeySpec(c.key)
+        const k = keyId(c.key)
         const set = spread.get(k) ?? new Set()
         for (const v of operandValues(c)) set.add(v)
         spread.set(k, set)
@@ -61,7 +68,7 @@ export class RulePrefilter {
       let best: Indexed | null = null
       let bestSpread = -1
       for (const c of conds) {
-        const n = spread.get(describeKeySpec(c.key))!.size
+        const n = spread.get(keyId(c.key))!.size
         if (n > bestSpread) {
           best = c
           bestSpread = n
@@ -71,7 +78,7 @@ export class RulePrefilter {
         this.always.push(i)
         continue
       }
-      const k = describeKeySpec(best.key)
+      const k = keyId(best.key)
       let key = byKey.get(k)
       if (!key) {
         key = { resolve: compileKeySpec(best.key), byValue: new Map() }
