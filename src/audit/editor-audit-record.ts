@@ -18,8 +18,6 @@ export type RecordVerdict =
       eventTime: string
       id: string | undefined
       unknownKind: boolean
-      /** True when a value of the record was changed (counts sent as strings): its text as sent is stale. */
-      rewritten: boolean
     }
   | { ok: false; reason: string }
 
@@ -81,7 +79,6 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
   const eventMs = Date.parse(String(metadata.timestamp))
   if (!Number.isFinite(eventMs)) return { ok: false, reason: 'metadata.timestamp cannot be read as a point in time' }
 
-  let rewritten = false
   if (kind !== undefined) {
     const detail = value[kind] as Record<string, unknown>
     // Check every count before changing any, so a rejected record is kept exactly as it came.
@@ -93,7 +90,6 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
       if (typeof detail[field] !== 'number') counts.push([field, n])
     }
     for (const [field, n] of counts) detail[field] = n
-    rewritten = counts.length > 0
   }
 
   const context = isPlainObject(metadata.context) ? metadata.context : {}
@@ -118,21 +114,19 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
     eventTime,
     id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined,
     unknownKind: kind === undefined,
-    rewritten,
   }
 }
 
 /**
- * The line stored for an accepted record: the record as sent (`text`, one NDJSON line) with the
- * standard fields appended before its closing brace, when the check changed no value of it; else
- * the record serialized. Both parse to the same object; the first spares serializing the record
- * again (most of a record's cost here). Detection reads the standard fields back from the end of
- * the line (detect/stored-log.ts): they are always last, in this order.
+ * The line stored for an accepted record: the record serialized, the standard fields last in this
+ * order (checkEditorAuditRecord adds them last), which detection reads back from the end of the
+ * line (detect/stored-log.ts). Not the NDJSON text as sent with the fields appended: that text can
+ * read differently elsewhere — a carriage return between tokens is a line break to node:readline
+ * (the duplicate filter's rebuild at start-up would lose the record's id), a key given twice makes
+ * DuckDB's read_json refuse the whole file (JSON.parse keeps the last), a number out of double
+ * range reads as Infinity where the serialized record holds null — and checking for those cost more
+ * than serializing (3.5 µs vs 2.4 µs a record; docs/decisions.md).
  */
-export function storedLine(verdict: Extract<RecordVerdict, { ok: true }>, text: string | undefined): string {
-  const s = verdict.stored
-  if (text === undefined || verdict.rewritten) return JSON.stringify(s)
-  // JSON.parse read `text` as one object, so only JSON whitespace follows its last `}`.
-  const close = text.lastIndexOf('}')
-  return `${text.slice(0, close)},"p_log_type":${JSON.stringify(s.p_log_type)},"p_event_time":${JSON.stringify(s.p_event_time)},"p_parse_time":${JSON.stringify(s.p_parse_time)},"p_row_id":${JSON.stringify(s.p_row_id)},"p_source_id":${JSON.stringify(s.p_source_id)},"p_any_ip_addresses":${JSON.stringify(s.p_any_ip_addresses)},"p_any_emails":${JSON.stringify(s.p_any_emails)},"p_any_trace_ids":${JSON.stringify(s.p_any_trace_ids)},"p_any_actor_ids":${JSON.stringify(s.p_any_actor_ids)}}`
+export function storedLine(verdict: Extract<RecordVerdict, { ok: true }>): string {
+  return JSON.stringify(verdict.stored)
 }

@@ -175,7 +175,7 @@ export class LogSource {
         idsInThisRequest.add(verdict.id)
         newIds.push(verdict.id)
       }
-      hourLines(verdict.eventMs, verdict.eventTime).push(storedLine(verdict, item.text))
+      hourLines(verdict.eventMs, verdict.eventTime).push(storedLine(verdict))
       result.accepted++
       if (verdict.unknownKind) result.unknownKind++
     }

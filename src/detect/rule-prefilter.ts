@@ -7,8 +7,8 @@
 // throw on JSON data, so no rule error is hidden either. Used by the rule worker, where most of
 // detection's per-record work is, and by replay; 100 rules on a log type cost one or two evaluations
 // per record.
-import type { MatchExpr, RuleTree, Scalar } from '../engine/simple/ast.js'
-import { compileKeySpec, describeKeySpec, type Resolver } from '../engine/simple/key-specifier.js'
+import type { KeySpec, MatchExpr, RuleTree, Scalar } from '../engine/simple/ast.js'
+import { compileKeySpec, keySpecSegments, type Resolver } from '../engine/simple/key-specifier.js'
 import { compileRule } from '../engine/simple/rule.js'
 import { type LiveRule, offloadableData } from './live-rules.js'
 
@@ -32,6 +32,13 @@ function operandValues(c: Indexed): Scalar[] {
   return Array.isArray(op) ? op.filter(isScalar) : isScalar(op) ? [op] : []
 }
 
+/**
+ * A key's identity: the walk it resolves to. Not describeKeySpec, whose text is the same for keys
+ * that resolve differently (DeepKey [a, 0] and [a, "0"]; an Enrichment Table or Selector holding a
+ * dot): two such keys sharing one index would resolve one of them wrongly and lose its matches.
+ */
+const keyId = (spec: KeySpec): string => JSON.stringify(keySpecSegments(spec))
+
 interface KeyIndex {
   resolve: Resolver
   /** Operand value → rule positions (ascending). */
@@ -53,7 +60,7 @@ export class RulePrefilter {
     const spread = new Map<string, Set<Scalar>>()
     for (const conds of required)
       for (const c of conds) {
-        const k = describeKeySpec(c.key)
+        const k = keyId(c.key)
         const set = spread.get(k) ?? new Set()
         for (const v of operandValues(c)) set.add(v)
         spread.set(k, set)
@@ -64,7 +71,7 @@ export class RulePrefilter {
       let best: Indexed | null = null
       let bestSpread = -1
       for (const c of conds) {
-        const n = spread.get(describeKeySpec(c.key))!.size
+        const n = spread.get(keyId(c.key))!.size
         if (n > bestSpread) {
           best = c
           bestSpread = n
@@ -74,7 +81,7 @@ export class RulePrefilter {
         this.always.push(i)
         continue
       }
-      const k = describeKeySpec(best.key)
+      const k = keyId(best.key)
       let key = byKey.get(k)
       if (!key) {
         key = { resolve: compileKeySpec(best.key), byValue: new Map() }
