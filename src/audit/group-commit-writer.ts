@@ -203,12 +203,15 @@ export class GroupCommitWriter {
       [...batch.byDir].map(async ([dir, list]) => {
         const file = await this.currentFile(dir)
         const buf = Buffer.from(`${list.join('\n')}\n`, 'utf8')
+        const count = list.length
+        // The batch stays referenced until it is durable (its waiters); its lines need not.
+        list.length = 0
         await writeAll(file.fh, buf)
         file.size += buf.length
         durable.push({ file: file.rel, size: file.size })
         file.lastUsed = performance.now()
         touched.push(file)
-        lines += list.length
+        lines += count
         bytes += buf.length
       }),
     )

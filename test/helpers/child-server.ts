@@ -77,7 +77,8 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const started = Date.now()
-  const argv = [...(opts.wrap ?? []), process.execPath, '--import', 'tsx', ENTRY]
+  // The node flags `npm start` and the `rulekeeper` command run the server with (bin/rulekeeper.js).
+  const argv = [...(opts.wrap ?? []), process.execPath, '--max-semi-space-size=64', '--import', 'tsx', ENTRY]
   const child = spawn(argv[0]!, argv.slice(1), {
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
     env: {
