@@ -18,7 +18,8 @@ const SERVER = path.resolve(import.meta.dirname, '..', 'test', 'audit', 'fixture
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+    // With the young-generation size `rulekeeper serve` runs with (bin/rulekeeper.js).
+    const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', SERVER], {
       env: { ...process.env, RULEKEEPER_DATA_DIR: dataDir, RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
