@@ -137,10 +137,10 @@ export interface GroupOutcome {
   created: boolean
 }
 
-/** Window starts of one rule and dedup string, sorted, with the id of each start's group. */
+/** Window starts of one rule and dedup string, sorted, with each start's group. */
 interface Starts {
   ms: number[]
-  ids: string[]
+  groups: Group[]
 }
 
 /** The ISO text of `now`, kept for the next call with the same millisecond (every match stamps it). */
@@ -157,7 +157,8 @@ function isoNow(now: number): string {
 /** The groups of every rule and dedup string, with their window starts sorted per key. */
 export class Grouper {
   readonly groups = new Map<string, Group>()
-  private readonly starts = new Map<string, Starts>()
+  /** Rule id → dedup string → window starts (nested: no key string built per match). */
+  private readonly starts = new Map<string, Map<string, Starts>>()
   /** firstEventTime and lastEventTime of a group in milliseconds (parsed once, not per match). */
   private readonly spans = new WeakMap<Group, { first: number; last: number }>()
 
@@ -166,13 +167,30 @@ export class Grouper {
   }
 
   restore(g: Group): void {
-    const known = this.groups.has(g.id)
+    const known = this.groups.get(g.id)
     this.groups.set(g.id, g)
-    if (known) return
-    const key = `${g.ruleId}\u0000${g.dedup}`
-    const list = this.starts.get(key) ?? { ms: [], ids: [] }
-    insertSorted(list, Date.parse(g.windowStart), g.id)
-    this.starts.set(key, list)
+    if (known !== undefined) {
+      // a later state of a known group (a journal replays every change): the starts hold the latest
+      const list = this.startsOf(known.ruleId, known.dedup)
+      const i = list.groups.indexOf(known)
+      if (i >= 0) list.groups[i] = g
+      return
+    }
+    insertSorted(this.startsOf(g.ruleId, g.dedup), Date.parse(g.windowStart), g)
+  }
+
+  private startsOf(ruleId: string, dedup: string): Starts {
+    let byDedup = this.starts.get(ruleId)
+    if (byDedup === undefined) {
+      byDedup = new Map()
+      this.starts.set(ruleId, byDedup)
+    }
+    let list = byDedup.get(dedup)
+    if (list === undefined) {
+      list = { ms: [], groups: [] }
+      byDedup.set(dedup, list)
+    }
+    return list
   }
 
   private span(g: Group): { first: number; last: number } {
@@ -209,12 +227,7 @@ export class Grouper {
 
   /** The group covering `groupMs` (latest start t0 ≤ it, within the period), else a new one at it, with no event. */
   private locate(rule: RuleMeta, m: MatchFields, groupMs: number, firstMs: number, now: number): Group {
-    const key = `${rule.id}\u0000${m.dedup}`
-    let list = this.starts.get(key)
-    if (list === undefined) {
-      list = { ms: [], ids: [] }
-      this.starts.set(key, list)
-    }
+    const list = this.startsOf(rule.id, m.dedup)
     const starts = list.ms
     const period = rule.dedupPeriodMinutes * 60_000
     // the latest start t0 ≤ the time; it covers it when groupMs < t0 + period
@@ -226,8 +239,8 @@ export class Grouper {
       else hi = mid
     }
     const t0 = lo > 0 ? starts[lo - 1]! : undefined
-    // the id alertId(rule.id, m.dedup, t0), kept beside the start
-    if (t0 !== undefined && groupMs < t0 + period) return this.groups.get(list.ids[lo - 1]!)!
+    // the group alertId(rule.id, m.dedup, t0), kept beside the start
+    if (t0 !== undefined && groupMs < t0 + period) return list.groups[lo - 1]!
     const group: Group = {
       id: alertId(rule.id, m.dedup, groupMs),
       ruleId: rule.id,
@@ -254,7 +267,7 @@ export class Grouper {
     }
     this.groups.set(group.id, group)
     this.spans.set(group, { first: firstMs, last: firstMs })
-    insertSorted(list, groupMs, group.id)
+    insertSorted(list, groupMs, group)
     return group
   }
 
@@ -285,7 +298,7 @@ export class Grouper {
   }
 }
 
-function insertSorted(list: Starts, v: number, id: string): void {
+function insertSorted(list: Starts, v: number, group: Group): void {
   const ms = list.ms
   let lo = 0
   let hi = ms.length
@@ -296,7 +309,7 @@ function insertSorted(list: Starts, v: number, id: string): void {
   }
   if (ms[lo] !== v) {
     ms.splice(lo, 0, v)
-    list.ids.splice(lo, 0, id)
+    list.groups.splice(lo, 0, group)
   }
 }
 
