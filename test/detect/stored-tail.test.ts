@@ -149,11 +149,8 @@ t.test('lines not of the written shape are parsed whole, with the right fields',
   ]
   const lines = cases.map(([, c]) => (typeof c === 'string' ? c : JSON.stringify(c)))
   for (const [i, [name]] of cases.entries()) {
-    const tail = readStandardTail(lines[i]!)
-    const parsed = JSON.parse(lines[i]!) as Record<string, unknown>
-    // Either not read from the tail, or read right.
-    if (tail !== null) t.same(tail, fieldsOf(parsed), `${name}: the tail, when read, is right`)
-    else t.pass(`${name}: left to the whole parse`)
+    // Not of the shape the log source writes: left to the whole parse (whose fields are checked below).
+    t.equal(readStandardTail(lines[i]!), null, `${name}: not read from the tail`)
   }
   const { records, skipped } = await readAll(lines)
   t.equal(skipped, 0)
