@@ -4,6 +4,7 @@
 // alone and kept with its bytes visible as \udcNN escapes.
 import { isUtf8 } from 'node:buffer'
 import { RulekeeperError } from '../errors.js'
+import { nestedWithin } from '../json-depth.js'
 
 type PayloadItem =
   | { index: number; line?: number; value: unknown; text?: string }
@@ -15,28 +16,9 @@ type PayloadItem =
  */
 export const MAX_RECORD_DEPTH = 64
 
-/**
- * Whether a parsed value nests objects/arrays deeper than `max`. Recursive, but never deeper than
- * `max` + 1 calls (it stops there), so safe on any depth; no allocation (it runs on every record).
- */
+/** Whether a parsed value nests objects/arrays deeper than `max` (json-depth.ts). */
 export function exceedsDepth(value: unknown, max = MAX_RECORD_DEPTH): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  return deeper(value, max - 1)
-}
-
-/** Whether `node` (already at the limit's level when `left` is 0) holds an object or array below `left` more levels. */
-function deeper(node: object, left: number): boolean {
-  if (Array.isArray(node)) {
-    for (const child of node)
-      if (typeof child === 'object' && child !== null && (left <= 0 || deeper(child, left - 1))) return true
-    return false
-  }
-  for (const k in node) {
-    if (!Object.hasOwn(node, k)) continue
-    const child = (node as Record<string, unknown>)[k]
-    if (typeof child === 'object' && child !== null && (left <= 0 || deeper(child, left - 1))) return true
-  }
-  return false
+  return !nestedWithin(value, max)
 }
 
 /** A copy cut at `max` levels, for keeping a too-deep record in _rejected without overflowing. */
