@@ -7,10 +7,10 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { AlertEventIndex, readStoredLines } from '../src/detect/alert-events.js'
+import { AlertEventIndex } from '../src/detect/alert-events.js'
+import { readStoredLines } from '../src/detect/stored-log.js'
 import { DetectionStore } from '../src/detect/detection-store.js'
 import type { Group } from '../src/detect/grouping.js'
-import { readStoredLine } from '../src/detect/stored-log.js'
 import { createLogger } from '../src/log.js'
 import { percentile, type BenchContext, type BenchModule, type BenchResult } from './lib.js'
 
@@ -115,13 +115,10 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
         const rb = b.record as { partition: string; offset: number }
         return ra.partition !== rb.partition ? (ra.partition < rb.partition ? -1 : 1) : ra.offset - rb.offset
       })
-      // one open per record: readStoredLine is the previous route's per-record read (the route's own
-      // copy of it was removed when pages moved to readStoredLines)
+      // one open per record, as the previous route read each record of a page
       const old: unknown[] = []
-      for (const m of ms.slice(skip, skip + LIMIT)) {
-        const r = m.record as { partition: string; offset: number }
-        old.push(await readStoredLine(logsRoot, r.partition, r.offset))
-      }
+      for (const m of ms.slice(skip, skip + LIMIT))
+        old.push(...(await readStoredLines(logsRoot, [m.record as { partition: string; offset: number }])))
       before.push(performance.now() - t0)
       if (JSON.stringify(old) !== JSON.stringify(page)) throw new Error('the two ways gave different pages')
     }

@@ -3,9 +3,10 @@
 // and the data file is cut back to its last complete line, so a torn line is never glued to a good
 // one. The same pass reads the recent data files to rebuild the duplicate filter.
 import { createReadStream } from 'node:fs'
-import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
+import { mkdir, open, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import { listSorted } from '../dir-list.js'
 import { writeFileDurable } from '../durable-file.js'
 import type { DuplicateFilter } from './duplicate-filter.js'
 import { decodeSurrogateEscape } from './parse-payload.js'
@@ -14,15 +15,6 @@ export interface RecoveryReport {
   files: number
   tornTails: Array<{ file: string; offset: number; bytes: number }>
   idsLoaded: number
-}
-
-async function listDir(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
 }
 
 /** Files of this source: data under dt=/hour=, rejected under dt=. */
@@ -38,16 +30,17 @@ async function sourceFiles(
   const data: string[] = []
   const rejected: string[] = []
   const base = path.join(root, logType)
-  for (const dt of await listDir(base)) {
+  for (const dt of await listSorted(base)) {
     if (!dt.startsWith('dt=')) continue
-    for (const hour of await listDir(path.join(base, dt))) {
+    for (const hour of await listSorted(path.join(base, dt))) {
       if (!hour.startsWith('hour=')) continue
-      for (const f of await listDir(path.join(base, dt, hour))) if (mine(f)) data.push(path.join(logType, dt, hour, f))
+      for (const f of await listSorted(path.join(base, dt, hour)))
+        if (mine(f)) data.push(path.join(logType, dt, hour, f))
     }
   }
   const rbase = path.join(root, '_rejected', logType)
-  for (const dt of await listDir(rbase)) {
-    for (const f of await listDir(path.join(rbase, dt))) {
+  for (const dt of await listSorted(rbase)) {
+    for (const f of await listSorted(path.join(rbase, dt))) {
       const rel = path.join('_rejected', logType, dt, f)
       if (f.startsWith('.tmp-')) await unlink(path.join(root, rel)).catch(() => {})
       else if (mine(f)) rejected.push(rel)

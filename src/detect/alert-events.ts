@@ -3,18 +3,13 @@
 // last read stopped to its committed length, into an index alert id → stored-record locations. The
 // files only grow (appends, committed in order), so an index is never stale, only behind; it is
 // caught up on the next call. Memory is bounded: past `maxEntries` locations, the least recently
-// used files' indexes are dropped (and read again when asked). Pages read the stored lines with one
-// open per data file and large reads (docs/decisions.md, "Alert events").
+// used files' indexes are dropped (and read again when asked). Pages read the stored lines with
+// stored-log.ts's readStoredLines (docs/decisions.md, "Alert events").
 import { open } from 'node:fs/promises'
 import path from 'node:path'
 import type { DetectionStore } from './detection-store.js'
 import type { Group } from './grouping.js'
-
-/** One stored record: its data file (relative to `logs/`) and the byte offset of its line. */
-export interface Location {
-  partition: string
-  offset: number
-}
+import type { Location } from './stored-log.js'
 
 interface AlertLocations {
   partitions: string[]
@@ -163,47 +158,4 @@ export class AlertEventIndex {
       this.entries -= f.entries
     }
   }
-}
-
-/** The stored lines at sorted locations, parsed: one open per data file, reads of 64 KiB or more. */
-export async function readStoredLines(logsRoot: string, locations: readonly Location[]): Promise<unknown[]> {
-  const out: unknown[] = []
-  let i = 0
-  while (i < locations.length) {
-    const partition = locations[i]!.partition
-    let j = i
-    while (j < locations.length && locations[j]!.partition === partition) j++
-    // The partition comes from our own match lines; still, never read outside the logs folder.
-    const abs = path.resolve(logsRoot, partition)
-    if (!abs.startsWith(`${logsRoot}${path.sep}`)) {
-      for (; i < j; i++) out.push(null)
-      continue
-    }
-    const fh = await open(abs, 'r')
-    try {
-      let buf = Buffer.alloc(0)
-      let bufStart = 0
-      for (; i < j; i++) {
-        const offset = locations[i]!.offset
-        let line: unknown = null
-        for (let size = 64 << 10; ; size *= 4) {
-          const at = offset - bufStart
-          const nl = at >= 0 && at < buf.length ? buf.indexOf(10, at) : -1
-          if (nl >= 0) {
-            line = JSON.parse(buf.toString('utf8', at, nl))
-            break
-          }
-          const fresh = Buffer.allocUnsafe(size)
-          const { bytesRead } = await fh.read(fresh, 0, size, offset)
-          buf = fresh.subarray(0, bytesRead)
-          bufStart = offset
-          if (buf.indexOf(10) < 0 && bytesRead < size) break // no complete line there
-        }
-        out.push(line)
-      }
-    } finally {
-      await fh.close()
-    }
-  }
-  return out
 }

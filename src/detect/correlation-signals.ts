@@ -4,7 +4,7 @@
 // partition and offset, its record's fields — and which signals the correlation rule has already
 // counted there (its own match lines), so that no run counts a signal twice, even after a restart.
 import type { DetectionStore } from './detection-store.js'
-import { readStoredLines } from './alert-events.js'
+import { readStoredLines } from './stored-log.js'
 
 export interface StoredSignal {
   /** The member rule's match id (unique per rule and stored line). */

@@ -6,11 +6,13 @@
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
 // the records after it are evaluated again and nothing is written twice.
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
+import { listSorted } from '../dir-list.js'
 import { fsyncDir, writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
 import type { Group } from './grouping.js'
+import { listDataFiles, partitionsMeeting } from './stored-log.js'
 
 export interface Checkpoint {
   version: 1
@@ -41,32 +43,13 @@ interface Out {
 const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
 
 async function walk(root: string, rel = ''): Promise<string[]> {
-  let names: string[]
-  try {
-    names = (await readdir(path.join(root, rel))).sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
   const out: string[] = []
-  for (const n of names) {
+  for (const n of await listSorted(path.join(root, rel))) {
     const r = rel ? path.join(rel, n) : n
     if (n.endsWith('.ndjson')) out.push(r)
     else if (!n.includes('.')) out.push(...(await walk(root, r)))
   }
   return out
-}
-
-const HOUR_MS = 3_600_000
-
-/** The names in a directory, sorted (none when it does not exist). */
-async function listNames(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
 }
 
 async function readLines(file: string): Promise<string[]> {
@@ -255,15 +238,9 @@ export class DetectionStore {
     await writeFileDurable(path.join(this.root, 'checkpoint.json'), JSON.stringify(this.checkpoint))
   }
 
-  /**
-   * Match files (relative to `detections/`) of the event hours from one time to another, inclusive,
-   * in time order: from the partitions there are (matchPartitions), never a look-up per hour.
-   */
-  async matchFiles(fromMs: number, toMs: number): Promise<string[]> {
-    const out: string[] = []
-    for (const rel of await this.matchPartitions(Math.floor(fromMs / HOUR_MS), Math.floor(toMs / HOUR_MS)))
-      out.push(...(await walk(this.root, rel)))
-    return out
+  /** Match files (relative to `detections/`) of the event hours from one time to another, inclusive, in time order. */
+  matchFiles(fromMs: number, toMs: number): Promise<string[]> {
+    return listDataFiles(this.root, 'matches', partitionsMeeting(fromMs, toMs + 1))
   }
 
   /** How much of an output file is committed: a reader never reads a line a crash could take back. */
@@ -292,26 +269,6 @@ export class DetectionStore {
         if (++parsed % 5000 === 0) await new Promise((r) => setImmediate(r))
         const m = JSON.parse(line) as Record<string, unknown>
         if (keep(m)) out.push(m)
-      }
-    }
-    return out
-  }
-
-  /**
-   * The match partitions (`matches/dt=…/hour=…`) of the hours [startHour, endHour], in time order,
-   * from the directories there are: a window of centuries (a correlation rule's LookbackWindowMinutes)
-   * costs a listing of the days stored, not a look-up per hour of it.
-   */
-  private async matchPartitions(startHour: number, endHour: number): Promise<string[]> {
-    const out: string[] = []
-    for (const day of await listNames(path.join(this.root, 'matches'))) {
-      const dayStart = Date.parse(`${day.slice(3)}T00:00:00Z`)
-      if (!day.startsWith('dt=') || Number.isNaN(dayStart)) continue
-      const first = dayStart / HOUR_MS
-      if (first + 23 < startHour || first > endHour) continue
-      for (const hour of await listNames(path.join(this.root, 'matches', day))) {
-        const h = first + Number(hour.slice(5))
-        if (hour.startsWith('hour=') && h >= startHour && h <= endHour) out.push(`matches/${day}/${hour}`)
       }
     }
     return out

@@ -10,7 +10,14 @@ import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
 import { prefilterOfLiveRules } from './rule-prefilter.js'
-import { chunkFor, LineCursor, listDataFiles, StoredLogMerge, type StoredRecord } from './stored-log.js'
+import {
+  chunkFor,
+  LineCursor,
+  listDataFiles,
+  partitionsMeeting,
+  StoredLogMerge,
+  type StoredRecord,
+} from './stored-log.js'
 
 export interface ReplayOptions {
   logsRoot: string
@@ -41,7 +48,6 @@ export interface ReplayResult {
 /** Why a replay cannot run as asked (a 400 in the API, exit 2 in the CLI). */
 export class ReplayRequestError extends Error {}
 
-const HOUR = 3_600_000
 /** Records per evaluation chunk (live detection's commit batch). */
 const CHUNK_RECORDS = 5000
 const YIELD_EVERY = 4096
@@ -75,10 +81,8 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   }
   const live = buildLiveIndex(o.index, o.compilers, wanted ? (rule) => wanted.has(rule.id) : undefined)
   // Data files are partitioned by event hour: only the hours that meet [from, to) are read.
-  const keep = (dt: string, hour: string) => {
-    const start = Date.parse(`${dt}T${hour}:00:00Z`)
-    return Number.isNaN(start) || (start < o.toMs && start + HOUR > o.fromMs)
-  }
+  const keep = partitionsMeeting(o.fromMs, o.toMs)
+
   const files: Array<[string, number]> = []
   for (const lt of await storedLogTypes(o.logsRoot))
     for (const file of await listDataFiles(o.logsRoot, lt, keep)) {

@@ -5,6 +5,7 @@ import { parentPort } from 'node:worker_threads'
 import { compileRule } from '../engine/simple/index.js'
 import { RulePrefilter } from './rule-prefilter.js'
 import { NO_MATCH, type SimpleEvaluation, simpleEvaluator } from './simple-evaluator.js'
+import { parseObject } from './stored-log.js'
 
 export type RuleWorkerRequest =
   | {
@@ -68,15 +69,6 @@ function evaluate(lines: string): Array<number | SimpleEvaluation> {
     if (nl < 0) return hits
     start = nl + 1
     i++
-  }
-}
-
-function parseObject(line: string): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(line)
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null
-  } catch {
-    return null
   }
 }
 

@@ -5,8 +5,9 @@
 // chunks and parses a line only when it becomes the cursor's head, so few parsed records are alive
 // at once; the merge is synchronous and only awaits when a cursor has to read its next chunk.
 import { isAscii } from 'node:buffer'
-import { type FileHandle, open, readdir } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 import path from 'node:path'
+import { listSorted } from '../dir-list.js'
 
 /** What a damaged line (standard fields readable, the whole not a JSON object) reads as: never evaluated. */
 const UNREADABLE: Record<string, unknown> = Object.freeze({})
@@ -52,7 +53,8 @@ export class StoredRecord {
   }
 }
 
-function parseObject(line: string): Record<string, unknown> | null {
+/** A stored line as a JSON object, or null when it is not one (damaged or not a record). */
+export function parseObject(line: string): Record<string, unknown> | null {
   let record: unknown
   try {
     record = JSON.parse(line)
@@ -107,12 +109,23 @@ export function chunkFor(cursors: number): number {
   return Math.max(16 << 10, Math.min(CHUNK, Math.floor((64 << 20) / Math.max(1, cursors))))
 }
 
-async function listDir(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
+/**
+ * Which partitions to read: asked for a day (`hour` undefined: may any hour of it be wanted?)
+ * before its hours are listed, then for each hour.
+ */
+export type PartitionFilter = (dt: string, hour?: string) => boolean
+
+const HOUR_MS = 3_600_000
+
+/**
+ * The partitions whose hour meets [fromMs, toMs) (whose day may, for a day); a name that is not a
+ * date or an hour is kept, so no stored data is ever skipped silently.
+ */
+export function partitionsMeeting(fromMs: number, toMs: number): PartitionFilter {
+  return (dt, hour) => {
+    const start = Date.parse(`${dt}T${hour ?? '00'}:00:00Z`)
+    const span = hour === undefined ? 24 * HOUR_MS : HOUR_MS
+    return Number.isNaN(start) || (start < toMs && start + span > fromMs)
   }
 }
 
@@ -120,15 +133,15 @@ async function listDir(dir: string): Promise<string[]> {
 export async function listDataFiles(
   logsRoot: string,
   logType: string,
-  keep: (dt: string, hour: string) => boolean = () => true,
+  keep: PartitionFilter = () => true,
 ): Promise<string[]> {
   const out: string[] = []
   const base = path.join(logsRoot, logType)
-  for (const dt of await listDir(base)) {
-    if (!dt.startsWith('dt=')) continue
-    for (const hour of await listDir(path.join(base, dt))) {
+  for (const dt of await listSorted(base)) {
+    if (!dt.startsWith('dt=') || !keep(dt.slice(3))) continue
+    for (const hour of await listSorted(path.join(base, dt))) {
       if (!hour.startsWith('hour=') || !keep(dt.slice(3), hour.slice(5))) continue
-      for (const f of await listDir(path.join(base, dt, hour)))
+      for (const f of await listSorted(path.join(base, dt, hour)))
         if (f.endsWith('.ndjson') && !f.startsWith('.')) out.push(path.join(logType, dt, hour, f))
     }
   }
@@ -370,25 +383,53 @@ export class StoredLogMerge {
   }
 }
 
-/** The stored line at `offset` of a data file (a match's `record`), parsed; null when there is none. */
-export async function readStoredLine(logsRoot: string, partition: string, offset: number): Promise<unknown> {
-  // The partition comes from our own match lines; still, never read outside the logs folder.
-  const abs = path.resolve(logsRoot, partition)
-  if (!abs.startsWith(`${logsRoot}${path.sep}`)) return null
-  const fh = await open(abs, 'r')
-  try {
-    let size = 4096
-    for (;;) {
-      const buf = Buffer.alloc(size)
-      const { bytesRead } = await fh.read(buf, 0, size, offset)
-      const nl = buf.subarray(0, bytesRead).indexOf(10)
-      if (nl >= 0) return JSON.parse(buf.toString('utf8', 0, nl))
-      if (bytesRead < size) return null
-      size *= 4
+/** One stored record: its data file (relative to `logs/`) and the byte offset of its line. */
+export interface Location {
+  partition: string
+  offset: number
+}
+
+/** The stored lines at sorted locations, parsed: one open per data file, reads of 64 KiB or more. */
+export async function readStoredLines(logsRoot: string, locations: readonly Location[]): Promise<unknown[]> {
+  const out: unknown[] = []
+  let i = 0
+  while (i < locations.length) {
+    const partition = locations[i]!.partition
+    let j = i
+    while (j < locations.length && locations[j]!.partition === partition) j++
+    // The partition comes from our own match lines; still, never read outside the logs folder.
+    const abs = path.resolve(logsRoot, partition)
+    if (!abs.startsWith(`${logsRoot}${path.sep}`)) {
+      for (; i < j; i++) out.push(null)
+      continue
     }
-  } finally {
-    await fh.close()
+    const fh = await open(abs, 'r')
+    try {
+      let buf = Buffer.alloc(0)
+      let bufStart = 0
+      for (; i < j; i++) {
+        const offset = locations[i]!.offset
+        let line: unknown = null
+        for (let size = 64 << 10; ; size *= 4) {
+          const at = offset - bufStart
+          const nl = at >= 0 && at < buf.length ? buf.indexOf(10, at) : -1
+          if (nl >= 0) {
+            line = JSON.parse(buf.toString('utf8', at, nl))
+            break
+          }
+          const fresh = Buffer.allocUnsafe(size)
+          const { bytesRead } = await fh.read(fresh, 0, size, offset)
+          buf = fresh.subarray(0, bytesRead)
+          bufStart = offset
+          if (buf.indexOf(10) < 0 && bytesRead < size) break // no complete line there
+        }
+        out.push(line)
+      }
+    } finally {
+      await fh.close()
+    }
   }
+  return out
 }
 
 /** Merges cursors in stored order, yielding up to `max` records at a time. */

@@ -6,7 +6,8 @@
 // as a full read of the match partitions, and so do two first calls at once.
 import t from 'tap'
 import path from 'node:path'
-import { AlertEventIndex, readStoredLines } from '../../src/detect/alert-events.js'
+import { AlertEventIndex } from '../../src/detect/alert-events.js'
+import { readStoredLines } from '../../src/detect/stored-log.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { startTestServer } from '../helpers/rulekeeper.js'
 
