@@ -5,7 +5,8 @@
 // checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
 // in tests and benches, which can take seconds on a loaded machine) and after any failure, the
 // answer is null: the detector then evaluates in-process (after a failure, for good).
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startModuleWorker } from '../module-worker.js'
 import type { Evaluation, LiveIndex } from './live-rules.js'
 import { offloadableData } from './live-rules.js'
 import type { RuleWorkerAnswer, RuleWorkerRequest } from './simple-rule-worker.js'
@@ -16,17 +17,6 @@ export interface OffloadedChunk {
   covered: Map<string, { slots: boolean[]; all: boolean }>
   /** Per record index, the worker's answers other than "no match", by slot (slot order). */
   hits: Array<Array<[number, Evaluation]> | undefined>
-}
-
-function startWorker(): Worker {
-  // Under tsx (tests, `npm run bench`) the sources are .ts; built, they are .js beside this file.
-  if (import.meta.url.endsWith('.ts')) {
-    // A worker does not inherit the main thread's module hooks: register tsx's, then load the entry.
-    const entry = new URL('./simple-rule-worker.ts', import.meta.url).href
-    const code = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}\nregister()\nawait import(${JSON.stringify(entry)})\n`
-    return new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`))
-  }
-  return new Worker(new URL('./simple-rule-worker.js', import.meta.url))
 }
 
 type Answer = Exclude<RuleWorkerAnswer, { ready: true }>
@@ -108,7 +98,7 @@ export class RuleWorker {
   ready(): Promise<boolean> {
     if (this.disabled) return Promise.resolve(false)
     this.loaded ??= new Promise<boolean>((resolve) => {
-      const w = startWorker()
+      const w = startModuleWorker(import.meta.url, 'simple-rule-worker')
       this.worker = w
       w.unref()
       w.on('message', (answer: RuleWorkerAnswer) => {

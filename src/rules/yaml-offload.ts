@@ -2,7 +2,8 @@
 // reader before the main thread parses it, so a stream of large hostile texts (alias bombs, texts
 // that take 100s of ms to compose) costs the worker, not the requests and /healthz. Only texts
 // the worker accepts are parsed again on the main thread (bounded by rules.maxFileBytes).
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startModuleWorker } from '../module-worker.js'
 import type { YamlProblem } from './yaml-text.js'
 
 /** Texts shorter than this are parsed on the main thread directly (a few ms at most). */
@@ -40,14 +41,7 @@ function failAll(message: string): void {
 }
 
 function start(): Worker {
-  // Under tsx (tests, `npm run bench`) the sources are .ts; built, they are .js beside this file.
-  let w: Worker
-  if (import.meta.url.endsWith('.ts')) {
-    // A worker does not inherit the main thread's module hooks: register tsx's, then load the entry.
-    const entry = new URL('./yaml-check-worker.ts', import.meta.url).href
-    const code = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}\nregister()\nawait import(${JSON.stringify(entry)})\n`
-    w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`))
-  } else w = new Worker(new URL('./yaml-check-worker.js', import.meta.url))
+  const w = startModuleWorker(import.meta.url, 'yaml-check-worker')
   w.unref()
   w.on('message', (msg: { id: number; errors: YamlProblem[] }) => {
     pending.get(msg.id)?.resolve(msg.errors)
