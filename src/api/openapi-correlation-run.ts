@@ -63,11 +63,13 @@ export function correlationRunPaths(): Obj {
         ],
         responses: {
           '200': { description: 'What the run did.', content: json(ref('CorrelationRun')) },
-          '400': err('A query parameter, or a body that is not JSON.'),
+          '400': err('A query parameter, or a body that is not valid JSON.'),
           '401': err('The `X-API-Key` header is missing, or names an unknown, revoked or expired token.'),
           '403': err('The token lacks the Manage Rules permission.'),
           '404': err('No served correlation rule has this id.'),
           '409': err('The rule is disabled, or a run of it is in progress or due.'),
+          '413': err('A body was sent (none is needed) and it is too large.'),
+          '415': err('A body was sent (none is needed) and it is not JSON.'),
           '501': err('Correlation rules are not available on the configured backend.'),
           '503': {
             ...err(
