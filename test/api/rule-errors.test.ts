@@ -92,7 +92,7 @@ t.test('rule errors: list, since, groups with counts, the record', async (t) => 
   const { partition, offset } = first.record
   const rec = await s.request('GET', `/rule-errors/record?partition=${encodeURIComponent(partition)}&offset=${offset}`)
   t.equal(rec.status, 200, rec.text)
-  t.equal(rec.body.metadata.id, last.metadata.id, 'the record that caused the latest error')
+  t.equal(rec.body.metadata.id, (last.metadata as { id: string }).id, 'the record that caused the latest error')
   t.equal(rec.body.n, 5)
   t.equal(rec.body.p_log_type, 'Editor.Audit', 'as stored, with its p_ fields')
 
