@@ -1,5 +1,5 @@
 // The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
-// `#/alerts[/<id>]`), the sign-in gate, focus moved to each page's heading for keyboard and
+// `#/alerts[/<id>]`, `#/rule-errors`), the sign-in gate, focus moved to each page's heading for keyboard and
 // screen-reader users, and a confirmation before leaving a page with unsaved edits.
 import { SignedOut, session } from './api.js'
 import { h, message, replace } from './dom.js'
@@ -15,6 +15,7 @@ const newRuleView = lazy('./views/new-rule.js', 'newRuleView')
 const statusView = lazy('./views/status.js', 'statusView')
 const alertsView = lazy('./views/alerts.js', 'alertsView')
 const alertView = lazy('./views/alerts.js', 'alertView')
+const ruleErrorsView = lazy('./views/rule-errors.js', 'ruleErrorsView')
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
@@ -27,6 +28,7 @@ const ROUTES = [
   [/^\/status$/, [], statusView],
   [/^\/alerts$/, [], alertsView],
   [/^\/alerts\/([^/]+)$/, ['id'], alertView],
+  [/^\/rule-errors$/, [], ruleErrorsView],
 ]
 
 let generation = 0

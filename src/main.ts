@@ -249,6 +249,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
       backend: config.backend.kind,
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
+      ruleErrors: detection.ruleErrors,
+      correlationRuns: detection.correlation,
       baseRoutes: [
         (router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
         (router) => destinations.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),

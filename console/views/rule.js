@@ -1,6 +1,7 @@
 // A rule's page (`#/rules/<kind>/<id>`): its fields, its file in the editors, Run tests, and Save with
 // a change reason, sent with `If-Match: <the ETag of the version shown>` so a concurrent edit is a 412
-// (shown by the form), never a silent overwrite. Its History tab is history.js.
+// (shown by the form), never a silent overwrite. Its History tab is history.js; its Rule errors link
+// opens the rule-errors page filtered to it.
 import { api, permissions, reasonHeaders, rulePath } from '../api.js'
 import { actorText, fmtTime, h, message, replace } from '../dom.js'
 import { kindOf } from '../kinds.js'
@@ -11,7 +12,14 @@ export function tabs(kindPath, id, current) {
   const base = `#/rules/${kindPath}/${encodeURIComponent(id)}`
   const tab = (name, href) =>
     h('a', { href, class: 'tab', 'aria-current': name === current ? 'page' : undefined }, name)
-  return h('nav', { class: 'tabs', 'aria-label': 'Rule views' }, tab('Rule', base), tab('History', `${base}/history`))
+  return h(
+    'nav',
+    { class: 'tabs', 'aria-label': 'Rule views' },
+    tab('Rule', base),
+    tab('History', `${base}/history`),
+    // The rule's errors on stored records: the rule-errors page, filtered to this rule.
+    tab('Rule errors', `#/rule-errors?${new URLSearchParams({ 'rule-id': id })}`),
+  )
 }
 
 export function ruleHeader(kind, id, rule) {

@@ -20,6 +20,8 @@ import { addBaseRoutes, addRootRoutes, type StatusSource } from './ops-routes.js
 import { consoleRoute } from './console-route.js'
 import { requestId } from './request-id.js'
 import type { RuleLimits } from './rule-limits.js'
+import { addCorrelationRunRoute, type CorrelationRuns } from './correlation-run-route.js'
+import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js'
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 
@@ -48,7 +50,11 @@ export interface AppDeps {
   /** Routers mounted at the root as they are (the HTTP log sources). */
   // biome-ignore lint/suspicious/noExplicitAny: each log source's router has its own state and context types
   rootRouters?: Array<Router<any, any>>
-  /** More routes under the base path (alerts, rule errors), each adding its own to the router. */
+  /** Detection's rule errors (GET /rule-errors, /rule-errors/groups, /rule-errors/record). */
+  ruleErrors?: RuleErrorSource
+  /** Runs a correlation rule now (POST /correlation-rules/{id}/run). */
+  correlationRuns?: CorrelationRuns
+  /** More routes under the base path (alerts, replay), each adding its own to the router. */
   baseRoutes?: Array<(router: Router<ApiState>) => void>
 }
 
@@ -85,6 +91,14 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       testBudgetMs: deps.testBudgetMs,
     })
   }
+  if (deps.ruleErrors) addRuleErrorRoutes(api, { tokens: deps.tokens, errors: deps.ruleErrors })
+  if (deps.correlationRuns)
+    addCorrelationRunRoute(api, {
+      tokens: deps.tokens,
+      runs: deps.correlationRuns,
+      backend: deps.backend,
+      maxBodyBytes: deps.maxBodyBytes,
+    })
   for (const add of deps.baseRoutes ?? []) add(api)
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)

@@ -1,6 +1,6 @@
-// The OpenAPI part of the alert API (alerts.md §3): the Alert, RuleError and page schemas and the
-// paths of /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id}, /rule-errors and
-// POST /replay.
+// The OpenAPI part of the alert API (alerts.md §3): the Alert and page schemas and the paths of
+// /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and POST /replay (rule errors:
+// openapi-rule-errors.ts).
 // Kept apart from openapi.ts so that the detection routes and their document change together.
 import { STATUSES } from '../detect/grouping.js'
 import { SEVERITIES } from '../rules/model.js'
@@ -111,24 +111,6 @@ export const ALERT_SCHEMAS: Obj = {
   },
   AlertPage: page(ref('Alert')),
   AlertEventPage: page({ type: 'object', additionalProperties: true, description: 'A record as stored.' }),
-  RuleError: {
-    type: 'object',
-    required: ['ruleId', 'revision', 'time', 'record', 'error'],
-    properties: {
-      ruleId: { type: 'string' },
-      revision: { type: 'string', nullable: true },
-      time: time,
-      record: {
-        type: 'object',
-        nullable: true,
-        required: ['partition', 'offset'],
-        properties: { partition: { type: 'string' }, offset: { type: 'integer' } },
-        description: 'The stored line (file under logs/ and byte offset); null when the rule could not be compiled.',
-      },
-      error: { type: 'string' },
-    },
-  },
-  RuleErrorPage: page(ref('RuleError')),
   AlertPatch: {
     type: 'object',
     required: ['status'],
@@ -270,20 +252,6 @@ export function alertPaths(): Obj {
             headers: { 'Retry-After': { description: 'Seconds, 1 to 3600.', schema: { type: 'integer', minimum: 1 } } },
           },
           ...auth('View Rules'),
-        },
-      },
-    },
-    '/rule-errors': {
-      get: {
-        tags: ['Alerts'],
-        summary: 'List rule errors',
-        description: 'Newest first. Needs View Alerts.',
-        operationId: 'listRuleErrors',
-        parameters: [q('rule-id', 'Any of these rule ids.'), CURSOR, LIMIT],
-        responses: {
-          '200': { description: 'A page of rule errors.', content: json(ref('RuleErrorPage')) },
-          '400': err('A bad limit or cursor, or an unknown parameter.'),
-          ...view,
         },
       },
     },

@@ -3,6 +3,8 @@
 // the checks cannot disagree. Response schemas list as `required` what a response always carries;
 // read-only fields keep their types (and `readOnly`) in the write schemas, where they are ignored.
 import { ALERT_SCHEMAS, alertPaths } from './openapi-alerts.js'
+import { CORRELATION_RUN_SCHEMAS, correlationRunPaths } from './openapi-correlation-run.js'
+import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
 import { extraFieldsOf, fieldsOf, KINDS, kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
 import { ID_PATTERN } from '../rules/rule-id.js'
@@ -671,13 +673,19 @@ function rootPaths(rootServer: Obj[] | undefined): Record<string, Obj> {
 }
 
 export function openApiDocument(basePath: string): Obj {
-  const schemas: Record<string, unknown> = { ...OPS_SCHEMAS, ...ALERT_SCHEMAS, ...HISTORY_SCHEMAS }
+  const schemas: Record<string, unknown> = {
+    ...OPS_SCHEMAS,
+    ...ALERT_SCHEMAS,
+    ...RULE_ERROR_SCHEMAS,
+    ...CORRELATION_RUN_SCHEMAS,
+    ...HISTORY_SCHEMAS,
+  }
   const paths: Record<string, unknown> = {}
   for (const { name: k } of KINDS) {
     Object.assign(schemas, kindSchemas(k))
     Object.assign(paths, kindPaths(k))
   }
-  Object.assign(paths, alertPaths())
+  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths())
   paths['/status'] = {
     get: {
       tags: ['Operations'],

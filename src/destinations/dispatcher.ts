@@ -34,7 +34,10 @@ interface Lane {
   inflight: number
 }
 
-type Outcome = { ok: true } | { ok: false; retry: boolean; error: string; retryAfterMs: number | null }
+/** An attempt's outcome; `status`: the receiver's HTTP status when it answered. */
+type Outcome =
+  | { ok: true; status: number }
+  | { ok: false; retry: boolean; error: string; retryAfterMs: number | null; status?: number }
 
 /** Retry-After: delay-seconds or an HTTP date. */
 export function parseRetryAfter(v: string | null, now: number): number | null {
@@ -193,7 +196,7 @@ export class Dispatcher {
         signal: AbortSignal.any([AbortSignal.timeout(dest.timeoutMs), this.stop.signal]),
       })
       await res.body?.cancel().catch(() => {})
-      if (res.status >= 200 && res.status < 300) return { ok: true }
+      if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status }
       const error = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`
       const retry = res.status === 429 || res.status >= 500
       const retryAfterMs =
@@ -203,6 +206,7 @@ export class Dispatcher {
         retry,
         error: res.status < 400 ? `${error} (redirects are not followed)` : error,
         retryAfterMs,
+        status: res.status,
       }
     } catch (err) {
       return { ok: false, retry: true, error: describe(err), retryAfterMs: null }
@@ -249,14 +253,25 @@ export class Dispatcher {
     d.entry.lastError = error
     d.entry.state = state
     metrics.attempts.inc({ destination: dest.id, outcome: out.ok ? 'ok' : state === 'pending' ? 'retry' : 'fail' })
-    if (state === 'delivered') metrics.deliveries.inc({ destination: dest.id, outcome: 'delivered' })
-    else if (state === 'failed') {
+    // One line per attempt's outcome: ids, attempt, HTTP status or error, next retry (never the URL or body).
+    const fields = {
+      alertId: d.alertId,
+      destinationId: dest.id,
+      attempt: attempts,
+      status: out.status ?? null,
+      error,
+    }
+    if (state === 'delivered') {
+      metrics.deliveries.inc({ destination: dest.id, outcome: 'delivered' })
+      this.o.logger.info(fields, 'alert delivered')
+    } else if (state === 'failed') {
       metrics.deliveries.inc({ destination: dest.id, outcome: 'failed' })
       this.o.logger.warn(
-        { alertId: d.alertId, destination: dest.id, attempts, lastError: error },
+        { ...fields, nextRetryAt: null },
         'delivery failed: kept as a dead letter (POST /alerts/{id}/deliveries/retry or rulekeeper alerts redeliver)',
       )
     } else {
+      this.o.logger.warn({ ...fields, nextRetryAt: new Date(nextAt).toISOString() }, 'delivery failed: will retry')
       d.nextAt = nextAt
       return true
     }

@@ -1,12 +1,13 @@
 // The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
-// GET /alerts/{id}/events (the matched records as stored), PATCH /alerts/{id} (status only) and
-// GET /rule-errors. Mounted under api.basePath with the View/Manage Alerts permissions.
+// GET /alerts/{id}/events (the matched records as stored) and PATCH /alerts/{id} (status only).
+// Mounted under api.basePath with the View/Manage Alerts permissions (rule errors: api/rule-error-routes.ts).
 import type Router from '@koa/router'
 import { requirePermission } from '../api/auth.js'
 import type { ApiState } from '../api/context.js'
 import { readJsonBody } from '../api/json-body.js'
 import { rejectUnknownParams } from '../api/query.js'
 import type { TokenStore } from '../auth/token-store.js'
+import { decodeCursor, encodeCursor, list, parseLimit, parseTime, type Query, single } from '../api/paging.js'
 import { badRequest, notFound, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { SEVERITIES } from '../rules/model.js'
@@ -15,63 +16,6 @@ import { readStoredLines } from './stored-log.js'
 import type { Detector } from './detector.js'
 import type { DetectionStore } from './detection-store.js'
 import { alertView, STATUSES, type AlertStatus } from './grouping.js'
-
-type Query = Record<string, string | string[] | undefined>
-
-function single(q: Query, name: string): string | undefined {
-  const v = q[name]
-  if (Array.isArray(v)) throw badRequest(`query parameter ${name} is given more than once`)
-  return v === '' ? undefined : v
-}
-
-function list(q: Query, name: string): string[] | undefined {
-  const v = q[name]
-  if (v === undefined) return undefined
-  const items = (Array.isArray(v) ? v : [v])
-    .flatMap((s) => s.split(','))
-    .map((s) => s.trim())
-    .filter(Boolean)
-  if (items.length === 0) throw badRequest(`query parameter ${name} is empty`)
-  return items
-}
-
-export function parseLimit(q: Query): number {
-  const text = single(q, 'limit')
-  if (text === undefined) return 100
-  if (!/^\d{1,7}$/.test(text) || Number(text) < 1 || Number(text) > 1000)
-    throw badRequest('limit must be an integer from 1 to 1000')
-  return Number(text)
-}
-
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/i
-
-export function parseTime(q: Query, name: string): string | undefined {
-  const text = single(q, name)
-  if (text === undefined) return undefined
-  const ms = RFC3339.test(text) ? Date.parse(text) : Number.NaN
-  if (Number.isNaN(ms)) throw badRequest(`${name} must be an RFC 3339 time, e.g. 2026-11-20T08:00:00Z`)
-  return new Date(ms).toISOString()
-}
-
-/** Cursors are opaque: base64url of a small JSON array, checked on the way back in. */
-export function encodeCursor(parts: Array<string | number>): string {
-  return Buffer.from(JSON.stringify(parts)).toString('base64url')
-}
-
-export function decodeCursor<T extends Array<string | number>>(text: string, shape: Array<'s' | 'n'>): T {
-  try {
-    const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown
-    if (
-      Array.isArray(v) &&
-      v.length === shape.length &&
-      v.every((x, i) => (shape[i] === 's' ? typeof x === 'string' : Number.isSafeInteger(x) && (x as number) >= 0))
-    )
-      return v as T
-  } catch {
-    // falls through to the 400
-  }
-  throw badRequest('cursor is not valid: pass the `next` of the previous page as it is')
-}
 
 export function addAlertRoutes(
   router: Router<ApiState>,
@@ -145,30 +89,5 @@ export function addAlertRoutes(
     const g = await detector.setStatus(ctx.params.id as string, body.status as AlertStatus)
     if (!g) throw notFound(`no alert ${JSON.stringify(String(ctx.params.id).slice(0, 100))}`)
     ctx.body = alertView(g)
-  })
-
-  router.get('/rule-errors', view, (ctx) => {
-    const q = ctx.query as Query
-    rejectUnknownParams(q, ['rule-id', 'cursor', 'limit'])
-    const ids = list(q, 'rule-id')
-    const wanted = ids ? new Set(ids) : null
-    const limit = parseLimit(q)
-    const cursor = single(q, 'cursor')
-    // Newest first; the cursor is the position (errors are only ever appended).
-    let i = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : detector.ruleErrors.length
-    const results = []
-    for (i = Math.min(i, detector.ruleErrors.length) - 1; i >= 0 && results.length < limit; i--) {
-      const e = detector.ruleErrors[i]!
-      if (!wanted || wanted.has(e.ruleId)) results.push(e)
-    }
-    let more = false
-    for (let j = i; j >= 0; j--) {
-      const e = detector.ruleErrors[j]!
-      if (!wanted || wanted.has(e.ruleId)) {
-        more = true
-        break
-      }
-    }
-    ctx.body = { results, next: more ? encodeCursor([i + 1]) : null }
   })
 }

@@ -5,12 +5,14 @@
 // every record announced before it (at most TimeoutMinutes; else the run is skipped with a rule
 // error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
 // the detector's commit (alerts indexed, routed to destinations, durable with its matches).
+// `runNow` puts one run in the same queue on demand and answers what it did (api/correlation-run-route.ts).
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Logger } from '../log.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
-import { correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
+import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
+import { type CorrelationOutput, correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
 import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
 import type { Detector } from './detector.js'
 
@@ -55,6 +57,25 @@ interface RuleState {
   errors: number
 }
 
+/** What one run did (the answer of `POST /correlation-rules/{id}/run`). */
+export interface CorrelationRunResult {
+  ruleId: string
+  /** The evaluation time; the window is [window.from, window.to) = [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
+  evaluatedAt: string
+  window: { from: string; to: string }
+  outcome: 'ok' | 'error' | 'skipped'
+  /** Join values that matched. */
+  matches: number
+  /** Signals counted for the first time. */
+  signalsCounted: number
+  /** Ids of the alerts this run created, and of those it added events to. */
+  alertsCreated: string[]
+  alertsUpdated: string[]
+  durationMs: number
+  /** The rule error of the run (also listed by GET /rule-errors); null when it ran. */
+  error: string | null
+}
+
 export interface CorrelationRuleStatus {
   ruleId: string
   schedule: { rateMinutes: number } | { cronExpression: string }
@@ -86,6 +107,8 @@ export class CorrelationScheduler {
   private readonly states = new Map<string, RuleState>()
   private readonly queued = new Set<string>()
   private queue: Promise<void> = Promise.resolve()
+  /** The rule whose run is in progress. */
+  private current: string | null = null
   private syncedIndex: RuleIndex | null = null
   private syncTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -178,16 +201,31 @@ export class CorrelationScheduler {
   /** Queues a run of the rule (once: a run already waiting covers it); resolves when the queue reaches it. */
   private enqueue(ruleId: string): Promise<void> {
     if (this.queued.has(ruleId)) return this.queue
+    const done = this.inQueue(ruleId, () => this.run(ruleId, false))
+    done.catch((err: unknown) => this.o.logger.error({ err, ruleId }, 'a correlation run failed'))
+    return done.then(
+      () => {},
+      () => {},
+    )
+  }
+
+  /** Runs `fn` for the rule when the queue reaches it (runs never overlap); `current` names it meanwhile. */
+  private inQueue<T>(ruleId: string, fn: () => Promise<T>): Promise<T> {
     this.queued.add(ruleId)
-    this.queue = this.queue.then(async () => {
+    const done = this.queue.then(async () => {
       this.queued.delete(ruleId)
+      this.current = ruleId
       try {
-        await this.run(ruleId)
-      } catch (err) {
-        this.o.logger.error({ err, ruleId }, 'a correlation run failed')
+        return await fn()
+      } finally {
+        this.current = null
       }
     })
-    return this.queue
+    this.queue = done.then(
+      () => {},
+      () => {},
+    )
+    return done
   }
 
   /** Runs every scheduled rule now (at the clock's time) and resolves when they are committed. */
@@ -198,45 +236,96 @@ export class CorrelationScheduler {
     return last
   }
 
-  private async run(ruleId: string): Promise<void> {
+  /**
+   * `POST /correlation-rules/{id}/run`: one run of an enabled served correlation rule now, at the
+   * clock's time, in the queue of the scheduled runs; answers what it did. 404: no such rule; 409:
+   * disabled, or a run of it in progress or due; 503: detection stopped or closing, or it has not
+   * caught up within the rule's TimeoutMinutes (at most 30 s) — then nothing ran.
+   */
+  runNow(ruleId: string): Promise<CorrelationRunResult> {
+    if (this.closed) throw unavailable('detection is shutting down')
+    const rule = this.o.catalog.index.rules.get(ruleId)
+    if (rule?.kind !== 'correlation') throw notFound(`correlation rule ${ruleId} not found`)
+    if (rule.view.enabled === false)
+      throw conflict(`correlation rule ${ruleId} is disabled: enable it to run it (its unit tests run without it)`)
+    if (this.o.detector.status().failed)
+      throw unavailable('detection has stopped (see the log; it resumes from its checkpoint at the next start)')
+    if (this.current === ruleId || this.queued.has(ruleId))
+      throw conflict(
+        `a run of correlation rule ${ruleId} is already in progress or due; its outcome shows in GET /status (detection.correlation)`,
+      )
+    return this.inQueue(ruleId, async () => {
+      const result = await this.run(ruleId, true)
+      if (result === null) throw notFound(`correlation rule ${ruleId} not found (it changed meanwhile)`)
+      return result
+    })
+  }
+
+  /** One run at the clock's time; null when the rule is not (any more) an enabled served correlation rule. */
+  private async run(ruleId: string, manual: boolean): Promise<CorrelationRunResult | null> {
     const state = this.states.get(ruleId)
-    if (this.closed || !state) return
+    if (this.closed || (!state && !manual)) return null
     // Read the served rule now, synchronously (an index is a snapshot only until the next publish).
     const index = this.o.catalog.index
     const rule = index.rules.get(ruleId)
-    if (rule?.kind !== 'correlation' || rule.view.enabled === false) return
+    if (rule?.kind !== 'correlation' || rule.view.enabled === false) return null
     const at = this.now()
     const started = Date.now()
-    if (state.task) state.nextRunAt = state.task.getNextRun()?.getTime() ?? null
+    if (state?.task) state.nextRunAt = state.task.getNextRun()?.getTime() ?? null
     const plan = planCorrelation(rule, index)
-    const finish = (lastRun: Omit<LastRun, 'evaluatedAt' | 'durationMs'>) => {
-      state.runs++
-      state.lastRun = { evaluatedAt: iso(at), durationMs: Date.now() - started, ...lastRun }
-      this.o.metrics?.runs.inc({ outcome: lastRun.outcome })
-    }
-    const fail = async (outcome: 'error' | 'skipped', error: string) => {
-      const record: RuleErrorRecord = {
+    const lookbackMs = 'error' in plan ? 0 : plan.detection.lookbackMinutes * 60_000
+    const result = (r: Omit<LastRun, 'evaluatedAt' | 'durationMs'>, error: string | null, out?: CorrelationOutput) => {
+      const durationMs = Date.now() - started
+      if (state) {
+        state.runs++
+        state.lastRun = { evaluatedAt: iso(at), durationMs, ...r }
+      }
+      this.o.metrics?.runs.inc({ outcome: r.outcome })
+      const created = (out?.created ?? []).map((c) => c.group.id)
+      const updated = new Set((out?.groups ?? []).filter((g) => g.alert).map((g) => g.id))
+      for (const id of created) updated.delete(id)
+      const run: CorrelationRunResult = {
         ruleId,
-        revision: index.revision,
-        time: iso(Date.now()),
-        record: null,
+        evaluatedAt: iso(at),
+        window: { from: iso(at - lookbackMs), to: iso(at) },
+        outcome: r.outcome,
+        matches: r.matches,
+        signalsCounted: r.signalsCounted,
+        alertsCreated: created,
+        alertsUpdated: [...updated],
+        durationMs,
         error,
       }
-      state.errors++
-      state.lastError = { time: record.time, error }
-      finish({ outcome, matches: 0, signalsCounted: 0, alertsCreated: 0 })
+      return run
+    }
+    const fail = async (outcome: 'error' | 'skipped', error: string) => {
+      const record: RuleErrorRecord = { ruleId, revision: index.revision, time: iso(Date.now()), record: null, error }
+      if (state) {
+        state.errors++
+        state.lastError = { time: record.time, error }
+      }
+      const run = result({ outcome, matches: 0, signalsCounted: 0, alertsCreated: 0 }, error)
       await this.o.detector.commitExternal({ matches: [], groups: [], created: [], errors: [record] })
+      return run
     }
     if ('error' in plan) return fail('error', plan.error)
-    const timeoutMs = state.schedule.timeoutMinutes * this.minuteMs
-    if (!(await this.o.detector.caughtUp(timeoutMs, () => this.closed))) {
-      if (this.closed) return
+    const timeoutMinutes = state?.schedule.timeoutMinutes ?? 1
+    const timeoutMs = timeoutMinutes * this.minuteMs
+    if (!(await this.o.detector.caughtUp(manual ? Math.min(timeoutMs, 30_000) : timeoutMs, () => this.closed))) {
+      if (this.closed) return null
+      if (manual)
+        throw new RulekeeperError(
+          'Unavailable',
+          `detection has not evaluated the records accepted before ${iso(at)} yet; nothing ran: try again shortly`,
+          {},
+          { 'Retry-After': '5' },
+        )
       return fail(
         'skipped',
-        `detection had not evaluated the records accepted before ${iso(at)} within TimeoutMinutes (${state.schedule.timeoutMinutes}); this run was skipped (the next overlapping run sees them)`,
+        `detection had not evaluated the records accepted before ${iso(at)} within TimeoutMinutes (${timeoutMinutes}); this run was skipped (the next overlapping run sees them)`,
       )
     }
-    let out: ReturnType<typeof correlate>
+    let out: CorrelationOutput
     try {
       const window = await readWindowFor(this.o, plan, at)
       // From here to the commit nothing awaits: no other commit can take the groups half-changed.
@@ -244,10 +333,13 @@ export class CorrelationScheduler {
     } catch (err) {
       return fail('error', errorText(err))
     }
-    finish({ outcome: 'ok', matches: out.matched, signalsCounted: out.counted, alertsCreated: out.created.length })
     this.o.metrics?.signals.inc(out.counted)
     this.o.metrics?.alerts.inc(out.created.length)
-    if (out.matches.length > 0 || out.groups.length > 0) await this.o.detector.commitExternal(out)
+    const commit =
+      out.matches.length > 0 || out.groups.length > 0 ? this.o.detector.commitExternal(out) : Promise.resolve()
+    const counts = { matches: out.matched, signalsCounted: out.counted, alertsCreated: out.created.length }
+    await commit
+    return result({ outcome: 'ok', ...counts }, null, out)
   }
 
   status(): { rules: CorrelationRuleStatus[] } {

@@ -16,7 +16,9 @@ import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 import type { AlertHook } from './alert-hook.js'
+import { withAlertLog } from './alert-log.js'
 import { addReplayRoute } from './replay-route.js'
+import { RuleErrorList } from './rule-error-list.js'
 import { createCorrelationMetrics } from './correlation-metrics.js'
 import { CorrelationScheduler, type CorrelationScheduleOptions } from './correlation-schedule.js'
 import type { ReplayLimits } from './config.js'
@@ -25,8 +27,10 @@ export interface Detection {
   detector: Detector
   /** The durable output (matches, alert journal, rule errors, checkpoint). */
   store: DetectionStore
-  /** Correlation rules on their schedule. */
+  /** Correlation rules on their schedule (and run now: `runNow`). */
   correlation: CorrelationScheduler
+  /** The rule errors as the API lists them. */
+  ruleErrors: RuleErrorList
   status(): ReturnType<Detector['status']> & { correlation: ReturnType<CorrelationScheduler['status']> }
   addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
   close(): Promise<void>
@@ -62,7 +66,7 @@ export async function createDetection(opts: {
     store,
     logger: opts.logger,
     metrics: createDetectMetrics(opts.metrics),
-    alertHook: opts.alertHook,
+    alertHook: withAlertLog(opts.logger, opts.alertHook),
   })
   opts.alertHook?.restored?.(detector.grouper.groups)
   opts.logSources.onDurable((files) => detector.notify(files))
@@ -77,10 +81,16 @@ export async function createDetection(opts: {
     metrics: createCorrelationMetrics(opts.metrics),
   })
   correlation.start()
+  const ruleErrors = new RuleErrorList(
+    detector.ruleErrors,
+    path.join(opts.dataDir, 'logs'),
+    (id) => opts.catalog.index.rules.get(id)?.kind ?? null,
+  )
   return {
     detector,
     store,
     correlation,
+    ruleErrors,
     status: () => ({ ...detector.status(), correlation: correlation.status() }),
     addRoutes(router, deps) {
       const logsRoot = path.join(opts.dataDir, 'logs')

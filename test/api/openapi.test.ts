@@ -121,8 +121,12 @@ for (const basePath of ['/', '/v1']) {
           `the router table includes ${root}`,
         )
       const ruleRoutes = table.filter((r) => KINDS.some((k) => r.path.startsWith(`${prefix}${KIND_PATH[k]}`)))
-      // list, create, get, replace, delete; history, a revision, diff, restore
-      t.equal(ruleRoutes.length, 9 * KINDS.length, 'the router has 9 routes for each kind')
+      // list, create, get, replace, delete; history, a revision, diff, restore; and a correlation rule's run
+      t.equal(ruleRoutes.length, 9 * KINDS.length + 1, 'the router has 9 routes for each kind, and one run')
+      t.ok(
+        ruleRoutes.some((r) => r.method === 'POST' && r.path === `${prefix}/correlation-rules/:id/run`),
+        'the run of a correlation rule',
+      )
       t.same(
         table.map(asDocumented).filter((r) => !documented.has(r)),
         [],
@@ -165,8 +169,11 @@ for (const basePath of ['/', '/v1']) {
       for (const r of ruleRoutes) {
         const [m, full] = asDocumented(r).split(' ') as [string, string]
         const op = doc.paths[full.slice(prefix.length)][m.toLowerCase()]
-        // A restore has no body: its parameters are the revision and the headers.
-        if ((m === 'POST' || m === 'PUT') && !full.endsWith('/restore'))
+        // A restore has no body: its parameters are the revision and the headers. A run needs none,
+        // but one sent is read as every POST's is (413, 415).
+        if (m === 'POST' && full.endsWith('/run'))
+          t.ok(op.responses?.['413'] && op.responses?.['415'], `${m} ${full} documents 413 and 415`)
+        else if ((m === 'POST' || m === 'PUT') && !full.endsWith('/restore'))
           t.ok(
             op.responses?.['413'] && op.responses?.['415'] && op.requestBody,
             `${m} ${full} documents its body, 413 and 415`,
