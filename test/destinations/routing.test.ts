@@ -44,7 +44,7 @@ t.test('the config: defaults, secrets from the environment', async (t) => {
       parseDestinationConfig(c, e)
   t.throws(
     bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://a', secretEnv: 'NOPE' }] }),
-    /NOPE \(secretEnv\) is not set/,
+    /destinations\[0\]\.secretEnv: the environment variable NOPE is not set/,
   )
   t.throws(bad({ destinations: [{ id: 'x', type: 'slack', url: 'https://hooks.slack.example/x' }] }), /urlEnv/)
   t.throws(bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://u:p@a/' }] }), /without credentials/)
@@ -60,7 +60,7 @@ t.test('the config: defaults, secrets from the environment', async (t) => {
   t.throws(bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://a', severities: ['URGENT'] }] }), /URGENT/)
   t.throws(
     bad({ delivery: { attempts: 0, retries: 3 } }),
-    /delivery.retries is not a known setting[\s\S]*attempts must be/,
+    /delivery\.retries: unknown key[\s\S]*delivery\.attempts: must be/,
   )
 })
 
