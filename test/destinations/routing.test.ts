@@ -55,7 +55,7 @@ t.test('the config: defaults, secrets from the environment', async (t) => {
         { id: 'x', type: 'webhook', url: 'ftp://a' },
       ],
     }),
-    /type must be webhook or slack[\s\S]*used twice[\s\S]*http\(s\) URL/,
+    /destinations\[0\]\.type: must be webhook or slack[\s\S]*destinations\[1\]\.id: x is used twice[\s\S]*http\(s\) URL/,
   )
   t.throws(bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://a', severities: ['URGENT'] }] }), /URGENT/)
   t.throws(
