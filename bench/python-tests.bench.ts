@@ -15,7 +15,7 @@ import type { RuleFile, SupportFile } from '../src/rules/model.js'
 import { percentile, type BenchContext, type BenchModule, type BenchResult } from './lib.js'
 
 const TARGET_MS = 50
-const EXAMPLES = [fileURLToPath(new URL('../test/fixtures/shared-examples-rules/', import.meta.url))]
+const EXAMPLES = [fileURLToPath(new URL('../examples/rules/', import.meta.url))]
 
 function example(rel: string): string {
   for (const root of EXAMPLES) {

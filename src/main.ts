@@ -129,7 +129,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 }
 
 export async function createService(opts: StartOptions): Promise<Service> {
-  const config = loadConfig(opts.env, opts.configOverrides)
+  const config = loadConfig(opts.env, opts.configOverrides, { resolveSecrets: true })
   const logger = opts.logger ?? createLogger({ level: config.log.level, pretty: opts.pretty })
   const dataDir = path.resolve(config.dataDir)
   // Private from the first byte: the umask applies before the data directory is even created.

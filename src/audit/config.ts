@@ -1,7 +1,7 @@
 // The `logSources:` and `audit:` config sections: their shape, their defaults, and the check that
-// loadConfig runs with every other section (registered at module load, so importing this module
-// before loadConfig is enough). resolveLogSources turns the raw sections into trusted settings.
-import { registerConfigSection } from '../config/load.js'
+// loadConfig runs with every other section (config/sections.ts lists it). resolveLogSources turns
+// the raw sections into trusted settings.
+import { type ConfigProblem, formatKeyPath, type KeyPath, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
 
 type AuthMethod = 'Bearer'
@@ -47,63 +47,60 @@ const DEFAULT_AUDIT: AuditSettings = {
 const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0
 
 /** Lists every problem of the two sections; an empty list means resolveLogSources will succeed. */
-export function checkAuditConfig(config: Record<string, unknown>): string[] {
-  const problems: string[] = []
+export function checkAuditConfig(config: Record<string, unknown>): ConfigProblem[] {
+  const problems: ConfigProblem[] = []
   const audit = config.audit
   if (audit !== undefined) {
-    if (!isPlainObject(audit)) problems.push('/audit must be an object')
+    if (!isPlainObject(audit)) problems.push({ path: ['audit'], message: 'must be a map' })
     else {
+      problems.push(...unknownKeys(['audit'], audit, [...Object.keys(DEFAULT_AUDIT), 'limits']))
       for (const [k, v] of Object.entries(audit)) {
-        if (k === 'limits') problems.push(...checkLimits('/audit/limits', v))
-        else if (k in DEFAULT_AUDIT) {
-          if (!isPositiveInt(v)) problems.push(`/audit/${k} must be a positive integer`)
-        } else problems.push(`/audit/${k} is not a known setting`)
+        if (k === 'limits') problems.push(...checkLimits(['audit', 'limits'], v))
+        else if (k in DEFAULT_AUDIT && !isPositiveInt(v))
+          problems.push({ path: ['audit', k], message: 'must be a positive integer' })
       }
     }
   }
   const sources = config.logSources
   if (sources === undefined) return problems
-  if (!Array.isArray(sources)) return [...problems, '/logSources must be a list']
+  if (!Array.isArray(sources)) return [...problems, { path: ['logSources'], message: 'must be a list' }]
   const seen = new Set<string>()
   for (const [i, s] of sources.entries()) {
-    const at = `/logSources/${i}`
+    const at = ['logSources', i]
     if (!isPlainObject(s)) {
-      problems.push(`${at} must be an object`)
+      problems.push({ path: at, message: 'must be a map' })
       continue
     }
-    for (const k of Object.keys(s)) {
-      if (!['id', 'logType', 'auth', 'limits'].includes(k)) problems.push(`${at}/${k} is not a known setting`)
-    }
-    if (typeof s.id !== 'string' || !SOURCE_ID.test(s.id)) problems.push(`${at}/id must match ${SOURCE_ID.source}`)
-    else if (seen.has(s.id)) problems.push(`${at}/id "${s.id}" is used twice`)
+    problems.push(...unknownKeys(at, s, ['id', 'logType', 'auth', 'limits']))
+    if (typeof s.id !== 'string' || !SOURCE_ID.test(s.id))
+      problems.push({ path: [...at, 'id'], message: `must match ${SOURCE_ID.source}` })
+    else if (seen.has(s.id)) problems.push({ path: [...at, 'id'], message: `"${s.id}" is used twice` })
     else seen.add(s.id)
     if (!(SUPPORTED_LOG_TYPES as readonly unknown[]).includes(s.logType)) {
-      problems.push(`${at}/logType must be one of ${SUPPORTED_LOG_TYPES.join(', ')}`)
+      problems.push({ path: [...at, 'logType'], message: `must be one of ${SUPPORTED_LOG_TYPES.join(', ')}` })
     }
-    if (!isPlainObject(s.auth)) problems.push(`${at}/auth must be an object`)
+    if (!isPlainObject(s.auth)) problems.push({ path: [...at, 'auth'], message: 'must be a map' })
     else {
+      problems.push(...unknownKeys([...at, 'auth'], s.auth, ['method', 'tokenEnv']))
       if (!SUPPORTED_AUTH.includes(s.auth.method as string))
-        problems.push(`${at}/auth/method must be one of ${SUPPORTED_AUTH.join(', ')}`)
+        problems.push({ path: [...at, 'auth', 'method'], message: `must be one of ${SUPPORTED_AUTH.join(', ')}` })
       if (typeof s.auth.tokenEnv !== 'string' || !ENV_NAME.test(s.auth.tokenEnv)) {
-        problems.push(`${at}/auth/tokenEnv must name an environment variable`)
+        problems.push({ path: [...at, 'auth', 'tokenEnv'], message: 'must name an environment variable' })
       }
     }
-    if (s.limits !== undefined) problems.push(...checkLimits(`${at}/limits`, s.limits))
+    if (s.limits !== undefined) problems.push(...checkLimits([...at, 'limits'], s.limits))
   }
   return problems
 }
 
-function checkLimits(at: string, v: unknown): string[] {
-  if (!isPlainObject(v)) return [`${at} must be an object`]
-  const problems: string[] = []
-  for (const [k, n] of Object.entries(v)) {
-    if (!(k in DEFAULT_LIMITS)) problems.push(`${at}/${k} is not a known limit`)
-    else if (!isPositiveInt(n)) problems.push(`${at}/${k} must be a positive integer`)
-  }
+function checkLimits(at: KeyPath, v: unknown): ConfigProblem[] {
+  if (!isPlainObject(v)) return [{ path: at, message: 'must be a map' }]
+  const problems = unknownKeys(at, v, Object.keys(DEFAULT_LIMITS))
+  for (const [k, n] of Object.entries(v))
+    if (k in DEFAULT_LIMITS && !isPositiveInt(n))
+      problems.push({ path: [...at, k], message: 'must be a positive integer' })
   return problems
 }
-
-registerConfigSection(checkAuditConfig)
 
 /** Settings with defaults applied. Call only on a config that passed checkAuditConfig. */
 export function resolveLogSources(config: Record<string, unknown>): {
@@ -111,7 +108,10 @@ export function resolveLogSources(config: Record<string, unknown>): {
   audit: AuditSettings
 } {
   const problems = checkAuditConfig(config)
-  if (problems.length > 0) throw new Error(`invalid log-source configuration: ${problems.join('; ')}`)
+  if (problems.length > 0)
+    throw new Error(
+      `invalid log-source configuration: ${problems.map((p) => `${formatKeyPath(p.path)}: ${p.message}`).join('; ')}`,
+    )
   const audit = (config.audit ?? {}) as Partial<AuditSettings> & { limits?: Partial<SourceLimits> }
   const baseLimits = { ...DEFAULT_LIMITS, ...(audit.limits ?? {}) }
   const settings: AuditSettings = {

@@ -98,7 +98,7 @@ function fieldSchema(t: FieldType): object {
 }
 
 /** Unlisted fields are allowed everywhere: the vendor adds fields over time and they are kept. */
-const editorAuditSchema = {
+export const editorAuditSchema = {
   $id: 'Editor.Audit',
   type: 'object',
   required: ['metadata'],

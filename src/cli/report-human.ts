@@ -1,5 +1,6 @@
 // The human output of `test` and `validate`: a line per test ([PASS]/[FAIL]/[NOT RUN]) or per rule
 // (validate), then every invalid and unsupported file with its problems or reason, then the counts.
+// `--show-failures-only` keeps failed and unrun tests and invalid files; the rest is only counted.
 import { location, plural } from './output.js'
 import type { RunReport } from './run-report.js'
 
@@ -27,7 +28,10 @@ export function printReport(cmd: 'test' | 'validate', report: RunReport, opts: {
       out(`${tag} ${r.id}: ${t.name}${why}`)
     }
   }
-  const listed = report.files.filter((f) => f.status !== 'valid')
+  // An unsupported file is not a failure: with failuresOnly it is only counted in the summary.
+  const listed = report.files.filter(
+    (f) => f.status === 'invalid' || (f.status === 'unsupported' && !opts.failuresOnly),
+  )
   if (listed.length > 0) out('')
   for (const f of listed) {
     if (f.status === 'invalid') {

@@ -35,7 +35,7 @@ Options:
   --kind ${RULE_KINDS.join('|')}
   --skip-disabled              leave out rules with Enabled: false
   --ignore-files GLOB,…        leave these files out entirely (paths relative to DIR; * ? **)
-  --show-failures-only         human output: only failures, invalid and unsupported files, counts
+  --show-failures-only         human output: only failures and invalid files; unsupported ones counted
   --config FILE                the service configuration (as RULEKEEPER_CONFIG): an OutputIds entry
                                naming none of its destinations is a warning (not a failure)${
                                  cmd === 'test'

@@ -1,7 +1,7 @@
 // The `detection:` config section: the limits of `POST /replay` (how many run at once, how many
-// stored bytes one may read). Checked by loadConfig with every other section (registered at module
-// load); `replayLimits` turns the raw section into trusted settings with the defaults.
-import { registerConfigSection } from '../config/load.js'
+// stored bytes one may read). Checked by loadConfig with every other section (config/sections.ts
+// lists it); `replayLimits` turns the raw section into trusted settings with the defaults.
+import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
 
 export interface ReplayLimits {
@@ -15,18 +15,18 @@ export const DEFAULT_REPLAY_LIMITS: ReplayLimits = { concurrency: 1, maxBytes: 8
 
 const isPositiveInt = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1
 
-function checkDetectionConfig(config: Record<string, unknown>): string[] {
+/** Every problem of the `detection:` section (config/sections.ts runs it with the others). */
+export function checkDetectionConfig(config: Record<string, unknown>): ConfigProblem[] {
   const d = config.detection
   if (d === undefined) return []
-  if (!isPlainObject(d)) return ['/detection must be an object']
-  const problems: string[] = []
-  for (const k of Object.keys(d)) if (k !== 'replay') problems.push(`/detection/${k} is not a detection setting`)
+  if (!isPlainObject(d)) return [{ path: ['detection'], message: 'must be a map' }]
+  const problems = unknownKeys(['detection'], d, ['replay'])
   if (d.replay === undefined) return problems
-  if (!isPlainObject(d.replay)) return [...problems, '/detection/replay must be an object']
-  for (const [k, v] of Object.entries(d.replay)) {
-    if (!(k in DEFAULT_REPLAY_LIMITS)) problems.push(`/detection/replay/${k} is not a replay limit`)
-    else if (!isPositiveInt(v)) problems.push(`/detection/replay/${k} must be a positive integer`)
-  }
+  if (!isPlainObject(d.replay)) return [...problems, { path: ['detection', 'replay'], message: 'must be a map' }]
+  problems.push(...unknownKeys(['detection', 'replay'], d.replay, Object.keys(DEFAULT_REPLAY_LIMITS)))
+  for (const [k, v] of Object.entries(d.replay))
+    if (k in DEFAULT_REPLAY_LIMITS && !isPositiveInt(v))
+      problems.push({ path: ['detection', 'replay', k], message: 'must be a positive integer' })
   return problems
 }
 
@@ -36,5 +36,3 @@ export function replayLimits(config: Record<string, unknown>): ReplayLimits {
   const r = isPlainObject(d) && isPlainObject(d.replay) ? d.replay : {}
   return { ...DEFAULT_REPLAY_LIMITS, ...(r as Partial<ReplayLimits>) }
 }
-
-registerConfigSection(checkDetectionConfig)

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { checkAuditConfig, resolveLogSources } from '../../src/audit/config.js'
 import { loadConfig } from '../../src/config/load.js'
+import { problemLine } from '../../src/config/problems.js'
 
 t.test('the default config has the editor-audit source with the documented limits', async (t) => {
   const { sources, audit } = resolveLogSources(loadConfig({}))
@@ -31,22 +32,22 @@ t.test('loadConfig lists every log-source problem', async (t) => {
     audit: { dedupWindowHours: -1, surprise: 1 },
   }
   t.throws(() => loadConfig({}, bad), { code: 'ConfigInvalid' })
-  const problems = checkAuditConfig(bad)
+  const problems = checkAuditConfig(bad).map(problemLine)
   for (const re of [
-    /logSources\/0\/id must match/,
-    /logSources\/0\/logType must be one of Editor.Audit/,
-    /auth\/method must be one of Bearer/,
-    /tokenEnv must name an environment variable/,
-    /limits\/maxRecords must be a positive integer/,
-    /limits\/nope is not a known limit/,
-    /\/logSources\/2\/id "dup" is used twice/,
-    /logSources\/2\/extra is not a known setting/,
-    /audit\/dedupWindowHours must be a positive integer/,
-    /audit\/surprise is not a known setting/,
+    /^logSources\[0\]\.id: must match/,
+    /^logSources\[0\]\.logType: must be one of Editor.Audit/,
+    /^logSources\[0\]\.auth\.method: must be one of Bearer/,
+    /^logSources\[0\]\.auth\.tokenEnv: must name an environment variable/,
+    /^logSources\[0\]\.limits\.maxRecords: must be a positive integer/,
+    /^logSources\[0\]\.limits\.nope: unknown key/,
+    /^logSources\[2\]\.id: "dup" is used twice/,
+    /^logSources\[2\]\.extra: unknown key/,
+    /^audit\.dedupWindowHours: must be a positive integer/,
+    /^audit\.surprise: unknown key/,
   ])
     t.ok(
       problems.some((p) => re.test(p)),
       `lists ${re}`,
     )
-  t.same(checkAuditConfig({ logSources: 'x' }), ['/logSources must be a list'])
+  t.same(checkAuditConfig({ logSources: 'x' }), [{ path: ['logSources'], message: 'must be a list' }])
 })

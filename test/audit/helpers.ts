@@ -6,8 +6,8 @@ import path from 'node:path'
 import type http from 'node:http'
 import { rawRequest } from '../helpers/raw-http.js'
 
-// Copied from shared/examples/editor-audit so the suite is self-contained.
-export const EXAMPLES = path.resolve(import.meta.dirname, 'fixtures/editor-audit')
+// The sample deliveries the project ships (examples/editor-audit/), as the docs use them.
+export const EXAMPLES = path.resolve(import.meta.dirname, '../../examples/editor-audit')
 export const TOKEN = 'test-token-0123456789'
 
 export async function tempDataDir(t: { teardown(fn: () => unknown): void }): Promise<string> {

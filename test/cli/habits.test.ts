@@ -130,6 +130,22 @@ t.test('--show-failures-only prints failures and the counts; counts use plurals'
   t.match(one.stdout, /\n1 rule; 1 test: 1 passed/, 'singular')
 })
 
+t.test('--show-failures-only lists invalid files but only counts unsupported ones', async (t) => {
+  const dir = habitsTree()
+  fs.writeFileSync(path.join(dir, 'mkdocs.yml'), 'site_name: detections\n')
+  fs.writeFileSync(path.join(dir, 'rules/broken.yml'), 'AnalysisType: rule\nRuleID: Broken\n')
+  const all = await runCli(['test', dir])
+  t.match(all.stdout, /\[UNSUPPORTED\] mkdocs\.yml/, 'without the option the unsupported file is listed')
+  for (const cmd of ['test', 'validate']) {
+    const r = await runCli([cmd, dir, '--show-failures-only'])
+    t.equal(r.code, 1, cmd)
+    t.notMatch(r.stdout, /UNSUPPORTED|mkdocs/, `${cmd}: the unsupported file is not listed`)
+    t.notMatch(r.stdout, /\[PASS\]|\[VALID\]/, `${cmd}: nothing that passed`)
+    t.match(r.stdout, /\[INVALID\] rules\/broken\.yml/, `${cmd}: the invalid file is listed`)
+    t.match(r.stdout, /\n6 files: 4 valid, 1 invalid, 1 unsupported\n/, `${cmd}: and counted`)
+  }
+})
+
 t.test('a problem without a column prints as file:line, never file:line:null', async (t) => {
   const dir = habitsTree()
   // A duplicate id is reported where the id is written; a problem of the whole file has no position.

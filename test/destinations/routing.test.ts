@@ -44,7 +44,7 @@ t.test('the config: defaults, secrets from the environment', async (t) => {
       parseDestinationConfig(c, e)
   t.throws(
     bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://a', secretEnv: 'NOPE' }] }),
-    /NOPE \(secretEnv\) is not set/,
+    /destinations\[0\]\.secretEnv: the environment variable NOPE is not set/,
   )
   t.throws(bad({ destinations: [{ id: 'x', type: 'slack', url: 'https://hooks.slack.example/x' }] }), /urlEnv/)
   t.throws(bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://u:p@a/' }] }), /without credentials/)
@@ -55,12 +55,12 @@ t.test('the config: defaults, secrets from the environment', async (t) => {
         { id: 'x', type: 'webhook', url: 'ftp://a' },
       ],
     }),
-    /type must be webhook or slack[\s\S]*used twice[\s\S]*http\(s\) URL/,
+    /destinations\[0\]\.type: must be webhook or slack[\s\S]*destinations\[1\]\.id: x is used twice[\s\S]*http\(s\) URL/,
   )
   t.throws(bad({ destinations: [{ id: 'x', type: 'webhook', url: 'https://a', severities: ['URGENT'] }] }), /URGENT/)
   t.throws(
     bad({ delivery: { attempts: 0, retries: 3 } }),
-    /delivery.retries is not a known setting[\s\S]*attempts must be/,
+    /delivery\.retries: unknown key[\s\S]*delivery\.attempts: must be/,
   )
 })
 

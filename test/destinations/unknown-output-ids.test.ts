@@ -117,5 +117,5 @@ t.test('rulekeeper validate --config: unknown OutputIds are warnings, exit 0', a
   fs.writeFileSync(config, JSON.stringify({ destinations: [{ id: 'x', type: 'email' }] }))
   const bad = await runCli(['validate', dir, '--config', config])
   t.equal(bad.code, 1, 'an invalid destinations section fails as serve would')
-  t.match(bad.stderr, /type must be webhook or slack/)
+  t.match(bad.stderr, /destinations\[0\]\.type: must be webhook or slack/)
 })

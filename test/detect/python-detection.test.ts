@@ -17,7 +17,7 @@ import { runCli } from '../helpers/cli.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 
-const SHARED_RULES = path.resolve(import.meta.dirname, '../fixtures/shared-examples-rules')
+const EXAMPLE_RULES = path.resolve(import.meta.dirname, '../../examples/rules')
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
   commandRecord('py', name, timestamp, extra)
 const send = sendAndDetect
@@ -37,7 +37,7 @@ async function pushExamples(t: Test, s: TestServer): Promise<void> {
   const work = path.join(tempDir('rk-pydetect-git-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const dir of ['data_models', 'rules/editor_rules'])
-    fs.cpSync(path.join(SHARED_RULES, dir), path.join(work, dir), { recursive: true })
+    fs.cpSync(path.join(EXAMPLE_RULES, dir), path.join(work, dir), { recursive: true })
   // A module that raises when imported (the API's import check would refuse it; git does not).
   fs.mkdirSync(path.join(work, 'rules', 'broken'), { recursive: true })
   fs.writeFileSync(

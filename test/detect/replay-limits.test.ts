@@ -99,6 +99,6 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
 t.test('bad replay limits are configuration errors', async (t) => {
   await t.rejects(
     startTestServer({ env, config: { detection: { replay: { concurrency: 0, burst: 2 } } } }),
-    /detection\/replay\/concurrency must be a positive integer[\s\S]*detection\/replay\/burst is not a replay limit/,
+    /detection\.replay\.burst: unknown key[\s\S]*detection\.replay\.concurrency: must be a positive integer/,
   )
 })

@@ -24,7 +24,7 @@ function yamlFiles(dir: string): string[] {
 }
 
 const corpus = [
-  ...yamlFiles(path.join(ROOT, 'test/fixtures/shared-examples-rules')),
+  ...yamlFiles(path.join(ROOT, 'examples/rules')),
   ...yamlFiles(path.join(ROOT, 'rules-repo-template')),
 ].map((f) => fs.readFileSync(f, 'utf8'))
 

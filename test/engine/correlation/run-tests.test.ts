@@ -8,7 +8,7 @@ import { runCorrelationTest } from '../../../src/engine/correlation/run-tests.js
 import { compiled, contextOf, link, outcomeOf, parseYaml, ruleFile, sequenceData, step } from './helpers.js'
 
 const EXAMPLE = new URL(
-  '../../fixtures/shared-examples-rules/correlation_rules/editor_brute_force_then_success.yml',
+  '../../../examples/rules/correlation_rules/editor_brute_force_then_success.yml',
   import.meta.url,
 )
 const exampleData = () => parseYaml(readFileSync(EXAMPLE, 'utf8'))

@@ -7,7 +7,7 @@ import type { EngineContext } from '../../../src/engine/engine.js'
 import { dataModelsByLogType } from '../../../src/rules/data-models.js'
 import type { RuleFile, SupportFile } from '../../../src/rules/model.js'
 
-const EXAMPLES = [fileURLToPath(new URL('../../fixtures/shared-examples-rules/', import.meta.url))]
+const EXAMPLES = [fileURLToPath(new URL('../../../examples/rules/', import.meta.url))]
 
 function readExample(rel: string): string {
   for (const root of EXAMPLES) {

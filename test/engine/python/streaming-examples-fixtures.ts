@@ -1,4 +1,4 @@
-// Shared by the tests of the example Python streaming rules (shared/examples/rules/rules/): the
+// Shared by the tests of the example Python streaming rules (examples/rules/rules/): the
 // examples as API bodies, a copy of the example tree where every test of one rule is flipped in a
 // copy of its own, and a hand push of files into a test server's repository.
 import { execFileSync } from 'node:child_process'
@@ -10,7 +10,7 @@ import type { InProcessServer } from '../../helpers/in-process.js'
 import { tempDir } from '../../helpers/rulekeeper.js'
 import { gitAs, PAT } from '../../helpers/git-as.js'
 
-export const EXAMPLES = path.resolve(import.meta.dirname, '../../fixtures/shared-examples-rules')
+export const EXAMPLES = path.resolve(import.meta.dirname, '../../../examples/rules')
 const RULES_DIR = 'rules/editor_rules'
 
 export const HOOK_RULE = { id: 'Editor.Audit.TeamHookScriptAdded', file: `${RULES_DIR}/editor_hook_script_added.yml` }

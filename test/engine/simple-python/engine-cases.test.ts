@@ -14,7 +14,7 @@ const { pool, runModuleTests } = createPythonEngine({ command: 'python3', poolSi
 t.teardown(() => pool.close())
 
 const ROOTS = [
-  fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url)),
+  fileURLToPath(new URL('../../../examples/rules/simple_rules', import.meta.url)),
   fileURLToPath(new URL('../../../rules-repo-template/simple_rules', import.meta.url)),
 ]
 

@@ -8,7 +8,7 @@ import type { EngineContext } from '../../../src/engine/engine.js'
 import type { RuleFile } from '../../../src/rules/model.js'
 import { compileRule } from '../../../src/engine/simple/index.js'
 
-const EXAMPLES_DIR = fileURLToPath(new URL('../../fixtures/shared-examples-rules/simple_rules', import.meta.url))
+const EXAMPLES_DIR = fileURLToPath(new URL('../../../examples/rules/simple_rules', import.meta.url))
 
 export const NO_NEIGHBOURS: EngineContext = { findRule: () => undefined, findSupport: () => undefined }
 
