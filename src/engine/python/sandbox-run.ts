@@ -349,7 +349,9 @@ function wellFormed(e: Record<string, unknown>): boolean {
         (e.stdout === undefined || str(e.stdout)) &&
         (e.stderr === undefined || str(e.stderr)) &&
         (e.outputChars === undefined || typeof e.outputChars === 'number') &&
-        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean')
+        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean') &&
+        (e.logType === undefined || strOrNull(e.logType)) &&
+        (e.dataModel === undefined || strOrNull(e.dataModel))
       )
     default:
       return false

@@ -10,6 +10,8 @@ import type { RunEvent, TestRecord } from './protocol.js'
 export interface PythonTestOutcome extends TestOutcome {
   output?: { stdout: string; stderr: string }
   tracebacks?: Record<string, string>
+  /** The log type the event was given and the DataModelID it used (null: none), when it got that far. */
+  dataModel?: { logType: string | null; id: string | null }
 }
 
 const OUTPUT_IN_ERROR = 2000
@@ -102,6 +104,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
     if (error && stderr.trim()) error += `\nstderr: ${lastLines(stderr)}`
   }
   const outcome: PythonTestOutcome = { name, expected, actual, passed, error, errored, functions }
+  if (end && end.logType !== undefined && end.dataModel !== undefined)
+    outcome.dataModel = { logType: end.logType, id: end.dataModel }
   if (stdout || stderr) outcome.output = { stdout, stderr }
   if (Object.keys(tracebacks).length > 0) outcome.tracebacks = tracebacks
   return outcome
