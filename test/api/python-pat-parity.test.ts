@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { gitAs, PAT } from '../helpers/git-as.js'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
-import { tempDir } from '../helpers/rulekeeper.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 async function pushByHand(s: InProcessServer, files: Record<string, string>): Promise<void> {
   const work = path.join(tempDir('rk-pat-parity-'), 'w')
@@ -65,8 +65,6 @@ t.test('a rule whose tests rely on PAT behaviour is saved with run-tests-first',
       severity: 'HIGH',
       logTypes: ['GitHub.Audit', 'Editor.Audit'],
       body: BODY,
-      alertTitle: 'Admin granted by {actor}',
-      groupBy: '- KeyPath: actor\n',
       tests: [
         {
           name: 'GitHub event',
@@ -91,7 +89,27 @@ t.test('a rule whose tests rely on PAT behaviour is saved with run-tests-first',
     { 'X-Change-Reason': 'PAT parity' },
   )
   t.equal(res.status, 200, res.text)
-  const got = await s.request('GET', '/rules/Pat.Parity.AdminGrant')
+  t.same(
+    res.body.tests?.map?.((x: { name: string }) => x.name) ?? null,
+    ['GitHub event', 'Editor event', 'Editor event by the allowed actor'],
+  )
+})
+
+t.test("Panther's YAML alert keys are accepted on a Python rule, kept, and warned about", async (t) => {
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  const res = await s.request(
+    'POST',
+    '/rules',
+    {
+      ...SAMPLE_BODIES.python('Pat.Parity.AlertKeys'),
+      alertTitle: 'Admin granted by {actor}',
+      groupBy: '- KeyPath: actor\n',
+    },
+    { 'X-Change-Reason': 'alert keys' },
+  )
+  t.equal(res.status, 200, res.text)
+  const got = await s.request('GET', '/rules/Pat.Parity.AlertKeys')
   t.equal(got.status, 200)
   t.equal(got.body.alertTitle, 'Admin granted by {actor}\n', 'AlertTitle is kept on a Python rule')
   t.equal(got.body.groupBy, '- KeyPath: actor\n')
