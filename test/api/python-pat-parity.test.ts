@@ -89,10 +89,11 @@ t.test('a rule whose tests rely on PAT behaviour is saved with run-tests-first',
     { 'X-Change-Reason': 'PAT parity' },
   )
   t.equal(res.status, 200, res.text)
-  t.same(
-    res.body.tests?.map?.((x: { name: string }) => x.name) ?? null,
-    ['GitHub event', 'Editor event', 'Editor event by the allowed actor'],
-  )
+  t.same(res.body.tests?.map?.((x: { name: string }) => x.name) ?? null, [
+    'GitHub event',
+    'Editor event',
+    'Editor event by the allowed actor',
+  ])
 })
 
 t.test("Panther's YAML alert keys are accepted on a Python rule, kept, and warned about", async (t) => {

@@ -28,40 +28,43 @@ async function allHold(t: Test, source: string, cases: string[], log: Record<str
   for (const o of await run(source, tests)) t.equal(o.passed, true, `${o.name}${o.error ? `: ${o.error}` : ''}`)
 }
 
-t.test("the data model is the one of the event's p_log_type, then the test's LogType, then the rule's first", async (t) => {
-  const ctx = contextWith(
-    dataModelFile('Model.A', ['Log.A'], [{ Name: 'actor', Path: 'a_user' }]),
-    dataModelFile('Model.B', ['Log.B'], [{ Name: 'actor', Path: '$.b.user' }]),
-  )
-  const source = 'def rule(event):\n    return event.udm("actor") == "alice"\n'
-  const outcomes = await run(
-    source,
-    [
-      { name: 'p_log_type B', expected: true, log: { p_log_type: 'Log.B', b: { user: 'alice' }, a_user: 'bob' } },
-      {
-        name: 'p_log_type wins over LogType',
-        expected: true,
-        logType: 'Log.A',
-        log: { p_log_type: 'Log.B', b: { user: 'alice' }, a_user: 'bob' },
-      },
-      { name: 'LogType without p_log_type', expected: true, logType: 'Log.B', log: { b: { user: 'alice' } } },
-      { name: "the rule's first log type", expected: true, log: { a_user: 'alice' } },
-    ],
-    ctx,
-    { LogTypes: ['Log.A', 'Log.B'] },
-  )
-  for (const o of outcomes) t.equal(o.passed, true, `${o.name}${o.error ? `: ${o.error}` : ''}`)
-  t.same(
-    outcomes.map((o) => o.dataModel),
-    [
-      { logType: 'Log.B', id: 'Model.B' },
-      { logType: 'Log.B', id: 'Model.B' },
-      { logType: 'Log.B', id: 'Model.B' },
-      { logType: 'Log.A', id: 'Model.A' },
-    ],
-    'each test reports the log type and data model it used',
-  )
-})
+t.test(
+  "the data model is the one of the event's p_log_type, then the test's LogType, then the rule's first",
+  async (t) => {
+    const ctx = contextWith(
+      dataModelFile('Model.A', ['Log.A'], [{ Name: 'actor', Path: 'a_user' }]),
+      dataModelFile('Model.B', ['Log.B'], [{ Name: 'actor', Path: '$.b.user' }]),
+    )
+    const source = 'def rule(event):\n    return event.udm("actor") == "alice"\n'
+    const outcomes = await run(
+      source,
+      [
+        { name: 'p_log_type B', expected: true, log: { p_log_type: 'Log.B', b: { user: 'alice' }, a_user: 'bob' } },
+        {
+          name: 'p_log_type wins over LogType',
+          expected: true,
+          logType: 'Log.A',
+          log: { p_log_type: 'Log.B', b: { user: 'alice' }, a_user: 'bob' },
+        },
+        { name: 'LogType without p_log_type', expected: true, logType: 'Log.B', log: { b: { user: 'alice' } } },
+        { name: "the rule's first log type", expected: true, log: { a_user: 'alice' } },
+      ],
+      ctx,
+      { LogTypes: ['Log.A', 'Log.B'] },
+    )
+    for (const o of outcomes) t.equal(o.passed, true, `${o.name}${o.error ? `: ${o.error}` : ''}`)
+    t.same(
+      outcomes.map((o) => o.dataModel),
+      [
+        { logType: 'Log.B', id: 'Model.B' },
+        { logType: 'Log.B', id: 'Model.B' },
+        { logType: 'Log.B', id: 'Model.B' },
+        { logType: 'Log.A', id: 'Model.A' },
+      ],
+      'each test reports the log type and data model it used',
+    )
+  },
+)
 
 t.test('a mock is a real unittest.mock.MagicMock(return_value=returnValue), the value unparsed', async (t) => {
   const source = `
@@ -220,13 +223,13 @@ def reference(event):
     { name: 'long', expected: true, log: { case: 'long' } },
   ])
   t.equal(none?.passed, false, 'title() returning None fails an expected-true test')
-  t.match(none?.functions.title?.error, /title\(\) returned NoneType, expected a string/)
+  t.match(none?.functions?.title?.error, /title\(\) returned NoneType, expected a string/)
   t.equal(long?.passed, true, long?.error ?? '')
-  const title = long?.functions.title?.output as string
+  const title = long?.functions?.title?.output as string
   t.equal(title.length, 1000)
   t.ok(title.endsWith('t... (truncated)'), 'cut to 985 characters and the suffix')
-  t.equal((long?.functions.description?.output as string).slice(-15), '... (truncated)')
-  t.equal((long?.functions.reference?.output as string).length, 1000, 'exactly 1,000 is not cut')
+  t.equal(String(long?.functions?.description?.output).slice(-15), '... (truncated)')
+  t.equal(String(long?.functions?.reference?.output).length, 1000, 'exactly 1,000 is not cut')
 
   const [dedupNone] = await run('def rule(event):\n    return True\n\ndef dedup(event):\n    return None\n', [
     { name: 'dedup None', expected: true, log: {} },
@@ -263,14 +266,14 @@ def alert_context(event):
   )
   const [set, date, containers, big, huge] = outcomes
   t.equal(set?.passed, false, 'a set is not JSON serializable: an error')
-  t.match(set?.functions.alertContext?.error, /TypeError: .*not JSON serializable/)
+  t.match(set?.functions?.alertContext?.error, /TypeError: .*not JSON serializable/)
   t.equal(date?.passed, false, 'a datetime is not JSON serializable: an error')
   t.equal(containers?.passed, true, containers?.error ?? '')
-  t.same(containers?.functions.alertContext?.output, { tags: ['t'], a: { b: 1 } })
+  t.same(containers?.functions?.alertContext?.output, { tags: ['t'], a: { b: 1 } })
   t.equal(big?.passed, true, `a 100 KiB context is within Panther's limit: ${big?.error}`)
-  t.equal((big?.functions.alertContext?.output as { big: string }).big.length, 100 * 1024)
+  t.equal((big?.functions?.alertContext?.output as { big?: string } | undefined)?.big?.length, 100 * 1024)
   t.equal(huge?.passed, true, 'past 200 KiB the context is replaced, not an error')
-  t.match(huge?.functions.alertContext?.output, {
+  t.match(huge?.functions?.alertContext?.output, {
     _error: /^alert_context size is \[\d+\] characters, bigger than maximum of \[204800\] characters$/,
   })
 })
@@ -298,10 +301,10 @@ def destinations(event):
       log: { case: c, dests: ['slack'] },
     })),
   )
-  t.same(empty?.functions.destinations?.output, ['SKIP'])
+  t.same(empty?.functions?.destinations?.output, ['SKIP'])
   t.equal(empty?.passed, true)
   t.equal(tuple?.passed, false, 'a tuple is not a list')
-  t.match(tuple?.functions.destinations?.error, /destinations\(\) returned tuple, expected a list of strings/)
+  t.match(tuple?.functions?.destinations?.error, /destinations\(\) returned tuple, expected a list of strings/)
   t.equal(fromEvent?.passed, false, 'a list read from the event is not a list either')
-  t.same(list?.functions.destinations?.output, ['slack'])
+  t.same(list?.functions?.destinations?.output, ['slack'])
 })
