@@ -223,6 +223,10 @@ def _alert_context_json(value):
     return json.loads(text)
 
 
+def _python_type_name(value):
+    return {list: "a list", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), type(value).__name__)
+
+
 def _type_error(name, value, expected):
     return "%s() returned %s, expected %s" % (dict(FUNCTIONS)[name], type(value).__name__, expected)
 
@@ -326,6 +330,11 @@ def run_test(job, test, emit, used):
     module, filenames = load_rule(job, emit)
     if module is None:
         return
+    if not isinstance(test.get("log"), dict):
+        # panther_analysis_tool reads the Log's p_log_type first: anything but an object fails there.
+        emit({"t": "log_error", "message": "Log must be an object (a JSON/YAML mapping), not %s"
+              % _python_type_name(test.get("log"))})
+        return
     for mock in test.get("mocks") or []:
         name = mock.get("objectName")
         if not isinstance(name, str) or name not in module.__dict__:
@@ -339,7 +348,7 @@ def run_test(job, test, emit, used):
     used["logType"] = log_type
     used["dataModel"] = data_model.data_model_id if data_model is not None else None
     reset_caching_store()
-    event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {}, data_model)
+    event = PantherEvent(test["log"], data_model)
     default_severity = str(job["rule"].get("severity") or "").upper() or None
     for name, attr in FUNCTIONS:
         fn = module.__dict__.get(attr)

@@ -96,6 +96,8 @@ export type RunEvent =
   | { t: 'fn'; fn: string; output: unknown; error: string | null; traceback?: string }
   | { t: 'import_error'; message: string; file: string | null; line: number | null }
   | { t: 'mock_error'; message: string }
+  /** The test's `Log` is not an object (panther_analysis_tool fails such a test too). */
+  | { t: 'log_error'; message: string }
   | { t: 'missing_module'; module: string; file: string | null; line: number | null }
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }

@@ -335,6 +335,7 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':
+    case 'log_error':
     case 'data_model_error':
       return str(e.message)
     case 'missing_module':

@@ -36,7 +36,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   const functions: Record<string, FunctionOutcome> = {}
   let running: string | undefined
   let importError: string | undefined
-  // A Mocks entry naming nothing, or the data model failing to load: the test fails before rule().
+  // A Mocks entry naming nothing, a Log that is not an object, or the data model failing to load:
+  // the test fails before rule().
   let setupError: string | undefined
   let missingModule: string | undefined
   let end: Extract<RunEvent, { t: 'end' }> | undefined
@@ -48,7 +49,7 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
       if (event.traceback !== undefined) tracebacks[event.fn] = event.traceback
       running = undefined
     } else if (event.t === 'import_error') importError = `the rule module failed to import: ${event.message}`
-    else if (event.t === 'mock_error') setupError = event.message
+    else if (event.t === 'mock_error' || event.t === 'log_error') setupError = event.message
     else if (event.t === 'data_model_error') setupError = event.message
     else if (event.t === 'missing_module') missingModule ??= event.module
     else if (event.t === 'end') end = event

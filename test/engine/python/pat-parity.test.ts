@@ -308,3 +308,18 @@ def destinations(event):
   t.equal(fromEvent?.passed, false, 'a list read from the event is not a list either')
   t.same(list?.functions?.destinations?.output, ['slack'])
 })
+
+t.test('a Log that is not an object fails the test, as in PAT', async (t) => {
+  const rule = inlineRule('def rule(event):\n    return False\n', [{ name: 'list', expected: false }])
+  const tests = rule.data.Tests as Array<Record<string, unknown>>
+  tests[0]!.Log = ['not', 'an', 'object']
+  tests.push({ Name: 'string', ExpectedResult: false, Log: 'text' })
+  const outcomes = (await engine.runTests(rule, contextWith())) as PythonTestOutcome[]
+  t.same(
+    outcomes.map((o) => [o.passed, o.error]),
+    [
+      [false, 'Log must be an object (a JSON/YAML mapping), not a list'],
+      [false, 'Log must be an object (a JSON/YAML mapping), not a string'],
+    ],
+  )
+})
