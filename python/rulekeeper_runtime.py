@@ -315,15 +315,16 @@ def run_tests(job, emit):
         budget = {"used": 0, "limit": limit, "exceeded": False}
         out, err = CappedWriter(budget), CappedWriter(budget)
         sys.stdout, sys.stderr = out, err
-        # The log type and data model the event got (`rulekeeper debug` shows them).
-        used = {"logType": None, "dataModel": None}
+        # The log type and data model the event got, once it got one (`rulekeeper debug` shows them).
+        used = {}
         try:
             run_test(job, test, emit, used)
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        emit({"t": "end", "i": index, "stdout": out.text(), "stderr": err.text(),
-              "outputChars": budget["used"], "outputExceeded": budget["exceeded"],
-              "logType": used["logType"], "dataModel": used["dataModel"]})
+        end = {"t": "end", "i": index, "stdout": out.text(), "stderr": err.text(),
+               "outputChars": budget["used"], "outputExceeded": budget["exceeded"]}
+        end.update(used)
+        emit(end)
 
 
 def run_test(job, test, emit, used):
