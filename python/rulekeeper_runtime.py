@@ -27,8 +27,16 @@ FUNCTIONS = [
     ("destinations", "destinations"),
 ]
 SEVERITIES = ("INFO", "LOW", "MEDIUM", "HIGH", "CRITICAL")
+# Panther's limits on what the alert functions return (panther_core / pypanther detection code): a
+# generated text field is cut to 1,000 characters ending in the suffix, an alert context serialized
+# past 200 KiB is replaced by an `_error` entry (not an error of the test).
 MAX_TITLE = 1000
+TRUNCATED_SUFFIX = "... (truncated)"
+MAX_ALERT_CONTEXT_SIZE = 200 * 1024
+# One reported function's line: in detection the server's record line limit follows it; a test's
+# line must hold an alert context up to Panther's limit.
 MAX_OUTPUT_BYTES = 64 * 1024
+MAX_TEST_OUTPUT_BYTES = 256 * 1024
 KEEP_OUTPUT = 16 * 1024
 
 
@@ -153,7 +161,12 @@ def missing_module(exc, filenames, emit):
 
 
 def test_log_type(job, test):
-    """The test's `logType`, else the rule's first log type, else None."""
+    """The log type whose data model the test's event gets (detections.md §4): the event's own
+    `p_log_type`, else the test's `logType`, else the rule's first log type, else None."""
+    log = test.get("log")
+    own = log.get("p_log_type") if isinstance(log, dict) else None
+    if isinstance(own, str) and own:
+        return own
     log_type = test.get("logType")
     if isinstance(log_type, str) and log_type:
         return log_type
@@ -191,25 +204,51 @@ def reset_caching_store():
         reset()
 
 
+def _truncate(text):
+    """Panther's cut of a generated field: past MAX_TITLE characters, the first ones and the suffix."""
+    if len(text) <= MAX_TITLE:
+        return text
+    return text[: MAX_TITLE - len(TRUNCATED_SUFFIX)] + TRUNCATED_SUFFIX
+
+
+def _alert_context_json(value):
+    """The context as Panther serializes it (json.dumps with its encoder: the event's containers and
+    nothing else, so a set or a datetime is a TypeError), and its size check."""
+    from panther_core.immutable import json_encoder
+
+    text = json.dumps(value, default=json_encoder)
+    if len(text) > MAX_ALERT_CONTEXT_SIZE:
+        return {"_error": "alert_context size is [%d] characters, bigger than maximum of [%d] characters"
+                % (len(text), MAX_ALERT_CONTEXT_SIZE)}
+    return json.loads(text)
+
+
+def _python_type_name(value):
+    return {list: "a list", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), type(value).__name__)
+
+
+def _type_error(name, value, expected):
+    return "%s() returned %s, expected %s" % (dict(FUNCTIONS)[name], type(value).__name__, expected)
+
+
 def _check_output(name, value, default_severity):
-    """(output, error) after the §3 type rules; outputs are made JSON-safe and bounded."""
+    """(output, error) after the §3 type rules, which are Panther's: every text function must return
+    a str (None too is an error), cut as Panther cuts it; outputs are made JSON-safe and bounded."""
     if name == "detection":
         if type(value) is not bool:
             return None, "rule() returned %s, expected a bool" % type(value).__name__
         return value, None
     if name in ("title", "dedup", "description", "reference", "runbook"):
-        if value is None:
-            return None, None
         if not isinstance(value, str):
-            return None, "%s() returned %s, expected a string" % (dict(FUNCTIONS)[name], type(value).__name__)
-        return (value[:MAX_TITLE] if name in ("title", "dedup") else value), None
+            return None, _type_error(name, value, "a string")
+        return _truncate(value), None
     if name == "alertContext":
         if not isinstance(value, Mapping):
-            return None, "alert_context() returned %s, expected a dict" % type(value).__name__
-        return json.loads(to_json(value)), None
+            return None, _type_error(name, value, "a dict")
+        return _alert_context_json(value), None
     if name == "severity":
         if not isinstance(value, str):
-            return None, "severity() returned %s, expected a string" % type(value).__name__
+            return None, _type_error(name, value, "a string")
         upper = value.upper()
         if upper == "DEFAULT":
             return default_severity, None
@@ -219,9 +258,10 @@ def _check_output(name, value, default_severity):
     if name == "destinations":
         if value is None or value == "SKIP":
             return value, None  # None: not set; "SKIP": routed nowhere (alerts.md §4)
-        if not isinstance(value, (list, tuple, ImmutableList)) or not all(isinstance(d, str) for d in value):
-            return None, "destinations() returned %s, expected a list of strings" % type(value).__name__
-        return list(value), None
+        # Panther wants a real list (not a tuple, not a list read from the event).
+        if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
+            return None, _type_error(name, value, "a list of strings")
+        return (list(value) if value else ["SKIP"]), None  # [] suppresses the alert's destinations
     return value, None
 
 
@@ -257,42 +297,14 @@ class CappedWriter(io.TextIOBase):
         return "".join(self.parts)
 
 
-class Mock:
-    """What a test's Mocks entry puts in place of a name: `MagicMock(return_value=value)`, as Panther's
-    tool does, without importing unittest.mock (and asyncio with it, ~50 ms) into every run. Calls
-    are answered and recorded here; any other use (call_count, assert_called_with, attributes…)
-    creates the real MagicMock, replays the calls into it, and hands over to it."""
+def make_mock(return_value):
+    """What a test's Mocks entry puts in place of a name, as Panther's tool does:
+    `unittest.mock.MagicMock(return_value=...)`, the value as the file gives it (a string is not
+    parsed). unittest.mock is imported here, by tests that have Mocks only (its import, asyncio
+    with it, costs every other run nothing; docs/decisions.md has the figure)."""
+    from unittest.mock import MagicMock
 
-    def __init__(self, return_value):
-        self.__dict__["_Mock__value"] = return_value
-        self.__dict__["_Mock__calls"] = []
-        self.__dict__["_Mock__real"] = None
-
-    def _Mock__materialize(self):
-        real = self.__dict__["_Mock__real"]
-        if real is None:
-            from unittest.mock import MagicMock
-            real = MagicMock(return_value=self.__dict__["_Mock__value"])
-            for args, kwargs in self.__dict__["_Mock__calls"]:
-                real(*args, **kwargs)
-            self.__dict__["_Mock__real"] = real
-        return real
-
-    def __call__(self, *args, **kwargs):
-        real = self.__dict__["_Mock__real"]
-        if real is not None:
-            return real(*args, **kwargs)
-        self.__dict__["_Mock__calls"].append((args, kwargs))
-        return self.__dict__["_Mock__value"]
-
-    def __getattr__(self, name):
-        return getattr(self._Mock__materialize(), name)
-
-    def __setattr__(self, name, value):
-        setattr(self._Mock__materialize(), name, value)
-
-    def __repr__(self):
-        return repr(self._Mock__materialize())
+    return MagicMock(return_value=return_value)
 
 
 def run_tests(job, emit):
@@ -303,29 +315,41 @@ def run_tests(job, emit):
         budget = {"used": 0, "limit": limit, "exceeded": False}
         out, err = CappedWriter(budget), CappedWriter(budget)
         sys.stdout, sys.stderr = out, err
+        # The log type and data model the event got, once it got one (`rulekeeper debug` shows them).
+        used = {}
         try:
-            run_test(job, test, emit)
+            run_test(job, test, emit, used)
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        emit({"t": "end", "i": index, "stdout": out.text(), "stderr": err.text(),
-              "outputChars": budget["used"], "outputExceeded": budget["exceeded"]})
+        end = {"t": "end", "i": index, "stdout": out.text(), "stderr": err.text(),
+               "outputChars": budget["used"], "outputExceeded": budget["exceeded"]}
+        end.update(used)
+        emit(end)
 
 
-def run_test(job, test, emit):
+def run_test(job, test, emit, used):
     module, filenames = load_rule(job, emit)
     if module is None:
+        return
+    if not isinstance(test.get("log"), dict):
+        # panther_analysis_tool reads the Log's p_log_type first: anything but an object fails there.
+        emit({"t": "log_error", "message": "Log must be an object (a JSON/YAML mapping), not %s"
+              % _python_type_name(test.get("log"))})
         return
     for mock in test.get("mocks") or []:
         name = mock.get("objectName")
         if not isinstance(name, str) or name not in module.__dict__:
             emit({"t": "mock_error", "message": "Mocks: %r is not a name in the rule module" % (name,)})
             return
-        module.__dict__[name] = Mock(mock.get("returnValue"))
-    ok, data_model = load_data_model(job, test_log_type(job, test), filenames, emit)
+        module.__dict__[name] = make_mock(mock.get("returnValue"))
+    log_type = test_log_type(job, test)
+    ok, data_model = load_data_model(job, log_type, filenames, emit)
     if not ok:
         return
+    used["logType"] = log_type
+    used["dataModel"] = data_model.data_model_id if data_model is not None else None
     reset_caching_store()
-    event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {}, data_model)
+    event = PantherEvent(test["log"], data_model)
     default_severity = str(job["rule"].get("severity") or "").upper() or None
     for name, attr in FUNCTIONS:
         fn = module.__dict__.get(attr)
@@ -347,9 +371,9 @@ def run_test(job, test, emit):
         if trace is not None:
             event_fn["traceback"] = trace
         line = to_json(event_fn)
-        if len(line) > MAX_OUTPUT_BYTES:
+        if len(line) > MAX_TEST_OUTPUT_BYTES:
             line = to_json({"t": "fn", "fn": name, "output": None,
-                            "error": "%s output too large (%d bytes, limit %d)" % (attr, len(line), MAX_OUTPUT_BYTES)})
+                            "error": "%s output too large (%d bytes, limit %d)" % (attr, len(line), MAX_TEST_OUTPUT_BYTES)})
         emit(line)
 
 

@@ -2,7 +2,7 @@
 # `AnalysisType: datamodel` file, its `.py` already imported by the runner). As Panther's DataModel:
 # `paths` maps a unified field name to its compiled Path, `methods` to the function a Method names;
 # a Method the module does not define is an error here, when the model is built.
-from .jsonpath import compile_path, find
+from .jsonpath import compile_path, find, find_paths
 
 __all__ = ["DataModel", "E_NO_DATA_MODEL_FOUND"]
 
@@ -30,3 +30,7 @@ class DataModel:
     def matches(self, name, data):
         """Every value the Path of `name` matches in the raw event."""
         return find(self.paths[name], data)
+
+    def match_paths(self, name, data):
+        """(value, full path) of every match of the Path of `name` in the raw event."""
+        return find_paths(self.paths[name], data)

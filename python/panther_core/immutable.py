@@ -1,7 +1,9 @@
 # panther_core.immutable (as in Panther's panther_core): the read-only containers the event is made of.
 # A JSON object is an ImmutableCaseInsensitiveDict (string keys match case-insensitively, an exact
 # match wins), a JSON array an ImmutableList; nested values are wrapped on access. `copy()` gives a
-# mutable deep copy; both compare equal to the plain dict / list / tuple they hold.
+# mutable deep copy; both compare equal to the plain dict / list / tuple they hold. Like Panther's,
+# they print as `ImmutableList((…))` / `ImmutableCaseInsensitiveDict({…})` and a slice of a list is
+# a plain tuple.
 import copy as _copy
 from collections.abc import Mapping, Sequence
 
@@ -31,7 +33,7 @@ class ImmutableList(Sequence):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return ImmutableList(self._items[index])
+            return tuple(self._items[index])  # Panther's list holds a tuple and slices it as it is
         return _wrap(self._items[index])
 
     def __len__(self):
@@ -51,7 +53,7 @@ class ImmutableList(Sequence):
         raise TypeError("the event is read-only")
 
     def __repr__(self):
-        return repr(self._items)
+        return "ImmutableList(%s)" % (tuple(self._items),)
 
     def copy(self):
         """A mutable deep copy (a plain list), as Panther's ImmutableList.copy()."""
@@ -118,8 +120,10 @@ class ImmutableCaseInsensitiveDict(Mapping):
     def __setattr__(self, name, value):
         raise TypeError("the event is read-only")
 
+    _repr_name = "ImmutableCaseInsensitiveDict"
+
     def __repr__(self):
-        return repr(self._data)
+        return "%s(%s)" % (self._repr_name, self._data)
 
     def get(self, key, default=None):
         try:

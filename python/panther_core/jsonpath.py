@@ -2,10 +2,12 @@
 # `parse`, panther_core/data_model.py) without depending on jsonpath_ng: a bare key path (`a.b`), `$`,
 # `.key`, `."quoted.key"`, `['key']`, `[n]`, `[*]`, `.*`, `..key` (recursive descent) and filters
 # `[?(@.a.b == "x")]` (==, !=, <, <=, >, >=, =~, `&`). Keys match exactly (case-sensitively), on the
-# raw event; anything else is a JSONPathError naming the path.
+# raw event; anything else is a JSONPathError naming the path. `find_paths` also gives each match's
+# full path written as jsonpath_ng writes it (`a.b`, `a.[0].b`, a key holding a JSONPath character
+# in single quotes): what `event.udm_path()` answers.
 import re
 
-__all__ = ["JSONPathError", "compile_path", "find"]
+__all__ = ["JSONPathError", "compile_path", "find", "find_paths"]
 
 
 class JSONPathError(ValueError):
@@ -252,3 +254,64 @@ def _find(steps, data):
 def find(path, data):
     """Every value the JSONPath matches in `data` (plain JSON values), in document order."""
     return _find(compile_path(path), data)
+
+
+# The characters jsonpath_ng quotes a key for when it writes a path (its lexer's literals).
+_LITERALS = "*.[]()$,:|&~"
+
+
+def _key_text(key):
+    return "'%s'" % key if any(c in key for c in _LITERALS) else key
+
+
+def _child(path, part):
+    return part if path is None else "%s.%s" % (path, part)
+
+
+def _list_items(step, value):
+    """The indexes a list step selects in a list (the step's own index as written, as jsonpath_ng)."""
+    kind = step[0]
+    if kind == "all":
+        return [(i, i) for i in range(len(value))]
+    if kind == "index":
+        return [(step[1], step[1])] if -len(value) <= step[1] < len(value) else []
+    if kind == "slice":
+        return [(i, i) for i in range(len(value))[step[1]:step[2]]]
+    return [(i, i) for i, item in enumerate(value) if all(_holds(term, item) for term in step[1])]
+
+
+def _apply_paths(step, value, path):
+    kind = step[0]
+    if kind == "field":
+        if isinstance(value, dict) and step[1] in value:
+            return [(value[step[1]], _child(path, _key_text(step[1])))]
+        return []
+    if kind == "wild":
+        return [(v, _child(path, _key_text(k))) for k, v in value.items()] if isinstance(value, dict) else []
+    if kind in ("all", "index", "slice", "filter"):
+        if isinstance(value, list):
+            return [(value[i], _child(path, "[%d]" % shown)) for i, shown in _list_items(step, value)]
+        return [(value, path)] if kind == "all" else []
+    if kind == "descend":
+        out = []
+        stack = [(value, path)]
+        while stack:
+            node, at = stack.pop()
+            out.extend(_apply_paths(step[1], node, at))
+            if isinstance(node, dict):
+                stack.extend(reversed([(v, _child(at, _key_text(k))) for k, v in node.items()]))
+            elif isinstance(node, list):
+                stack.extend(reversed([(v, _child(at, "[%d]" % i)) for i, v in enumerate(node)]))
+        return out
+    raise JSONPathError("unknown step %r" % (kind,))
+
+
+def find_paths(path, data):
+    """(value, full path) of every match of the JSONPath in `data`, in document order."""
+    current = [(data, None)]
+    for step in compile_path(path):
+        nxt = []
+        for value, at in current:
+            nxt.extend(_apply_paths(step, value, at))
+        current = nxt
+    return [(value, "$" if at is None else at) for value, at in current]

@@ -17,7 +17,8 @@ const HELP = `Usage: rulekeeper debug RULE_ID TEST_NAME [DIR] [--json]
 
 Runs the test TEST_NAME of the rule RULE_ID found under DIR (default .) and shows the verdict,
 the output or error of every function of the rule (detection, title, dedup, alertContext,
-severity, …), the traceback of rule code that raised, and what the rule printed.
+severity, …), the data model the test's event used, the traceback of rule code that raised,
+and what the rule printed.
 Exit code: 0 the test passed, 1 it failed or did not run (or the rule or test is not found), 2 usage.
 `
 
@@ -75,7 +76,11 @@ export async function debugCommand(argv: string[], env: Record<string, string | 
       for (const [name, fn] of functions)
         out(`  ${name}: ${fn.error === null ? JSON.stringify(fn.output) : `error: ${fn.error}`}`)
     }
-    const { output: printed, tracebacks } = outcome as PythonTestOutcome
+    const { output: printed, tracebacks, dataModel } = outcome as PythonTestOutcome
+    if (dataModel)
+      out(
+        `data model: ${dataModel.id ?? 'none'} (log type ${dataModel.logType ?? 'none'}: the event's p_log_type, else the test's LogType, else the rule's first log type)`,
+      )
     for (const [name, text] of Object.entries(tracebacks ?? {})) out(`traceback (${name}):\n${indent(text)}`)
     for (const w of outcome.warnings ?? []) out(`warning: ${w}`)
     if (printed?.stdout) out(`printed (stdout):\n${indent(printed.stdout)}`)

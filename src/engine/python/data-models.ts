@@ -1,5 +1,5 @@
-// Which data models a job carries: for every log type its tests run under (a test's `LogType`, else
-// the rule's first `LogTypes` entry), the enabled data model serving it (EngineContext.findDataModel),
+// Which data models a job carries: for every log type its tests run under (the event's `p_log_type`,
+// else a test's `LogType`, else the rule's first `LogTypes` entry), the enabled data model serving it (EngineContext.findDataModel),
 // with its mappings and its `.py`. The runner builds `event.udm()` from them (python/panther_core/).
 import type { SupportFile } from '../../rules/model.js'
 import type { EngineContext } from '../engine.js'

@@ -43,7 +43,10 @@ export interface JobRule extends ModuleSource {
 export interface JobTest {
   log: unknown
   mocks: Array<{ objectName: unknown; returnValue: unknown }>
-  /** The event's log type: the test's `LogType`, else the rule's first `LogTypes` entry (data models, §4). */
+  /**
+   * The event's log type (data models, §4): the `p_log_type` of its `Log`, else the test's `LogType`,
+   * else the rule's first `LogTypes` entry. The runner applies the same order.
+   */
   logType?: string
 }
 
@@ -93,10 +96,21 @@ export type RunEvent =
   | { t: 'fn'; fn: string; output: unknown; error: string | null; traceback?: string }
   | { t: 'import_error'; message: string; file: string | null; line: number | null }
   | { t: 'mock_error'; message: string }
+  /** The test's `Log` is not an object (panther_analysis_tool fails such a test too). */
+  | { t: 'log_error'; message: string }
   | { t: 'missing_module'; module: string; file: string | null; line: number | null }
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
-  | { t: 'end'; stdout: string; stderr: string; outputChars: number; outputExceeded: boolean }
+  | {
+      t: 'end'
+      stdout: string
+      stderr: string
+      outputChars: number
+      outputExceeded: boolean
+      /** The log type the test's event was given, and the DataModelID of its data model (none: null). */
+      logType?: string | null
+      dataModel?: string | null
+    }
   /** Detection: a record that matched or raised; each function's [output, error]. */
   | { t: 'r'; f: Record<string, [unknown, string | null]> }
 

@@ -335,6 +335,7 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'import_error':
       return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
     case 'mock_error':
+    case 'log_error':
     case 'data_model_error':
       return str(e.message)
     case 'missing_module':
@@ -349,7 +350,9 @@ function wellFormed(e: Record<string, unknown>): boolean {
         (e.stdout === undefined || str(e.stdout)) &&
         (e.stderr === undefined || str(e.stderr)) &&
         (e.outputChars === undefined || typeof e.outputChars === 'number') &&
-        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean')
+        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean') &&
+        (e.logType === undefined || strOrNull(e.logType)) &&
+        (e.dataModel === undefined || strOrNull(e.dataModel))
       )
     default:
       return false

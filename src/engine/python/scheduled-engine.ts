@@ -83,14 +83,21 @@ function filteredOut(name: string, expected: boolean): PythonTestOutcome {
   }
 }
 
+function eventLogType(log: unknown): string | undefined {
+  if (!log || typeof log !== 'object' || Array.isArray(log)) return undefined
+  const own = (log as Record<string, unknown>).p_log_type
+  return typeof own === 'string' && own !== '' ? own : undefined
+}
+
 function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
   const logTypes = rule.data.LogTypes
   const ruleLogType = Array.isArray(logTypes) && typeof logTypes[0] === 'string' ? logTypes[0] : undefined
   return tests.map((raw, i) => {
     const t = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>
-    // The event's log type (data models key on it, §4): the test's `LogType`, else the rule's first.
-    const logType = typeof t.LogType === 'string' ? t.LogType : ruleLogType
+    // The event's log type (data models key on it, §4): its own `p_log_type` (a rule on several log
+    // types is tested with events of each), else the test's `LogType`, else the rule's first.
+    const logType = eventLogType(t.Log) ?? (typeof t.LogType === 'string' ? t.LogType : ruleLogType)
     return {
       name: typeof t.Name === 'string' ? t.Name : `test ${i + 1}`,
       expected: t.ExpectedResult,
@@ -108,6 +115,14 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
     const filters = compileRuleFilters(rule.data)
     const errors = [...moduleProblems(rule), ...filters.errors]
     const warnings: RuleProblem[] = [...filters.warnings]
+    for (const key of ['AlertTitle', 'AlertContext', 'DynamicSeverities', 'GroupBy']) {
+      if (rule.data[key] === undefined || rule.data[key] === null) continue
+      warnings.push({
+        path: [key],
+        message: `${key} is kept but not evaluated on a Python rule: the module's functions (title, alert_context, severity, dedup) decide the alert`,
+        code: 'PythonRuleYamlAlertKey',
+      })
+    }
     const queries = Array.isArray(rule.data.ScheduledQueries) ? (rule.data.ScheduledQueries as unknown[]) : []
     queries.forEach((q, i) => {
       if (typeof q === 'string' && !ctx.findSupport(q)) {

@@ -10,6 +10,8 @@ import type { RunEvent, TestRecord } from './protocol.js'
 export interface PythonTestOutcome extends TestOutcome {
   output?: { stdout: string; stderr: string }
   tracebacks?: Record<string, string>
+  /** The log type the event was given and the DataModelID it used (null: none), when it got that far. */
+  dataModel?: { logType: string | null; id: string | null }
 }
 
 const OUTPUT_IN_ERROR = 2000
@@ -34,7 +36,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   const functions: Record<string, FunctionOutcome> = {}
   let running: string | undefined
   let importError: string | undefined
-  // A Mocks entry naming nothing, or the data model failing to load: the test fails before rule().
+  // A Mocks entry naming nothing, a Log that is not an object, or the data model failing to load:
+  // the test fails before rule().
   let setupError: string | undefined
   let missingModule: string | undefined
   let end: Extract<RunEvent, { t: 'end' }> | undefined
@@ -46,7 +49,7 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
       if (event.traceback !== undefined) tracebacks[event.fn] = event.traceback
       running = undefined
     } else if (event.t === 'import_error') importError = `the rule module failed to import: ${event.message}`
-    else if (event.t === 'mock_error') setupError = event.message
+    else if (event.t === 'mock_error' || event.t === 'log_error') setupError = event.message
     else if (event.t === 'data_model_error') setupError = event.message
     else if (event.t === 'missing_module') missingModule ??= event.module
     else if (event.t === 'end') end = event
@@ -102,6 +105,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
     if (error && stderr.trim()) error += `\nstderr: ${lastLines(stderr)}`
   }
   const outcome: PythonTestOutcome = { name, expected, actual, passed, error, errored, functions }
+  if (end && end.logType !== undefined && end.dataModel !== undefined)
+    outcome.dataModel = { logType: end.logType, id: end.dataModel }
   if (stdout || stderr) outcome.output = { stdout, stderr }
   if (Object.keys(tracebacks).length > 0) outcome.tracebacks = tracebacks
   return outcome

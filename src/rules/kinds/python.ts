@@ -3,7 +3,7 @@
 // (engine/registry.ts), behind optional InlineFilters. The form nearly every real rule takes.
 import { INLINE_FILTERS_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
-import { PYTHON_MODULE_KIND } from './python-module.js'
+import { PYTHON_ALERT_KEY_FIELDS, PYTHON_MODULE_KIND } from './python-module.js'
 
 export const python: RuleKindDef<'python'> = {
   name: 'python',
@@ -24,6 +24,7 @@ export const python: RuleKindDef<'python'> = {
         alwaysWritten: true,
       },
       INLINE_FILTERS_FIELD,
+      ...PYTHON_ALERT_KEY_FIELDS,
     ],
     PYTHON_TESTS,
   ),

@@ -2,7 +2,7 @@
 // the results of scheduled queries (engine/python/), behind optional InlineFilters.
 import { INLINE_FILTERS_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LIST_SCHEMA } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
-import { PYTHON_MODULE_KIND } from './python-module.js'
+import { PYTHON_ALERT_KEY_FIELDS, PYTHON_MODULE_KIND } from './python-module.js'
 
 export const scheduled: RuleKindDef<'scheduled'> = {
   name: 'scheduled',
@@ -22,6 +22,7 @@ export const scheduled: RuleKindDef<'scheduled'> = {
       },
       // Applied before rule() (§4); real scheduled rules carry them (§5.2).
       INLINE_FILTERS_FIELD,
+      ...PYTHON_ALERT_KEY_FIELDS,
     ],
     PYTHON_TESTS,
   ),
