@@ -89,7 +89,7 @@ export function createModuleCheck(
         else
           out.set(key, {
             status: 'invalid',
-            problem: { message: `importing it ${r.message ?? r.status}`, file: null, line: null, column: null },
+            problem: { message: r.message ?? `the run stopped (${r.status})`, file: null, line: null, column: null },
           })
       }
       if (records.length === 0 || (last!.status === 'ok' && reached < pending.length)) {
