@@ -129,6 +129,10 @@ def main():
         emit({"t": "end", "i": 0})
     elif job["op"] == "detect":
         rulekeeper_runtime.run_detect(job, emit)
+    elif job["op"] == "modules":
+        import rulekeeper_modules  # only this job type pays for it
+
+        rulekeeper_modules.check_modules(job, emit)
     else:
         rulekeeper_runtime.run_tests(job, emit)
     for stream in (sys.stdout, sys.stderr):

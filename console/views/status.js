@@ -1,5 +1,6 @@
 // The repository's health (`GET /status`): the reconciler's conditions, the applied and attempted
-// revisions, the last run, the accounting of every file, and each invalid file with its problems;
+// revisions, the last run, the accounting of every file, each invalid file with its problems, and
+// each file whose Python cannot run here or was not checked;
 // `Reconcile now` (`POST /reconcile`, Manage Rules) runs the reconciler and shows the status after it.
 import { api, permissions } from '../api.js'
 import { fmtTime, h, message, replace } from '../dom.js'
@@ -27,7 +28,10 @@ const table = (caption, head, rows) =>
 
 function problemLine(e) {
   if (typeof e === 'string') return e
-  const at = [e.path, e.line ? `line ${e.line}${e.column ? `, column ${e.column}` : ''}` : ''].filter(Boolean).join(' ')
+  // `file`: the line is in another file than the YAML (its .py, or a helper it imports).
+  const at = [e.file ?? e.path, e.line ? `line ${e.line}${e.column ? `, column ${e.column}` : ''}` : '']
+    .filter(Boolean)
+    .join(' ')
   return `${at ? `${at}: ` : ''}${e.message ?? JSON.stringify(e)}`
 }
 
@@ -73,13 +77,16 @@ function statusBody(s) {
   const conds = s.conditions ?? []
   const ready = conds.find((c) => c.type === 'Ready')
   const invalid = s.invalidFiles ?? []
+  const notRun = s.notRunFiles ?? []
   const files = s.files ?? {}
   return [
     ready?.status !== 'True'
       ? message('error', `Not ready: ${ready?.message ?? 'unknown'}`)
       : invalid.length
         ? message('info', `Ready, with invalid files: ${ready.message}`)
-        : message('ok', `Ready: ${ready.message}`),
+        : notRun.length
+          ? message('info', `Ready, with files whose Python cannot run here: ${ready.message}`)
+          : message('ok', `Ready: ${ready.message}`),
     h(
       'dl',
       { class: 'facts' },
@@ -121,12 +128,12 @@ function statusBody(s) {
     ),
     table(
       'Files',
-      ['Files', 'Valid', 'Invalid', 'Unsupported', 'Analysis files'],
+      ['Files', 'Valid', 'Invalid', 'Unsupported', 'Analysis files', 'Python not run', 'Python not checked'],
       [
         h(
           'tr',
           null,
-          ['files', 'valid', 'invalid', 'unsupported', 'analysisFiles'].map((k) =>
+          ['files', 'valid', 'invalid', 'unsupported', 'analysisFiles', 'notRun', 'unchecked'].map((k) =>
             h('td', null, String(files[k] ?? 0)),
           ),
         ),
@@ -156,6 +163,25 @@ function statusBody(s) {
           ),
         )
       : h('p', null, 'Every rule file is valid.'),
+    notRun.length
+      ? [
+          h('h2', null, `Python not run or not checked (${notRun.length})`),
+          table(
+            'Valid files whose Python cannot run here (a module the interpreter lacks) or was not checked (no sandbox)',
+            ['Path', 'Rule id', 'Status', 'Why'],
+            notRun.map((f) =>
+              h(
+                'tr',
+                null,
+                h('td', null, h('code', null, f.path)),
+                h('td', null, f.ruleId ?? ''),
+                h('td', null, f.status === 'unchecked' ? 'not checked' : 'not run'),
+                h('td', null, problemLine(f.problem ?? {})),
+              ),
+            ),
+          ),
+        ]
+      : null,
     (s.staleRules ?? []).length
       ? [
           h('h2', null, 'Rules served from an older version'),

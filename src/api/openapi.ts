@@ -373,7 +373,35 @@ const OPS_SCHEMAS: Record<string, Obj> = {
                   message: { type: 'string' },
                   line: { type: 'integer', nullable: true },
                   column: { type: 'integer', nullable: true },
+                  file: {
+                    type: 'string',
+                    description: 'The file line and column are in, when not `path` (its .py, a helper).',
+                  },
                 },
+              },
+            },
+          },
+        },
+      },
+      notRunFiles: {
+        type: 'array',
+        description:
+          'Valid files whose Python imports a module the interpreter lacks (not-run), or could not be checked (unchecked: no sandbox).',
+        items: {
+          type: 'object',
+          required: ['path', 'ruleId', 'status', 'problem'],
+          properties: {
+            path: { type: 'string' },
+            ruleId: { type: 'string', nullable: true },
+            status: { type: 'string', enum: ['not-run', 'unchecked'] },
+            problem: {
+              type: 'object',
+              required: ['message', 'line', 'column'],
+              properties: {
+                message: { type: 'string' },
+                line: { type: 'integer', nullable: true },
+                column: { type: 'integer', nullable: true },
+                file: { type: 'string' },
               },
             },
           },

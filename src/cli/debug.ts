@@ -43,7 +43,8 @@ export async function debugCommand(argv: string[], env: Record<string, string | 
       const file = holders.map((p) => index.files.get(p)).find((f) => f && f.errors.length > 0)
       if (file) {
         process.stderr.write(`rulekeeper debug: ${file.path} (${ruleId}) is invalid:\n`)
-        for (const e of file.errors) process.stderr.write(`    ${location(file.path, e.line, e.column)} ${e.message}\n`)
+        for (const e of file.errors)
+          process.stderr.write(`    ${location(e.file ?? file.path, e.line, e.column)} ${e.message}\n`)
       } else process.stderr.write(`rulekeeper debug: no rule ${ruleId} under ${dir}\n`)
       return 1
     }

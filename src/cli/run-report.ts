@@ -3,7 +3,7 @@
 import type { FileAccount } from '../rules/file-accounting.js'
 import type { RuleKind } from '../rules/model.js'
 
-export type Problem = { message: string; line: number | null; column: number | null }
+export type Problem = { message: string; line: number | null; column: number | null; file?: string }
 
 export interface RuleReport {
   id: string | null
@@ -29,6 +29,10 @@ export interface RunSummary {
   valid: number
   invalid: number
   unsupported: number
+  /** Valid files whose Python imports a module the interpreter lacks (their tests cannot run here). */
+  pythonNotRun: number
+  /** Valid files whose Python could not be checked (no sandbox). */
+  pythonUnchecked: number
   rules: number
   /** Rules whose module failed a check that runs code (validate: the Python module must import). */
   failedChecks: number

@@ -146,6 +146,8 @@ async function runWithEngines(
     valid: counts.valid,
     invalid: counts.invalid,
     unsupported: counts.unsupported,
+    pythonNotRun: counts.notRun,
+    pythonUnchecked: counts.unchecked,
     rules: 0,
     failedChecks: 0,
     insufficientTests: 0,
@@ -177,7 +179,14 @@ async function runWithEngines(
       errors: a.problems,
       tests: [],
     }
-    if (rule && report.valid && o.cmd === 'validate' && engines[rule.kind]?.checkAsync) {
+    if (rule && report.valid && o.cmd === 'validate' && a.python) {
+      // Loading compiled and imported its module (service/python-check.ts) and it cannot run here:
+      // a module the interpreter lacks, or no sandbox to check it in. Never a pass.
+      report.valid = false
+      report.errors = [a.python.problem]
+      summary.failedChecks++
+    } else if (rule && report.valid && o.cmd === 'validate' && !f.python && engines[rule.kind]?.checkAsync) {
+      // Loading checked every Python module it could (f.python set); this is for what it could not.
       // Checks that run code (a Python module must import and define rule()); the server runs them on API writes.
       try {
         const problems = await engines[rule.kind]!.checkAsync!(rule.file, ctx)

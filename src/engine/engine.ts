@@ -57,6 +57,36 @@ export interface CheckResult {
   warnings: RuleProblem[]
 }
 
+/** A Python file of a revision, checked when the revision is indexed (service/python-check.ts). */
+export interface ModuleUnit {
+  /** The analysis file (YAML path) that names the module; verdicts are keyed by it. */
+  key: string
+  /** That file's `AnalysisType` (what the module must define follows from it: a rule's `rule`). */
+  analysisType: string
+  /** The module's repository path and source. */
+  filename: string
+  source: string
+}
+
+/** Where a problem of a module is, as Python reports it (the file may be a global helper it imports). */
+export interface ModuleProblem {
+  message: string
+  file: string | null
+  line: number | null
+  column: number | null
+}
+
+/**
+ * What checking one module found: it compiles and imports (`ok`); it does not (`invalid`); it
+ * imports a module the interpreter lacks (`not-run`: the file is served, its tests cannot run
+ * here); or it was not checked (`unchecked`: no sandbox, or the check run was stopped too often).
+ */
+export type ModuleVerdict =
+  | { status: 'ok' }
+  | { status: 'invalid'; problem: ModuleProblem }
+  | { status: 'not-run'; module: string; problem: ModuleProblem }
+  | { status: 'unchecked'; reason: string }
+
 export interface RuleEngine {
   readonly kind: RuleKind
   /** Checks the rule's language content; every problem at once, each with its path. */
@@ -85,6 +115,11 @@ export interface RuleEngine {
     /** Replay: its client went away (queued and running work is dropped). */
     signal?: AbortSignal,
   ): Promise<BatchOutcome>
+  /**
+   * Compiles and imports many modules at once (every Python file of a revision's changes), in one
+   * sandboxed run where it can; resolves a verdict per unit key, never rejects.
+   */
+  checkModules?(units: readonly ModuleUnit[], ctx: EngineContext): Promise<Map<string, ModuleVerdict>>
   /** Starts what the first request would otherwise wait for (the Python sandbox check, spares). */
   prepare?(): Promise<void>
   /** Releases what the engine holds (worker processes). */

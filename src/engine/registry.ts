@@ -43,6 +43,7 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
         warnings: engine.check(rule, ctx).warnings.filter((w) => w.code === 'UnknownScheduledQuery'),
       }),
       checkAsync: (rule, ctx) => python.checkPythonModule(rule, ctx),
+      checkModules: python.checkModules,
       prepare: async () => {
         await python.pool
           .describe()

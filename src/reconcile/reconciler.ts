@@ -11,7 +11,7 @@ import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { RuleCatalog } from '../service/catalog.js'
-import { accountFiles, countFiles } from '../rules/file-accounting.js'
+import { accountFiles, accountedProblem, countFiles, type AccountedProblem } from '../rules/file-accounting.js'
 import type { RevisionFollower } from '../service/follower.js'
 import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
@@ -34,10 +34,13 @@ type Step = (run: Run) => Promise<StepOutcome>
 interface RevisionView {
   index: RuleIndex
   revision: string | null
-  invalidFiles: Array<{
+  invalidFiles: Array<{ path: string; ruleId: string | null; errors: AccountedProblem[] }>
+  /** Valid files whose Python imports a module the interpreter lacks, or could not be checked. */
+  notRunFiles: Array<{
     path: string
     ruleId: string | null
-    errors: Array<{ message: string; line: number | null; column: number | null }>
+    status: 'not-run' | 'unchecked'
+    problem: AccountedProblem
   }>
   staleRules: Array<{ id: string; path: string }>
   files: ReturnType<typeof countFiles>
@@ -121,7 +124,8 @@ export class Reconciler {
 
   /** Step 2: bring the index to the branch tip, serialized with write batches (one change of the index at a time). */
   private async follow(run: Run): Promise<StepOutcome> {
-    const synced = await this.deps.catalog.exclusive(() => this.deps.follower.syncToTip())
+    // Python files no sandbox could check before are checked again by a reconcile (not by writes).
+    const synced = await this.deps.catalog.exclusive(() => this.deps.follower.syncToTip({ retryUncheckedPython: true }))
     if (synced.kind === 'unchanged') return synced
     run.filesChanged = synced.filesChanged
     if (synced.kind === 'held') return { kind: 'needs-person', reason: 'MassDeletion', message: synced.stalled.reason }
@@ -151,8 +155,8 @@ export class Reconciler {
       // Summarize, whatever happened: the only place the conditions are set from a run.
       const outcome = runOutcome(outcomes)
       // (rulekeeper_invalid_files is read from the published index at scrape time: metrics.ts.)
-      const invalid = this.revisionView(this.deps.catalog.index).invalidFiles.length
-      this.conditions.summarize(outcome, invalid)
+      const view = this.revisionView(this.deps.catalog.index)
+      this.conditions.summarize(outcome, view.invalidFiles.length, view.notRunFiles.length)
       const durationMs = Date.now() - started
       const label = runLabel(outcome)
       this.lastRun = {
@@ -178,17 +182,21 @@ export class Reconciler {
   private revisionView(index: RuleIndex): RevisionView {
     const last = this.lastView
     if (last && last.index === index && last.revision === index.revision) return last
+    const accounts = accountFiles(index)
     const view: RevisionView = {
       index,
       revision: index.revision,
       invalidFiles: index.invalidFiles().map((f) => ({
         path: f.path,
         ruleId: f.ruleId ?? null,
-        errors: f.errors.map((e) => ({ message: e.message, line: e.line ?? null, column: e.column ?? null })),
+        errors: f.errors.map(accountedProblem),
       })),
+      notRunFiles: accounts.flatMap((a) =>
+        a.python ? [{ path: a.path, ruleId: a.id, status: a.python.status, problem: a.python.problem }] : [],
+      ),
       staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
       // Every YAML file of the revision accounted for, counted as `rulekeeper validate` counts them.
-      files: countFiles(accountFiles(index)),
+      files: countFiles(accounts),
     }
     this.lastView = view
     return view
@@ -197,7 +205,7 @@ export class Reconciler {
   status(): unknown {
     const { remote } = this.deps.follower
     const index = this.deps.catalog.index
-    const { invalidFiles, staleRules, files } = this.revisionView(index)
+    const { invalidFiles, notRunFiles, staleRules, files } = this.revisionView(index)
     return {
       conditions: this.conditions.list,
       lastAppliedRevision: index.revision,
@@ -205,6 +213,7 @@ export class Reconciler {
       lastRun: this.lastRun,
       files,
       invalidFiles,
+      notRunFiles,
       staleRules,
       remote: remote
         ? {

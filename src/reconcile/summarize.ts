@@ -41,10 +41,11 @@ export class Conditions {
   }
 
   /**
-   * A run ended with `outcome`; `invalidFiles` counts the invalid files of the revision served.
+   * A run ended with `outcome`; `invalidFiles` counts the invalid files of the revision served,
+   * `notRunFiles` its valid files whose Python cannot run here or could not be checked.
    * A remote that could not be reached leaves Stalled as it was (refused credentials stay refused).
    */
-  summarize(outcome: StepOutcome, invalidFiles: number): void {
+  summarize(outcome: StepOutcome, invalidFiles: number, notRunFiles = 0): void {
     if (outcome.kind === 'needs-person' && outcome.reason === 'AuthenticationFailed') {
       this.set('Stalled', 'True', 'AuthenticationFailed', outcome.message)
       this.set('Ready', 'False', 'AuthenticationFailed', 'serving the last applied revision')
@@ -64,13 +65,16 @@ export class Conditions {
     }
     // A revision held back is not served; the one that is serves fine (or with invalid files).
     if (readTheIndex(outcome)) {
+      const notRun = notRunFiles
+        ? `${notRunFiles} file(s) whose Python cannot run here or was not checked; see notRunFiles`
+        : ''
       this.set(
         'Ready',
         'True',
-        invalidFiles ? 'AppliedWithInvalidFiles' : 'Applied',
+        invalidFiles ? 'AppliedWithInvalidFiles' : notRunFiles ? 'AppliedWithFilesNotRun' : 'Applied',
         invalidFiles
-          ? `${invalidFiles} invalid file(s); see invalidFiles`
-          : 'every file of the applied revision is valid',
+          ? `${invalidFiles} invalid file(s); see invalidFiles${notRun ? `; ${notRun}` : ''}`
+          : notRun || 'every file of the applied revision is valid',
       )
     }
     this.set('Reconciling', 'False', 'Idle', 'no run in progress')

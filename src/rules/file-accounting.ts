@@ -13,9 +13,22 @@ export interface FileAccount {
   /** The file's `AnalysisType` (null when it has none or does not parse). */
   analysisType: string | null
   id: string | null
-  problems: Array<{ message: string; line: number | null; column: number | null }>
+  problems: AccountedProblem[]
   /** Why an unsupported file is not served or tested (null otherwise). */
   reason: string | null
+  /**
+   * A valid file whose Python cannot run here (`not-run`: it imports a module the interpreter lacks)
+   * or was not checked (`unchecked`: no sandbox, or the check stopped), with why; absent otherwise.
+   */
+  python?: { status: 'not-run' | 'unchecked'; problem: AccountedProblem }
+}
+
+/** A problem as reports show it; `file` when the line is in another file than the YAML (its `.py`). */
+export interface AccountedProblem {
+  message: string
+  line: number | null
+  column: number | null
+  file?: string
 }
 
 export interface FileCounts {
@@ -25,6 +38,10 @@ export interface FileCounts {
   unsupported: number
   /** Files that are analysis files (have or should have an `AnalysisType`); 0 means nothing to check. */
   analysisFiles: number
+  /** Valid files whose Python imports a module the interpreter lacks (their tests cannot run here). */
+  notRun: number
+  /** Valid files whose Python could not be checked (no sandbox, or the check was stopped). */
+  unchecked: number
 }
 
 /**
@@ -100,7 +117,13 @@ export function classifyUnserved(
   }
 }
 
-const pub = (p: RuleProblem) => ({ message: p.message, line: p.line ?? null, column: p.column ?? null })
+export const accountedProblem = (p: RuleProblem): AccountedProblem => ({
+  message: p.message,
+  line: p.line ?? null,
+  column: p.column ?? null,
+  ...(p.file !== undefined ? { file: p.file } : {}),
+})
+const pub = accountedProblem
 
 const cache = new WeakMap<RuleIndex, FileAccount[]>()
 
@@ -124,14 +147,31 @@ function account(f: FileRecord, problems: RuleProblem[] | undefined): FileAccoun
     return { path: f.path, status: 'invalid', ...at, problems: problems.map(pub), reason: null }
   if (f.unsupported !== undefined)
     return { path: f.path, status: 'unsupported', ...at, problems: [], reason: f.unsupported }
-  return { path: f.path, status: 'valid', ...at, problems: [], reason: null }
+  const valid: FileAccount = { path: f.path, status: 'valid', ...at, problems: [], reason: null }
+  if (f.python?.notRun) valid.python = { status: 'not-run', problem: pub(f.python.notRun) }
+  else if (f.python?.unchecked !== undefined)
+    valid.python = {
+      status: 'unchecked',
+      problem: { message: `not checked: ${f.python.unchecked}`, line: null, column: null, file: f.python.path },
+    }
+  return valid
 }
 
 export function countFiles(files: readonly FileAccount[]): FileCounts {
-  const c: FileCounts = { files: files.length, valid: 0, invalid: 0, unsupported: 0, analysisFiles: 0 }
+  const c: FileCounts = {
+    files: files.length,
+    valid: 0,
+    invalid: 0,
+    unsupported: 0,
+    analysisFiles: 0,
+    notRun: 0,
+    unchecked: 0,
+  }
   for (const f of files) {
     c[f.status]++
     if (f.status !== 'unsupported' || f.reason !== NOT_ANALYSIS) c.analysisFiles++
+    if (f.python?.status === 'not-run') c.notRun++
+    else if (f.python?.status === 'unchecked') c.unchecked++
   }
   return c
 }

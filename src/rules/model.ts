@@ -20,6 +20,8 @@ export interface RuleProblem {
   /** Set by the loader when the file's text is known. */
   line?: number
   column?: number
+  /** The file `line` and `column` are in, when it is not the analysis file itself (its `.py`, a helper). */
+  file?: string
 }
 
 /**

@@ -23,6 +23,20 @@ export interface FileRecord {
   unsupported?: string
   /** Where the file's id is written (for duplicate-id reports). */
   idAt?: { line: number; column: number }
+  /** The index-time check of the file's Python module (service/python-check.ts), once it ran. */
+  python?: PythonCheck
+}
+
+/** What the index-time check of a file's Python module found, beyond its errors. */
+export interface PythonCheck {
+  /** The module's repository path (a fix of it alone re-reads this file). */
+  path: string
+  /** The top-level names its source imports (a change of a global helper of that id re-checks it). */
+  imports: string[]
+  /** It imports a module the interpreter lacks: served, but its code cannot run here. */
+  notRun?: RuleProblem
+  /** It could not be checked (no sandbox, or the check was stopped): checked again at the next reindex. */
+  unchecked?: string
 }
 
 export interface IndexedRule {
@@ -284,7 +298,9 @@ export class IndexDraft {
   /** Re-decides what each touched id serves: the oldest valid holder, else the last good version. */
   private resolve(id: string): void {
     const paths = this.holders.get(id) ?? []
-    const prev = this.rules.get(id)
+    // The last good version is what the published index served: a version read into this draft
+    // and then found invalid (its Python did not import) is never it.
+    const prev = this.base.rules.get(id) ?? this.rules.get(id)
     this.supports.delete(id)
     let served: IndexedRule | undefined
     for (const p of paths) {

@@ -1,6 +1,7 @@
 // Loads a rules repository from a directory on disk (a checkout), exactly as the service reads a
 // revision: every YAML file (typed by AnalysisType, or recorded as not an analysis file), nested
-// folders, the folders a tree walk skips, the .py beside scheduled rules and globals. For the CLI.
+// folders, the folders a tree walk skips, the .py beside scheduled rules and globals, every Python
+// module compiled and imported (python-check.ts). For the CLI.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
@@ -9,6 +10,7 @@ import { skipFolder } from '../git/tree-diff.js'
 import { isYamlPath } from '../rules/paths.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { buildFileRecord } from './file-records.js'
+import { checkDraftPython } from './python-check.js'
 import { draftContext } from './revision-sync.js'
 
 async function walk(root: string, rel = ''): Promise<string[]> {
@@ -96,5 +98,13 @@ export async function loadDirectory(
     const rec = await buildFileRecord(p, text, src)
     if (rec) draft.putFile(rec)
   }
+  // Every Python module compiled and imported in one sandboxed run, as the server checks a revision.
+  await checkDraftPython(draft, {
+    reread: ordered,
+    engines,
+    ctx: src.ctx,
+    // Every file was read just now: there is nothing more to read.
+    rereadMore: async () => [],
+  })
   return draft.publish(null)
 }

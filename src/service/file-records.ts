@@ -124,14 +124,18 @@ export function searchKeys(id: string, view: Record<string, unknown>): IndexedRu
   }
 }
 
-/** The YAML files (in `files`) whose `Filename` names the given .py path. */
+/**
+ * The YAML files (in `files`) whose `Filename` names the given .py path, or whose module the Python
+ * check found broken (it holds no rule then, only the module's path: a fix of the .py alone re-reads it).
+ */
 export function ownersOfPython(files: Iterable<FileRecord>, pyPath: string): string[] {
   const dir = path.posix.dirname(pyPath)
   const base = path.posix.basename(pyPath)
   const out: string[] = []
   for (const f of files) {
     const data = f.rule?.file.data ?? f.support?.data
-    if (data && data.Filename === base && path.posix.dirname(f.path) === dir) out.push(f.path)
+    if ((data && data.Filename === base && path.posix.dirname(f.path) === dir) || f.python?.path === pyPath)
+      out.push(f.path)
   }
   return out
 }

@@ -1,7 +1,7 @@
 // The follower: brings the published catalog to the tip of the local branch, and in remote mode the
 // local branch to the remote's tip (the remote is the truth). Following a revision diffs its tree
 // against the published one once, re-reads only the changed files into a draft (a full build when
-// history was rewritten), holds back a revision that would delete too many rules until a person
+// history was rewritten) and checks their Python (python-check.ts), holds back a revision that would delete too many rules until a person
 // confirms it (the mass-delete guard), catches the history metadata up and publishes.
 import type { EngineRegistry } from '../engine/engine.js'
 import type { Logger } from '../log.js'
@@ -10,7 +10,8 @@ import type { GitRepository } from '../git/repository.js'
 import type { GitRemote } from '../git/remote.js'
 import { unavailable } from '../errors.js'
 import type { RuleCatalog } from './catalog.js'
-import { catchUpHistory, loadFullRevision, reindexPaths, type IdentityMemo } from './revision-sync.js'
+import { hasUncheckedPython } from './python-check.js'
+import { catchUpHistory, loadFullRevision, reindexPaths, syncPython, type IdentityMemo } from './revision-sync.js'
 
 /** A revision the follower refused to apply, waiting for a person. */
 export interface StalledRevision {
@@ -97,9 +98,9 @@ export class RevisionFollower {
    * revision that would delete too many rules is not applied: `stalled` says why until a person
    * confirms or the revision changes.
    */
-  syncToTip(opts: { allowMassDelete?: boolean } = {}): Promise<SyncResult> {
+  syncToTip(opts: { allowMassDelete?: boolean; retryUncheckedPython?: boolean } = {}): Promise<SyncResult> {
     if (!this.syncing) {
-      this.syncing = this.doSync(opts.allowMassDelete === true).finally(() => {
+      this.syncing = this.doSync(opts.allowMassDelete === true, opts.retryUncheckedPython === true).finally(() => {
         this.syncing = null
       })
     }
@@ -115,7 +116,7 @@ export class RevisionFollower {
       )
   }
 
-  private async doSync(allowAll: boolean): Promise<SyncResult> {
+  private async doSync(allowAll: boolean, retryUnchecked: boolean): Promise<SyncResult> {
     const { catalog, repo } = this
     const current = catalog.index
     const head = await repo.head()
@@ -123,6 +124,12 @@ export class RevisionFollower {
       this.stalled = null
       // A persisted index can be newer than the history cache (they are saved separately).
       if (head && catalog.history.head !== head) await catchUpHistory(repo, catalog.history, head, this.logger)
+      // Python files that could not be checked (no sandbox then): a reconcile checks them again.
+      if (head && retryUnchecked && hasUncheckedPython(current)) {
+        const draft = current.draft()
+        await syncPython(repo, head, draft, [], this.engines, { before: current, retryUnchecked, log: this.logger })
+        catalog.publish(draft.publish(head))
+      }
       return { kind: 'unchanged' }
     }
     if (!head) {
@@ -141,7 +148,8 @@ export class RevisionFollower {
       const changed = (await repo.diff(current.revision, head)).map((d) => d.path)
       filesChanged = changed.length
       const draft = current.draft()
-      await reindexPaths(repo, head, draft, changed, this.engines)
+      const reread = await reindexPaths(repo, head, draft, changed, this.engines)
+      await syncPython(repo, head, draft, reread, this.engines, { before: current, retryUnchecked, log: this.logger })
       removed = draft.removedRuleCount()
       next = () => draft.publish(head)
     } else {

@@ -11,6 +11,7 @@ import { firstParentLog, type LoggedCommit } from '../git/git-log.js'
 import type { GitRepository } from '../git/repository.js'
 import type { FileDiff } from '../git/tree-diff.js'
 import { buildFileRecord, ownersOfPython, type RecordSources } from './file-records.js'
+import { checkDraftPython } from './python-check.js'
 import { quickIdentity, type CommitFileChange, type HistoryTracker, type Identity } from './history.js'
 import type { Logger } from '../log.js'
 
@@ -45,7 +46,10 @@ function sourcesFor(
  */
 export type IdentityMemo = Map<string, Identity>
 
-/** Re-reads the given paths of `commit` into the draft (YAML files and the YAML owning a .py). */
+/**
+ * Re-reads the given paths of `commit` into the draft (YAML files and the YAML owning a .py);
+ * returns the YAML paths read. Their Python is checked afterwards (syncPython), once for all.
+ */
 export async function reindexPaths(
   repo: GitRepository,
   commit: string,
@@ -53,7 +57,7 @@ export async function reindexPaths(
   paths: Iterable<string>,
   engines: EngineRegistry,
   memo?: IdentityMemo,
-): Promise<number> {
+): Promise<string[]> {
   const tree = await repo.treeOf(commit)
   const src = sourcesFor(repo, tree, draft, engines)
   const yamlPaths = new Set<string>()
@@ -80,7 +84,28 @@ export async function reindexPaths(
     if (rec) draft.putFile(rec)
     else draft.removeFile(p)
   }
-  return ordered.length
+  return ordered
+}
+
+/**
+ * The index-time check of the Python files just re-read (`reread`) and of their dependants
+ * (service/python-check.ts), reading more files of `commit` into the draft when it needs them.
+ */
+export function syncPython(
+  repo: GitRepository,
+  commit: string,
+  draft: IndexDraft,
+  reread: readonly string[],
+  engines: EngineRegistry,
+  opts: { before?: RuleIndex; retryUnchecked?: boolean; log?: Logger } = {},
+): Promise<void> {
+  return checkDraftPython(draft, {
+    reread,
+    engines,
+    ctx: draftContext(draft),
+    rereadMore: (paths) => reindexPaths(repo, commit, draft, paths, engines),
+    ...opts,
+  })
 }
 
 export async function loadFullRevision(
@@ -95,12 +120,13 @@ export async function loadFullRevision(
   const draft = empty.draft()
   const yaml = files.filter((f) => isYamlPath(f.path)).map((f) => f.path)
   const started = Date.now()
-  let done = 0
+  const read: string[] = []
   for (let i = 0; i < yaml.length; i += 1000) {
-    done += await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines, memo)
-    if (yaml.length > 2000) log?.info({ done, total: yaml.length }, 'full index build progress')
+    read.push(...(await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines, memo)))
+    if (yaml.length > 2000) log?.info({ done: read.length, total: yaml.length }, 'full index build progress')
   }
-  log?.info({ files: done, ms: Date.now() - started }, 'full index build done')
+  await syncPython(repo, commit, draft, read, engines, { log })
+  log?.info({ files: read.length, ms: Date.now() - started }, 'full index build done')
   return draft.publish(commit)
 }
 

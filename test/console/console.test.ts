@@ -254,6 +254,33 @@ t.test('status: an invalid file pushed with plain git is shown with its path, li
   await shot(page, 'status')
 })
 
+t.test('status: a pushed Python syntax error at its .py line; a module not installed as not run', async (t) => {
+  pushWithGit((dir) => {
+    fs.mkdirSync(path.join(dir, 'rules/console'), { recursive: true })
+    const yml = (id: string, file: string) =>
+      `AnalysisType: rule\nRuleID: ${id}\nEnabled: true\nFilename: ${file}\nLogTypes: [Editor.Audit]\nSeverity: Low\n`
+    fs.writeFileSync(path.join(dir, 'rules/console/broken.yml'), yml('Console.Py.Broken', 'broken.py'))
+    fs.writeFileSync(path.join(dir, 'rules/console/broken.py'), 'def rule(event):\n    return (1 +\n')
+    fs.writeFileSync(path.join(dir, 'rules/console/third.yml'), yml('Console.Py.Third', 'third.py'))
+    fs.writeFileSync(
+      path.join(dir, 'rules/console/third.py'),
+      'import policyuniverse\n\n\ndef rule(event):\n    return True\n',
+    )
+  }, 'Python rules')
+  await page.goto(`${s.url}/#/status`)
+  await page.getByRole('button', { name: 'Reconcile now' }).click()
+  await page.getByText(/^Reconciled at/).waitFor()
+  await page.getByRole('heading', { name: 'Invalid files (2)' }).waitFor()
+  const row = main()
+    .locator('table.list', { hasText: 'Console.Py.Broken' })
+    .locator('tbody tr', { hasText: 'Console.Py.Broken' })
+  t.match(await row.textContent(), /rules\/console\/broken\.py line 2, column 12: .*SyntaxError/)
+  await page.getByRole('heading', { name: 'Python not run or not checked (1)' }).waitFor()
+  const notRun = main().locator('table.list', { hasText: 'Console.Py.Third' }).locator('tbody tr')
+  t.match(await notRun.textContent(), /not run.*rules\/console\/third\.py line 1: not run: module policyuniverse/)
+  t.same(await seriousViolations(page), [], 'axe: status with Python problems')
+})
+
 t.test('a concurrent edit is answered 412 and shown', async (t) => {
   await page.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   const yaml = page.getByLabel('Rule (YAML)')

@@ -34,7 +34,8 @@ function isGlobal(file: SupportFile | undefined): file is SupportFile & { python
   return file !== undefined && file.analysisType === 'global' && typeof file.pythonSource === 'string'
 }
 
-function globalFilename(file: SupportFile): string {
+/** The repository path a global helper's module is served under (tracebacks and messages name it). */
+export function globalFilename(file: SupportFile): string {
   const name = typeof file.data.Filename === 'string' ? file.data.Filename : `${String(file.data.GlobalID)}.py`
   const dir = file.path.includes('/') ? file.path.slice(0, file.path.lastIndexOf('/') + 1) : ''
   return dir + name

@@ -1,11 +1,13 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
-// scheduled-rule engine on top of it, and the import check the API and `validate` call. The caller
-// (engine registry / main) owns the pool's life: close() kills every sandboxed process.
+// scheduled-rule engine on top of it, the import check the API calls, and the check of a revision's
+// Python files at index time (module-check.ts). The caller (engine registry / main) owns the pool's
+// life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { EngineContext, RuleEngine } from '../engine.js'
 import { createLiveDetection } from './live-detect.js'
+import { createModuleCheck } from './module-check.js'
 import type { RunLimits } from './protocol.js'
 import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.js'
 import { WorkerPool, type PoolInfo } from './worker-pool.js'
@@ -63,6 +65,8 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   runModuleTests: ScheduledEngine['runModuleTests']
   /** Detection: a Python streaming rule over a batch of records (live-detect.ts). */
   evaluateBatch: NonNullable<RuleEngine['evaluateBatch']>
+  /** Indexing: a revision's Python files compiled and imported in one run (module-check.ts). */
+  checkModules: NonNullable<RuleEngine['checkModules']>
 } {
   const limits: RunLimits = {
     timeoutMs: opts.timeoutMs,
@@ -94,5 +98,12 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       await workers.run({ op: 'ping', tests: [], limits })
     },
   }
-  return { engine, pool, checkPythonModule, runModuleTests, evaluateBatch: createLiveDetection(workers, limits) }
+  return {
+    engine,
+    pool,
+    checkPythonModule,
+    runModuleTests,
+    evaluateBatch: createLiveDetection(workers, limits),
+    checkModules: createModuleCheck(workers, limits),
+  }
 }

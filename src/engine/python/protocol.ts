@@ -74,6 +74,27 @@ export type Job =
   | { op: 'check'; rule: JobRule; globals: Record<string, ModuleSource>; tests: []; limits: RunLimits }
   | { op: 'ping'; tests: []; limits: RunLimits }
   | DetectJob
+  | ModulesJob
+
+/** A module of a revision to compile and import (python/rulekeeper_modules.py). */
+export interface JobModule extends ModuleSource {
+  /** The module's name (the file stem). */
+  module: string
+  /** A function the module must define once imported (a rule's `rule`), or null. */
+  requires: string | null
+}
+
+/**
+ * The index-time check of a revision's Python files, all in one run: `tests` are indexes into
+ * `modules`, one marker each (a run stopped on one module resumes after it in a fresh sandbox).
+ */
+export interface ModulesJob {
+  op: 'modules'
+  modules: JobModule[]
+  globals: Record<string, ModuleSource>
+  tests: number[]
+  limits: RunLimits
+}
 
 /**
  * Live detection: one rule over many records (python/rulekeeper_runtime.py `run_detect`). `events`
@@ -99,6 +120,8 @@ export type RunEvent =
   /** The test's `Log` is not an object (panther_analysis_tool fails such a test too). */
   | { t: 'log_error'; message: string }
   | { t: 'missing_module'; module: string; file: string | null; line: number | null }
+  /** A `modules` job: the module does not compile, fails at import, or lacks its required function. */
+  | { t: 'module_error'; message: string; file: string | null; line: number | null; column: number | null }
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
   | {

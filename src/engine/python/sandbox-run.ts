@@ -182,9 +182,10 @@ export class SandboxRun {
     let current: (TestRecord & { started?: number }) | undefined
     // Each test marker restarts the wall clock: markers past the job's own tests would let rule code
     // (which can write fd 3) keep its run, and a pool slot, alive for as long as it likes.
-    const markers = job.op === 'test' || job.op === 'detect' ? job.tests.length : job.op === 'check' ? 1 : 0
-    // Detection runs report per record: the result bound applies to each record's share.
-    const perMarker = job.op === 'detect'
+    const markers =
+      job.op === 'test' || job.op === 'detect' || job.op === 'modules' ? job.tests.length : job.op === 'check' ? 1 : 0
+    // Detection and module-check runs report per record or module: the result bound applies to each one's share.
+    const perMarker = job.op === 'detect' || job.op === 'modules'
     let outputLeft = limits.outputBytes
     let failure: { status: TestRecord['status']; message: string } | undefined
     let done = false
@@ -340,6 +341,13 @@ function wellFormed(e: Record<string, unknown>): boolean {
       return str(e.message)
     case 'missing_module':
       return str(e.module) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
+    case 'module_error':
+      return (
+        str(e.message) &&
+        strOrNull(e.file) &&
+        (e.line === null || typeof e.line === 'number') &&
+        (e.column === null || typeof e.column === 'number')
+      )
     case 'module':
       return Array.isArray(e.functions) && e.functions.every(str)
     case 'r':
