@@ -1,5 +1,6 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
-// scheduled-rule engine on top of it, and the import check the API and `validate` call. The caller
+// scheduled-rule engine on top of it (and the policies' engine, the same on policy(resource)), and
+// the import checks the API and `validate` call. The caller
 // (engine registry / main) owns the pool's life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
@@ -63,6 +64,8 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   runModuleTests: ScheduledEngine['runModuleTests']
   /** Detection: a Python streaming rule over a batch of records (live-detect.ts). */
   evaluateBatch: NonNullable<RuleEngine['evaluateBatch']>
+  /** Policies: their tests and import check, on the same pool. */
+  policy: Pick<ScheduledEngine, 'engine' | 'checkPythonModule'>
 } {
   const limits: RunLimits = {
     timeoutMs: opts.timeoutMs,
@@ -94,5 +97,13 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       await workers.run({ op: 'ping', tests: [], limits })
     },
   }
-  return { engine, pool, checkPythonModule, runModuleTests, evaluateBatch: createLiveDetection(workers, limits) }
+  const policy = createScheduledEngine(workers, limits, 'policy')
+  return {
+    engine,
+    pool,
+    checkPythonModule,
+    runModuleTests,
+    evaluateBatch: createLiveDetection(workers, limits),
+    policy,
+  }
 }
