@@ -109,8 +109,19 @@ t.test('human output: [PASS]/[FAIL] per policy test', async (t) => {
 t.test('validate: a policy module without policy(resource) is invalid', async (t) => {
   const dir = tree()
   fs.writeFileSync(path.join(dir, 'policies/ddb.py'), 'def rule(event):\n    return True\n')
+  // A policy named by a rule's key: the tool requires PolicyID.
+  fs.writeFileSync(
+    path.join(dir, 'policies/ruleid.yml'),
+    'AnalysisType: policy\nFilename: s3.py\nRuleID: AWS.S3.ByRuleID\nEnabled: true\nSeverity: Low\n',
+  )
   const { code, report } = await json(['validate', dir, '--json'])
   t.equal(code, 1)
   const ddb = report.rules.find((r: { id: string }) => r.id === 'AWS.DynamoDB.Versioned')
   t.match(ddb, { valid: false, errors: [{ message: 'policies/ddb.py defines no policy(resource) function' }] })
+  const byRuleId = report.files.find((f: { path: string }) => f.path === 'policies/ruleid.yml')
+  t.match(byRuleId, { status: 'invalid' })
+  t.match(
+    byRuleId.problems.map((p: { message: string }) => p.message),
+    ['PolicyID is required', /unknown key RuleID/],
+  )
 })
