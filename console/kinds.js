@@ -1,11 +1,13 @@
-// The four rule kinds as the API names them, which field holds each kind's code, and the template a
-// new rule of the kind starts from (valid, with passing tests where the kind's engine runs them).
+// The rule kinds (policies among them) as the API names them, which field holds each kind's code, and
+// the template a new rule of the kind starts from (valid, with passing tests where the kind's engine
+// runs them). A hand copy of the server's kinds (src/rules/kinds/): a new kind is added here too.
 
 export const KINDS = [
   { path: 'simple-rules', label: 'Simple', python: false, logTypeFilter: true },
   { path: 'rules', label: 'Python', python: true, logTypeFilter: true },
   { path: 'scheduled-rules', label: 'Scheduled', python: true, logTypeFilter: false },
   { path: 'correlation-rules', label: 'Correlation', python: false, logTypeFilter: false },
+  { path: 'policies', label: 'Policy', python: true, logTypeFilter: false },
 ]
 export const kindOf = (path) => KINDS.find((k) => k.path === path)
 export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL']
@@ -70,5 +72,17 @@ export const TEMPLATES = {
     detection:
       '- Sequence:\n    - ID: First\n      RuleID: Some.Rule.Id\n    - ID: Then\n      RuleID: Another.Rule.Id\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
     tests: [],
+  },
+  policies: {
+    id: 'Custom.NewPolicy',
+    displayName: 'A new policy',
+    severity: 'MEDIUM',
+    enabled: true,
+    resourceTypes: ['AWS.S3.Bucket'],
+    tests: [
+      { name: 'a versioned bucket', expectedResult: true, resource: { Name: 'logs', Versioning: 'Enabled' } },
+      { name: 'an unversioned bucket', expectedResult: false, resource: { Name: 'logs', Versioning: 'Suspended' } },
+    ],
+    body: 'def policy(resource):\n    # True: the resource is compliant; False raises the alert (in Panther)\n    return resource.get("Versioning") == "Enabled"\n\n\ndef title(resource):\n    return f"bucket {resource.get(\'Name\')} is not versioned"\n',
   },
 }

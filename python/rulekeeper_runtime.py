@@ -1,7 +1,7 @@
 # What runs inside one confined child: load the globals (importable by GlobalID), the rule module and
 # the data model of the test's log type from sources sent by the server, patch the test's Mocks,
-# empty the caching helpers' store, call rule() and every other defined function on a PantherEvent,
-# and report each step as one JSON line on the result pipe, so a run killed midway still tells which
+# empty the caching helpers' store, call rule() and every other defined function on a PantherEvent
+# (a policy: policy() and the others on its resource, a plain dict), and report each step as one JSON line on the result pipe, so a run killed midway still tells which
 # function was running. Type checks follow detections.md §3; a module the interpreter lacks is
 # reported as such (`missing_module`), not as the rule's error.
 import io
@@ -27,6 +27,8 @@ FUNCTIONS = [
     ("destinations", "destinations"),
 ]
 SEVERITIES = ("INFO", "LOW", "MEDIUM", "HIGH", "CRITICAL")
+# The entry function of a policy's module, and what it is given (detections: rule(event)).
+POLICY_ENTRY = ("policy", "policy(resource)")
 # Panther's limits on what the alert functions return (panther_core / pypanther detection code): a
 # generated text field is cut to 1,000 characters ending in the suffix, an alert context serialized
 # past 200 KiB is replaced by an `_error` entry (not an error of the test).
@@ -204,6 +206,18 @@ def reset_caching_store():
         reset()
 
 
+def entry_of(job):
+    """(attribute, signature) of the module's entry function: a policy's policy(resource), else rule(event)."""
+    return POLICY_ENTRY if job["rule"].get("entry") == "policy" else ("rule", "rule(event)")
+
+
+def functions_of(job):
+    """FUNCTIONS with the job's entry function reported as `detection`."""
+    return [("detection", entry_of(job)[0])] + FUNCTIONS[1:]
+
+
+
+
 def _truncate(text):
     """Panther's cut of a generated field: past MAX_TITLE characters, the first ones and the suffix."""
     if len(text) <= MAX_TITLE:
@@ -231,12 +245,12 @@ def _type_error(name, value, expected):
     return "%s() returned %s, expected %s" % (dict(FUNCTIONS)[name], type(value).__name__, expected)
 
 
-def _check_output(name, value, default_severity):
+def _check_output(name, value, default_severity, entry="rule"):
     """(output, error) after the §3 type rules, which are Panther's: every text function must return
     a str (None too is an error), cut as Panther cuts it; outputs are made JSON-safe and bounded."""
     if name == "detection":
         if type(value) is not bool:
-            return None, "rule() returned %s, expected a bool" % type(value).__name__
+            return None, "%s() returned %s, expected a bool" % (entry, type(value).__name__)
         return value, None
     if name in ("title", "dedup", "description", "reference", "runbook"):
         if not isinstance(value, str):
@@ -349,19 +363,25 @@ def run_test(job, test, emit, used):
     used["logType"] = log_type
     used["dataModel"] = data_model.data_model_id if data_model is not None else None
     reset_caching_store()
-    event = PantherEvent(test["log"], data_model)
+    entry, signature = entry_of(job)
+    if entry == "policy":
+        # Panther's tool hands a policy the test's Resource as it was read: a plain dict, not a
+        # PantherEvent (no case-insensitive keys, no udm, mutable), and no data model.
+        event = test.get("log") if isinstance(test.get("log"), dict) else {}
+    else:
+        event = PantherEvent(test.get("log") if isinstance(test.get("log"), dict) else {}, data_model)
     default_severity = str(job["rule"].get("severity") or "").upper() or None
-    for name, attr in FUNCTIONS:
+    for name, attr in functions_of(job):
         fn = module.__dict__.get(attr)
         if name != "detection" and not callable(fn):
             continue
         emit({"t": "start", "fn": name})
         output, error, trace = None, None, None
         if not callable(fn):
-            error = "the module defines no rule(event) function"
+            error = "the module defines no %s function" % signature
         else:
             try:
-                output, error = _check_output(name, fn(event), default_severity)
+                output, error = _check_output(name, fn(event), default_severity, entry)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
                 if missing_module(exc, filenames, emit):
                     return
@@ -381,7 +401,7 @@ def check_module(job, emit):
     module, _ = load_rule(job, emit)
     if module is None:
         return
-    defined = [name for name, attr in FUNCTIONS if callable(module.__dict__.get(attr))]
+    defined = [name for name, attr in functions_of(job) if callable(module.__dict__.get(attr))]
     emit({"t": "module", "functions": defined})
 
 

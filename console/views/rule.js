@@ -45,6 +45,7 @@ function facts(rule) {
     'dl',
     { class: 'facts' },
     row('Log types', (rule.logTypes ?? []).join(', ') || undefined),
+    row('Resource types', (rule.resourceTypes ?? []).join(', ') || undefined),
     row('Tags', (rule.tags ?? []).join(', ') || undefined),
     row('Created', `${fmtTime(rule.createdAt)} by ${actorText(rule.createdBy)}`),
     row('Last modified', `${fmtTime(rule.lastModified)} by ${actorText(rule.lastModifiedBy)}`),

@@ -1,4 +1,4 @@
-// Every rule of every kind in one list: the four kinds' lists are asked with the same filters and
+// Every rule of every kind in one list: every kind's list (policies too) is asked with the same filters and
 // merged by id (each kind's pages are in id order, so the merge is too), paged 50 at a time.
 import { api, SignedOut } from '../api.js'
 import { actorText, field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'

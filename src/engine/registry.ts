@@ -1,8 +1,8 @@
 // The engines compiled into this build. A kind without one answers 501 on writes that must run
 // its tests, and `rulekeeper test` reports its tests as not run. The Python engine (scheduled and
-// streaming rules) needs its settings (interpreter, pool size, timeout) and owns worker processes:
-// closeEngines() ends them. Python streaming rules also evaluate records for detection
-// (`evaluateBatch`, on the same pool).
+// streaming rules, policies) needs its settings (interpreter, pool size, timeout) and owns worker
+// processes: closeEngines() ends them. Python streaming rules also evaluate records for detection
+// (`evaluateBatch`, on the same pool); policies only run their tests (no resource ingest here).
 import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
@@ -61,6 +61,13 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
       runTests: engine.runTests,
       checkAsync: registry.scheduled.checkAsync,
       evaluateBatch: python.evaluateBatch,
+    }
+    // Policies: policy(resource) in the same sandbox and pool, False the alert (docs/policies.md).
+    registry.policy = {
+      kind: 'policy',
+      check: python.policy.engine.check,
+      runTests: python.policy.engine.runTests,
+      checkAsync: python.policy.checkPythonModule,
     }
   }
   return registry

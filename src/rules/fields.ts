@@ -69,6 +69,21 @@ const PYTHON_TEST_SCHEMA = {
   },
 }
 
+/** A policy's test (panther_analysis_tool's policy schema): a `Resource` instead of a `Log`. */
+const POLICY_TEST_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'expectedResult', 'resource'],
+  properties: {
+    name: { type: 'string', minLength: 1 },
+    expectedResult: { type: 'boolean' },
+    resource: { type: 'object' },
+    mocks: { type: 'array', items: mockSchema },
+    /** Kept for older files; the tool no longer reads it. */
+    resourceType: str,
+  },
+}
+
 const CORRELATION_TEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -104,6 +119,7 @@ export const TEST_KEYS: Record<string, string> = {
   log: 'Log',
   mocks: 'Mocks',
   resource: 'Resource',
+  resourceType: 'ResourceType',
   logType: 'LogType',
   ruleOutputs: 'RuleOutputs',
 }
@@ -176,6 +192,19 @@ export const ruleFields = (own: readonly FieldSpec[], tests: TestStyle): readonl
   ...COMMON_TRAILING_FIELDS,
 ]
 
+/**
+ * The field table of a kind whose format differs in the common part (policies): its id under
+ * another file key (`PolicyID`), and without the common fields its format does not have.
+ */
+export const ruleFieldsAs = (
+  as: { idKey: string; without: readonly string[] },
+  own: readonly FieldSpec[],
+  tests: TestStyle,
+): readonly FieldSpec[] =>
+  ruleFields(own, tests)
+    .filter((f) => !as.without.includes(f.api))
+    .map((f) => (f.api === 'id' ? { ...f, file: as.idKey } : f))
+
 /** What one test result says in the API, from the engine's outcome. */
 interface TestOutcomeLike {
   name: string
@@ -204,6 +233,9 @@ export const PYTHON_TESTS: TestStyle = {
     functions: o.functions ?? {},
   }),
 }
+
+/** Policies: the Python verdict and result, over a `resource` (the `log` of a Python test). */
+export const POLICY_TESTS: TestStyle = { ...PYTHON_TESTS, itemSchema: POLICY_TEST_SCHEMA }
 
 export const CORRELATION_TESTS: TestStyle = {
   itemSchema: CORRELATION_TEST_SCHEMA,

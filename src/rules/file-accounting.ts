@@ -50,7 +50,6 @@ export interface FileCounts {
  * are decided by the kinds (rules/kinds/).
  */
 const READ_NOT_SERVED: Readonly<Record<string, string>> = {
-  policy: 'policies are not served or tested by this build',
   global: 'a global helper: read for the Python rules that import it, not served or tested itself',
   scheduled_query: 'a scheduled query: read so scheduled rules can name it, not served or tested',
   saved_query: 'a saved query: read so scheduled rules can name it, not served or tested',

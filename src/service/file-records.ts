@@ -6,7 +6,7 @@ import path from 'node:path'
 import { checkRule } from '../engine/check-rule.js'
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import type { RuleFile, RuleProblem, SupportFile } from '../rules/model.js'
-import { fileDataToView } from '../rules/mapping.js'
+import { fileDataToView, fileKeyOf } from '../rules/mapping.js'
 import { pythonPathFor } from '../rules/paths.js'
 import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-file.js'
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
@@ -80,7 +80,10 @@ export async function buildFileRecord(
   }
   const kind = f.kind
   const structural: RuleProblem[] = []
-  if (f.id === undefined) structural.push({ path: ['RuleID'], message: 'RuleID is required' })
+  // The kind's own id key: a policy's `PolicyID`, every rule's `RuleID`.
+  const kindIdKey = fileKeyOf(kind, 'id') ?? 'RuleID'
+  if (f.id === undefined || data[kindIdKey] === undefined || data[kindIdKey] === null)
+    structural.push({ path: [kindIdKey], message: `${kindIdKey} is required` })
   structural.push(...checkRuleData(kind, data, pythonSource))
   const ruleFile: RuleFile = { kind, id: f.id ?? '', path: filePath, data, pythonSource, pythonPath }
   // Structure and language at once: a bad Severity does not hide a bad condition.

@@ -25,6 +25,11 @@ function everyKindTree(): string {
     'AnalysisType: policy\nPolicyID: AWS.S3.Public\nFilename: s3.py\nEnabled: true\nSeverity: High\nResourceTypes: [AWS.S3.Bucket]\n',
   )
   put('policies/s3.py', 'def policy(resource):\n    return True\n')
+  // A policy with a rule's alert grouping key: panther_analysis_tool's policy schema has none.
+  put(
+    'policies/bad.yml',
+    'AnalysisType: policy\nPolicyID: AWS.S3.Bad\nFilename: s3.py\nEnabled: true\nSeverity: High\nThreshold: 5\n',
+  )
   put(
     'data_models/ct.yml',
     'AnalysisType: datamodel\nDataModelID: Standard.CT\nLogTypes: [AWS.CloudTrail]\nEnabled: true\nMappings:\n  - Name: actor\n    Path: userIdentity.arn\n',
@@ -85,6 +90,7 @@ t.test('validate --json lists every YAML file with its status, and counts them',
     'correlation_rules/editor/Editor.Audit.BruteForceThenSuccess.yml',
     'rules/py_rule.yml',
     'data_models/ct.yml',
+    'policies/s3.yml',
   ])
     t.equal(status(p), 'valid', p)
   t.match(files.get('data_models/ct.yml')!, { analysisType: 'datamodel', id: 'Standard.CT', reason: null })
@@ -94,7 +100,6 @@ t.test('validate --json lists every YAML file with its status, and counts them',
     problems: [{ message: /Method 'get_actor' needs the data model's Filename/, line: 7, column: 5 }],
   })
   for (const p of [
-    'policies/s3.yml',
     'packs/aws.yml',
     'lookup_tables/ips.yml',
     'queries/saved.yml',
@@ -108,7 +113,12 @@ t.test('validate --json lists every YAML file with its status, and counts them',
     t.type(files.get(p)!.reason, 'string', `${p} says why`)
   }
   t.match(files.get('rules/py_rule.yml')!, { analysisType: 'rule', id: 'Python.One', reason: null })
-  t.match(files.get('policies/s3.yml')!, { analysisType: 'policy', id: 'AWS.S3.Public' })
+  t.match(files.get('policies/s3.yml')!, { analysisType: 'policy', id: 'AWS.S3.Public', reason: null })
+  t.match(files.get('policies/bad.yml')!, {
+    status: 'invalid',
+    id: 'AWS.S3.Bad',
+    problems: [{ message: /unknown key Threshold/, line: 6, column: 1 }],
+  })
   t.match(files.get('docs/mkdocs.yml')!, { analysisType: null, reason: /not an analysis file/ })
 
   t.match(files.get('rules/broken.yml')!, { status: 'invalid', problems: [{ line: Number, column: Number }] })
@@ -122,8 +132,8 @@ t.test('validate --json lists every YAML file with its status, and counts them',
 
   const counted = { valid: 0, invalid: 0, unsupported: 0 } as Record<string, number>
   for (const f of files.values()) counted[f.status]!++
-  t.match(report.summary, { files: files.size, ...counted, rules: 6 })
-  t.same([counted.valid, counted.invalid, counted.unsupported], [7, 5, 9])
+  t.match(report.summary, { files: files.size, ...counted, rules: 8 })
+  t.same([counted.valid, counted.invalid, counted.unsupported], [8, 6, 8])
 })
 
 t.test('human output lists every invalid and unsupported file and ends with the counts', async (t) => {
@@ -132,11 +142,12 @@ t.test('human output lists every invalid and unsupported file and ends with the 
   t.equal(r.code, 1)
   t.match(r.stdout, /\[INVALID\] rules\/typo\.yml \(Typo\.One\)\n {4}rules\/typo\.yml:1:1 unknown AnalysisType/)
   t.match(r.stdout, /\[INVALID\] rules\/broken\.yml\n {4}rules\/broken\.yml:\d+:\d+ /)
-  t.match(r.stdout, /\[UNSUPPORTED\] policies\/s3\.yml \(policy\): policies are not served/)
+  t.match(r.stdout, /\[INVALID\] policies\/bad\.yml \(AWS\.S3\.Bad\)\n {4}policies\/bad\.yml:6:1 unknown key Threshold/)
+  t.notMatch(r.stdout, /UNSUPPORTED\] policies/, 'policies are served')
   t.match(r.stdout, /\[UNSUPPORTED\] docs\/mkdocs\.yml: not an analysis file/)
   t.notMatch(r.stdout, /null/, 'no location or field prints as null')
   const lines = r.stdout.trimEnd().split('\n')
-  t.same(lines.slice(-2), ['21 files: 7 valid, 5 invalid, 9 unsupported', '6 rules'])
+  t.same(lines.slice(-2), ['22 files: 8 valid, 6 invalid, 8 unsupported', '8 rules'])
 })
 
 t.test('the template validates: its helper and query are unsupported, nothing is invalid', async (t) => {
@@ -182,5 +193,5 @@ t.test('the CLI and a server serving the same tree report the same accounting', 
     (cli.files as FileEntry[]).filter((f) => f.status === 'invalid').map((f) => f.path),
     'the same invalid files',
   )
-  t.equal(status.files.invalid, 5)
+  t.equal(status.files.invalid, 6)
 })

@@ -196,6 +196,18 @@ export const SAMPLE_BODIES = {
     ],
     ...extra,
   }),
+  policy: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    severity: 'MEDIUM',
+    displayName: `Policy ${id}`,
+    resourceTypes: ['AWS.S3.Bucket'],
+    body: 'def policy(resource):\n    return resource.get("Versioning") == "Enabled"\n\n\ndef title(resource):\n    return f"bucket {resource.get(\'Name\')} is not versioned"\n',
+    tests: [
+      { name: 'versioned', expectedResult: true, resource: { Name: 'logs', Versioning: 'Enabled' } },
+      { name: 'not versioned', expectedResult: false, resource: { Name: 'logs', Versioning: 'Suspended' } },
+    ],
+    ...extra,
+  }),
   correlation: (id: string, extra: Record<string, unknown> = {}) => ({
     id,
     severity: 'HIGH',

@@ -27,7 +27,8 @@ t.test('names, API paths, folders and schema titles are unique; lookups agree wi
     t.equal(kindDef(k.name), k)
     t.ok(isRuleKind(k.name))
   }
-  t.notOk(isRuleKind('policy'))
+  t.ok(isRuleKind('policy'))
+  t.notOk(isRuleKind('global'))
   t.notOk(isRuleKind(undefined))
 })
 

@@ -1,7 +1,8 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
-// scheduled-rule engine on top of it, the import check the API calls, and the check of a revision's
-// Python files at index time (module-check.ts). The caller (engine registry / main) owns the pool's
-// life: close() kills every sandboxed process.
+// scheduled-rule engine on top of it (and the policies' engine, the same on policy(resource)), the
+// import checks the API calls, and the check of a revision's Python files at index time
+// (module-check.ts). The caller (engine registry / main) owns the pool's life: close() kills every
+// sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
@@ -67,6 +68,8 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   evaluateBatch: NonNullable<RuleEngine['evaluateBatch']>
   /** Indexing: a revision's Python files compiled and imported in one run (module-check.ts). */
   checkModules: NonNullable<RuleEngine['checkModules']>
+  /** Policies: their tests and import check, on the same pool. */
+  policy: Pick<ScheduledEngine, 'engine' | 'checkPythonModule'>
 } {
   const limits: RunLimits = {
     timeoutMs: opts.timeoutMs,
@@ -98,6 +101,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       await workers.run({ op: 'ping', tests: [], limits })
     },
   }
+  const policy = createScheduledEngine(workers, limits, 'policy')
   return {
     engine,
     pool,
@@ -105,5 +109,6 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     runModuleTests,
     evaluateBatch: createLiveDetection(workers, limits),
     checkModules: createModuleCheck(workers, limits),
+    policy,
   }
 }

@@ -38,9 +38,15 @@ export interface JobRule extends ModuleSource {
   severity: string | null
   /** The file's `LogTypes`: the first is a test's log type when the test names none. */
   logTypes?: string[]
+  /**
+   * A policy: the module's `policy(resource)` is called instead of `rule(event)`, on each test's
+   * resource (`JobTest.log`) as the plain mapping it is, and False is its alert (verdict.ts).
+   */
+  entry?: 'policy'
 }
 
 export interface JobTest {
+  /** The test's event (a policy's: its resource). */
   log: unknown
   mocks: Array<{ objectName: unknown; returnValue: unknown }>
   /**

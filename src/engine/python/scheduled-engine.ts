@@ -2,6 +2,8 @@
 // the import check in checkPythonModule() (a worker run: it executes the module's top level), and
 // runTests(), which applies the InlineFilters first, sends the tests they let through to one worker
 // as one job (with the globals and data models they need) and turns each report into a §3.2 verdict.
+// Created with `entry: 'policy'` it is the policies' engine: policy(resource) over each test's
+// `Resource`, False the alert (protocol.ts JobRule.entry).
 import { isRulekeeperError } from '../../errors.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, EngineContext, RuleEngine, TestOutcome } from '../engine.js'
@@ -89,7 +91,10 @@ function eventLogType(log: unknown): string | undefined {
   return typeof own === 'string' && own !== '' ? own : undefined
 }
 
-function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
+/** What a module's tests feed its entry function: a rule's `Log`, a policy's `Resource`. */
+type TestInput = 'Log' | 'Resource'
+
+function testSpecs(rule: Pick<RuleFile, 'data'>, input: TestInput = 'Log'): TestSpec[] {
   const tests = Array.isArray(rule.data.Tests) ? (rule.data.Tests as unknown[]) : []
   const logTypes = rule.data.LogTypes
   const ruleLogType = Array.isArray(logTypes) && typeof logTypes[0] === 'string' ? logTypes[0] : undefined
@@ -102,7 +107,7 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
       name: typeof t.Name === 'string' ? t.Name : `test ${i + 1}`,
       expected: t.ExpectedResult,
       job: {
-        log: t.Log ?? {},
+        log: t[input] ?? {},
         mocks: Array.isArray(t.Mocks) ? (t.Mocks as Array<{ objectName: unknown; returnValue: unknown }>) : [],
         ...(logType !== undefined ? { logType } : {}),
       },
@@ -110,7 +115,11 @@ function testSpecs(rule: Pick<RuleFile, 'data'>): TestSpec[] {
   })
 }
 
-export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): ScheduledEngine {
+export function createScheduledEngine(pool: WorkerPool, limits: RunLimits, entry?: 'policy'): ScheduledEngine {
+  const policy = entry === 'policy'
+  const input: TestInput = policy ? 'Resource' : 'Log'
+  const withEntry = (job: JobRule): JobRule => (policy ? { ...job, entry: 'policy' } : job)
+
   function check(rule: RuleFile, ctx: EngineContext): CheckResult {
     const filters = compileRuleFilters(rule.data)
     const errors = [...moduleProblems(rule), ...filters.errors]
@@ -133,7 +142,7 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
         })
       }
     })
-    testSpecs(rule).forEach((t, i) => {
+    testSpecs(rule, input).forEach((t, i) => {
       if (typeof t.expected !== 'boolean')
         errors.push({ path: ['Tests', i, 'ExpectedResult'], message: 'ExpectedResult must be true or false' })
       t.job.mocks.forEach((m, j) => {
@@ -149,7 +158,7 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
   }
 
   async function runTests(rule: RuleFile, ctx: EngineContext): Promise<TestOutcome[]> {
-    const specs = testSpecs(rule)
+    const specs = testSpecs(rule, input)
     if (specs.length === 0) return []
     const missing = moduleProblems(rule)
     if (missing.length > 0) {
@@ -177,11 +186,11 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
       }))
     }
     const pass = filters.filtersPass
-    if (pass === null) return runModule(jobRule(rule), specs, ctx)
+    if (pass === null) return runModule(withEntry(jobRule(rule)), specs, ctx)
     // Only the events the filters let through go to the worker; the others are non-matches.
     const runs = specs.map((s) => typeof s.expected !== 'boolean' || pass(s.job.log))
     const through = specs.filter((_, i) => runs[i])
-    const ran = through.length > 0 ? await runModule(jobRule(rule), through, ctx) : []
+    const ran = through.length > 0 ? await runModule(withEntry(jobRule(rule)), through, ctx) : []
     let next = 0
     return specs.map((s, i) => (runs[i] ? ran[next++]! : filteredOut(s.name, s.expected === true)))
   }
@@ -259,14 +268,14 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
           functions: {},
         }
       }
-      return testOutcome(s.name, s.expected, record)
+      return testOutcome(s.name, s.expected, record, job.entry !== 'policy')
     })
   }
 
   async function checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]> {
     const missing = moduleProblems(rule)
     if (missing.length > 0) return missing
-    const job = jobRule(rule)
+    const job = withEntry(jobRule(rule))
     let records: TestRecord[]
     try {
       records = await pool.run(
@@ -279,9 +288,9 @@ export function createScheduledEngine(pool: WorkerPool, limits: RunLimits): Sche
         { path: ['Filename'], message: `importing the rule module failed: ${err.message}`, code: 'PythonImportError' },
       ]
     }
-    const problem = importProblem(records[0], job.filename)
+    const problem = importProblem(records[0], job.filename, policy ? 'policy(resource)' : undefined)
     return problem ? [{ path: ['Filename'], ...problem }] : []
   }
 
-  return { engine: { kind: 'scheduled', check, runTests }, checkPythonModule, runModuleTests }
+  return { engine: { kind: policy ? 'policy' : 'scheduled', check, runTests }, checkPythonModule, runModuleTests }
 }

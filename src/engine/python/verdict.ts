@@ -1,7 +1,8 @@
 // The verdict of detections.md §3.2 from what the worker reported about one test: rule() first,
 // every other defined function after it, each output and error kept. Expected true passes iff rule()
 // returned True and nothing raised or returned the wrong type; expected false iff rule() returned
-// exactly False. A stopped run (timeout, crash, output cap) fails the test with the reason; a module
+// exactly False. A policy is the mirror image (its alert is False, as in Panther's tool): expected
+// false passes iff policy() returned False and nothing raised; expected true iff it returned True. A stopped run (timeout, crash, output cap) fails the test with the reason; a module
 // the interpreter lacks makes the test not run (passed: null), distinct from a failing rule.
 import type { FunctionOutcome, TestOutcome } from '../engine.js'
 import type { RunEvent, TestRecord } from './protocol.js'
@@ -21,7 +22,16 @@ function lastLines(text: string): string {
   return t.length > OUTPUT_IN_ERROR ? `…${t.slice(-OUTPUT_IN_ERROR)}` : t
 }
 
-export function testOutcome(name: string, expected: boolean, record: TestRecord | undefined): PythonTestOutcome {
+/**
+ * `alertValue`: what the entry function returns when it alerts (rule(): true, a policy's policy():
+ * false); a test expecting it fails on any function's error, the other only on the entry's outcome.
+ */
+export function testOutcome(
+  name: string,
+  expected: boolean,
+  record: TestRecord | undefined,
+  alertValue = true,
+): PythonTestOutcome {
   if (!record) {
     return {
       name,
@@ -90,8 +100,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
   const errored = errors.length > 0 || !!importError || !!setupError || !!stopped || !!outputError
   let passed: boolean
   if (importError || setupError || outputError || (stopped && !running)) passed = false
-  else if (expected) passed = actual === true && errors.length === 0 && !stopped
-  else passed = actual === false
+  else if (expected === alertValue) passed = actual === alertValue && errors.length === 0 && !stopped
+  else passed = actual === expected
 
   let error: string | null = null
   if (!passed) {
@@ -116,6 +126,8 @@ export function testOutcome(name: string, expected: boolean, record: TestRecord 
 export function importProblem(
   record: TestRecord | undefined,
   ruleFilename: string,
+  /** The entry function the module must define (a policy's `policy(resource)`). */
+  entry = 'rule(event)',
 ): { message: string; line?: number; code: string } | undefined {
   if (!record) return { message: 'the Python worker reported nothing about the module', code: 'PythonImportError' }
   if (record.status !== 'ok') {
@@ -146,7 +158,7 @@ export function importProblem(
       }
     }
     if (event.t === 'module' && !event.functions.includes('detection')) {
-      return { message: `${ruleFilename} defines no rule(event) function`, code: 'PythonMissingRule' }
+      return { message: `${ruleFilename} defines no ${entry} function`, code: 'PythonMissingRule' }
     }
   }
   return undefined

@@ -4,6 +4,7 @@
 import { HOUSEKEEPING_KEYS, type ExtraField, type FieldSpec } from '../fields.js'
 import { correlation } from './correlation.js'
 import type { RuleKindDef } from './kind.js'
+import { policy } from './policy.js'
 import { python } from './python.js'
 import { scheduled } from './scheduled.js'
 import { simple } from './simple.js'
@@ -11,7 +12,7 @@ import { simple } from './simple.js'
 export type { RuleKindDef } from './kind.js'
 
 /** Every rule kind, in the order the API and the OpenAPI document list them. */
-export const KINDS = [correlation, scheduled, simple, python] as const
+export const KINDS = [correlation, scheduled, simple, python, policy] as const
 
 export type RuleKind = (typeof KINDS)[number]['name']
 
