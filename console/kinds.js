@@ -3,13 +3,16 @@
 // runs them). A hand copy of the server's kinds (src/rules/kinds/): a new kind is added here too.
 
 export const KINDS = [
-  { path: 'simple-rules', label: 'Simple', python: false, logTypeFilter: true },
-  { path: 'rules', label: 'Python', python: true, logTypeFilter: true },
-  { path: 'scheduled-rules', label: 'Scheduled', python: true, logTypeFilter: false },
-  { path: 'correlation-rules', label: 'Correlation', python: false, logTypeFilter: false },
-  { path: 'policies', label: 'Policy', python: true, logTypeFilter: false },
+  { name: 'simple', path: 'simple-rules', label: 'Simple', python: false, logTypeFilter: true },
+  { name: 'python', path: 'rules', label: 'Python', python: true, logTypeFilter: true },
+  { name: 'scheduled', path: 'scheduled-rules', label: 'Scheduled', python: true, logTypeFilter: false },
+  { name: 'correlation', path: 'correlation-rules', label: 'Correlation', python: false, logTypeFilter: false },
+  { name: 'policy', path: 'policies', label: 'Policy', python: true, logTypeFilter: false },
 ]
 export const kindOf = (path) => KINDS.find((k) => k.path === path)
+/** The console page of a rule, from its kind as the API names it (`ruleKind` of alerts and errors). */
+export const ruleHrefOfKind = (kind, id) =>
+  `#/rules/${KINDS.find((k) => k.name === kind)?.path ?? `${kind}-rules`}/${encodeURIComponent(id)}`
 export const SEVERITIES = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL']
 
 /** Fields the server computes: left out of the editor (the server would ignore them anyway). */

@@ -2,7 +2,7 @@
 // paging, and an alert's page with its fields, summary, delivery state, events and a status change.
 import { api, permissions } from '../api.js'
 import { field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'
-import { SEVERITIES } from '../kinds.js'
+import { ruleHrefOfKind, SEVERITIES } from '../kinds.js'
 
 const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED']
 const alertHref = (id) => `#/alerts/${encodeURIComponent(id)}`
@@ -111,7 +111,7 @@ export async function alertView(main, params) {
             h(
               'a',
               {
-                href: `#/rules/${a.ruleKind === 'python' ? 'rules' : `${a.ruleKind}-rules`}/${encodeURIComponent(a.ruleId)}`,
+                href: ruleHrefOfKind(a.ruleKind, a.ruleId),
               },
               a.ruleId,
             ),

@@ -4,10 +4,7 @@
 // through the API (/rule-errors/record) when asked for. Filters by rule id and time, older pages.
 import { api } from '../api.js'
 import { field, fmtTime, h, message, onSubmit, replace } from '../dom.js'
-
-// A rule kind as the API names it (`ruleKind`) → the path of its routes and pages.
-const KIND_PATHS = { simple: 'simple-rules', python: 'rules', scheduled: 'scheduled-rules', policy: 'policies' }
-const ruleHref = (kind, id) => `#/rules/${KIND_PATHS[kind] ?? `${kind}-rules`}/${encodeURIComponent(id)}`
+import { ruleHrefOfKind } from '../kinds.js'
 
 function recordPart(e, n) {
   if (!e.record)
@@ -56,7 +53,7 @@ function entry(e, n) {
   return h(
     'li',
     { class: 'rule-error' },
-    h('h2', null, e.ruleKind ? h('a', { href: ruleHref(e.ruleKind, e.ruleId) }, e.ruleId) : e.ruleId),
+    h('h2', null, e.ruleKind ? h('a', { href: ruleHrefOfKind(e.ruleKind, e.ruleId) }, e.ruleId) : e.ruleId),
     h(
       'p',
       { class: 'sub' },
