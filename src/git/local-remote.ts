@@ -54,6 +54,8 @@ export class LocalTransport {
     /** Absolute path of the repository (its top folder, or the bare repository itself). */
     readonly repoPath: string,
     private readonly branch: string,
+    /** How messages name the setting the repository came from. */
+    private readonly setting: string,
   ) {
     this.displayUrl = repoPath
     this.trackingRef = `refs/remotes/origin/${branch}`
@@ -67,13 +69,13 @@ export class LocalTransport {
   /**
    * Refuses, with the way out, a remote that is missing, not a repository, the service's own, lacks
    * the branch while holding others, or is a non-bare repository that refuses pushes into its
-   * checked-out branch. Returns notes for the log (a push that will not update a working tree).
+   * checked-out branch (unless only read: `writes` false). Returns notes for the log (a push that
+   * will not update a working tree).
    */
-  async verify(): Promise<string[]> {
-    const where = `git.remote.url (RULEKEEPER_GIT_URL): the repository ${this.repoPath}`
+  async verify(writes = true): Promise<string[]> {
+    const where = `${this.setting}: the repository ${this.repoPath}`
     const st = await fsp.stat(this.repoPath).catch(() => null)
-    if (!st)
-      throw configError(`${where} does not exist (a relative path is resolved against the server's working directory)`)
+    if (!st) throw configError(`${where} does not exist`)
     if (!st.isDirectory()) throw configError(`${where} is not a directory`)
     const info = await this.inRemote(['rev-parse', '--absolute-git-dir', '--is-bare-repository'])
     if (info.code !== 0) throw configError(`${where} is not a Git repository: ${gitSays(info)}`)
@@ -87,9 +89,9 @@ export class LocalTransport {
     const branches = heads.stdout.split('\n').filter((b) => b !== '')
     if (branches.length > 0 && !branches.includes(this.branch))
       throw configError(
-        `${where} has no branch ${this.branch} (it has: ${branches.slice(0, 10).join(', ')}); set git.branch or RULEKEEPER_GIT_BRANCH to the branch to serve`,
+        `${where} has no branch ${this.branch} (it has: ${branches.slice(0, 10).join(', ')}); name the branch to serve (git.branch, RULEKEEPER_GIT_BRANCH)`,
       )
-    if (bare === 'true') return []
+    if (bare === 'true' || !writes) return []
     const head = (await this.inRemote(['symbolic-ref', '-q', 'HEAD'])).stdout.trim()
     if (head !== `refs/heads/${this.branch}`) return []
     const deny = (await this.inRemote(['config', '--get', 'receive.denyCurrentBranch'])).stdout.trim().toLowerCase()

@@ -9,12 +9,12 @@ export type RemoteLocation = { kind: 'http'; url: string } | { kind: 'local'; pa
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//
 
-function invalid(message: string): RulekeeperError {
-  return new RulekeeperError('ConfigInvalid', `git.remote.url (RULEKEEPER_GIT_URL): ${message}`)
-}
+/** How messages name the setting a remote came from. */
+export const REMOTE_SETTING = 'git.remote.url (RULEKEEPER_GIT_URL)'
 
 /** Classifies a configured remote; a local one is made absolute against `cwd`. */
-export function parseRemoteLocation(raw: string, cwd: string): RemoteLocation {
+export function parseRemoteLocation(raw: string, cwd: string, setting = REMOTE_SETTING): RemoteLocation {
+  const invalid = (message: string) => new RulekeeperError('ConfigInvalid', `${setting}: ${message}`)
   if (raw.trim() === '') throw invalid('is empty; leave it null for the embedded repository')
   const scheme = SCHEME.exec(raw)?.[1]?.toLowerCase()
   if (scheme === 'http' || scheme === 'https') {

@@ -5,7 +5,7 @@
 import { HttpTransport } from './http-remote.js'
 import { LocalTransport } from './local-remote.js'
 import { RemoteError } from './remote-error.js'
-import { parseRemoteLocation } from './remote-url.js'
+import { parseRemoteLocation, REMOTE_SETTING } from './remote-url.js'
 
 export { RemoteError, type RemoteFailure } from './remote-error.js'
 
@@ -20,6 +20,8 @@ export interface RemoteOptions {
   timeoutMs?: number
   /** What a relative local path is resolved against (default: the working directory). */
   cwd?: string
+  /** How messages name the setting the remote came from (default: git.remote.url). */
+  setting?: string
 }
 
 interface Transport {
@@ -40,9 +42,10 @@ export class GitRemote {
     gitdir: string,
     private readonly opts: RemoteOptions,
   ) {
-    const where = parseRemoteLocation(opts.url, opts.cwd ?? process.cwd())
+    const setting = opts.setting ?? REMOTE_SETTING
+    const where = parseRemoteLocation(opts.url, opts.cwd ?? process.cwd(), setting)
     if (where.kind === 'local') {
-      this.local = new LocalTransport(gitdir, where.path, opts.branch)
+      this.local = new LocalTransport(gitdir, where.path, opts.branch, setting)
       this.transport = this.local
     } else {
       this.local = null
@@ -63,11 +66,11 @@ export class GitRemote {
   /**
    * Checks, before the first fetch, what can be checked without the network: a local repository
    * must exist and take our pushes (a RulekeeperError ConfigInvalid saying what to do). Returns
-   * notes for the start-up log.
+   * notes for the start-up log. `writes` false: it will only be read (no check of its pushes).
    */
-  async verify(): Promise<string[]> {
+  async verify(writes = true): Promise<string[]> {
     if (!this.local) return []
-    const notes = await this.local.verify()
+    const notes = await this.local.verify(writes)
     if (this.opts.username || this.opts.token)
       notes.push('RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN are ignored: the remote is a local repository')
     return notes
