@@ -89,7 +89,7 @@ export class LocalTransport {
     const branches = heads.stdout.split('\n').filter((b) => b !== '')
     if (branches.length > 0 && !branches.includes(this.branch))
       throw configError(
-        `${where} has no branch ${this.branch} (it has: ${branches.slice(0, 10).join(', ')}); name the branch to serve (git.branch, RULEKEEPER_GIT_BRANCH)`,
+        `${where} has no branch ${this.branch} (it has: ${branches.slice(0, 10).join(', ')}); ${this.setting.startsWith('--') ? 'name its branch with --branch' : 'name the branch to serve with git.branch (RULEKEEPER_GIT_BRANCH)'}`,
       )
     if (bare === 'true' || !writes) return []
     const head = (await this.inRemote(['symbolic-ref', '-q', 'HEAD'])).stdout.trim()
