@@ -58,11 +58,6 @@ export class GitRemote {
     return this.opts.branch
   }
 
-  /** Whether the remote is a repository on this machine (a path or file:// URL). */
-  get isLocal(): boolean {
-    return this.local !== null
-  }
-
   /**
    * Checks, before the first fetch, what can be checked without the network: a local repository
    * must exist and take our pushes (a RulekeeperError ConfigInvalid saying what to do). Returns
