@@ -77,9 +77,18 @@ export class LocalTransport {
     const st = await fsp.stat(this.repoPath).catch(() => null)
     if (!st) throw configError(`${where} does not exist`)
     if (!st.isDirectory()) throw configError(`${where} is not a directory`)
-    const info = await this.inRemote(['rev-parse', '--absolute-git-dir', '--is-bare-repository'])
+    const info = await this.inRemote([
+      'rev-parse',
+      '--absolute-git-dir',
+      '--is-bare-repository',
+      '--is-shallow-repository',
+    ])
     if (info.code !== 0) throw configError(`${where} is not a Git repository: ${gitSays(info)}`)
-    const [gitDir = '', bare = ''] = info.stdout.trim().split('\n')
+    const [gitDir = '', bare = '', shallow = ''] = info.stdout.trim().split('\n')
+    if (shallow === 'true')
+      throw configError(
+        `${where} is a shallow clone: its history is cut off, and rule metadata (created, last modified, by whom) comes from the whole history. Run git -C ${this.repoPath} fetch --unshallow first`,
+      )
     const [ours, theirs] = await Promise.all([fsp.realpath(this.gitdir).catch(() => ''), fsp.realpath(gitDir)])
     if (ours !== '' && ours === theirs)
       throw configError(
@@ -126,6 +135,10 @@ export class LocalTransport {
       if (/couldn't find remote ref/i.test(r.stderr)) return null
       throw new RemoteError('unreachable', `the remote ${this.repoPath} cannot be read: ${gitSays(r)}`, gitSays(r))
     }
+    // git exits 0 when it refuses to update the tracking ref (a shallow remote, …): say so.
+    const refused = r.stderr.split('\n').find((l) => /rejected/i.test(l))
+    if (refused)
+      throw new RemoteError('unreachable', `the remote ${this.repoPath} cannot be read: ${refused.trim()}`, refused)
     return readRef(this.gitdir, this.trackingRef)
   }
 

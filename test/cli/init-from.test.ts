@@ -137,40 +137,50 @@ t.test('from an http(s) remote, with the credentials from the environment', asyn
   t.notMatch(r.stdout + r.stderr, /ghp_INIT_FROM_SECRET/)
 })
 
-t.test('refusals: an existing repository, a missing source, a running server, a DIR with --from', async (t) => {
-  const src = await teamRepo()
-  const dataDir = path.join(tempDir(), 'data')
-  t.equal((await runCli(['init', '--from', src, '--data-dir', dataDir])).code, 0)
-  const gitdir = path.join(dataDir, 'repo.git')
-  const before = await log(gitdir)
+t.test(
+  'refusals: an existing repository, a missing or shallow source, a running server, a DIR with --from',
+  async (t) => {
+    const src = await teamRepo()
+    const dataDir = path.join(tempDir(), 'data')
+    t.equal((await runCli(['init', '--from', src, '--data-dir', dataDir])).code, 0)
+    const gitdir = path.join(dataDir, 'repo.git')
+    const before = await log(gitdir)
 
-  const again = await runCli(['init', '--from', src, '--data-dir', dataDir])
-  t.equal(again.code, 1)
-  t.match(again.stderr, `${gitdir} already exists`)
-  t.match(again.stderr, /move the data directory away/)
-  t.equal(await log(gitdir), before, 'the existing repository is untouched')
+    const again = await runCli(['init', '--from', src, '--data-dir', dataDir])
+    t.equal(again.code, 1)
+    t.match(again.stderr, `${gitdir} already exists`)
+    t.match(again.stderr, /move the data directory away/)
+    t.equal(await log(gitdir), before, 'the existing repository is untouched')
 
-  const missingData = path.join(tempDir(), 'data')
-  const missing = await runCli(['init', '--from', path.join(src, 'nope'), '--data-dir', missingData])
-  t.equal(missing.code, 1)
-  t.match(missing.stderr, /--from: the repository .*nope does not exist/)
-  t.notOk(fs.existsSync(missingData), 'nothing created')
+    const missingData = path.join(tempDir(), 'data')
+    const missing = await runCli(['init', '--from', path.join(src, 'nope'), '--data-dir', missingData])
+    t.equal(missing.code, 1)
+    t.match(missing.stderr, /--from: the repository .*nope does not exist/)
+    t.notOk(fs.existsSync(missingData), 'nothing created')
 
-  const notRepo = tempDir('rk-plain-')
-  const plain = await runCli(['init', '--from', notRepo, '--data-dir', missingData])
-  t.equal(plain.code, 1)
-  t.match(plain.stderr, /is not a Git repository/)
+    const notRepo = tempDir('rk-plain-')
+    const plain = await runCli(['init', '--from', notRepo, '--data-dir', missingData])
+    t.equal(plain.code, 1)
+    t.match(plain.stderr, /is not a Git repository/)
 
-  const usage = await runCli(['init', 'somewhere', '--from', src])
-  t.equal(usage.code, 2)
-  t.match(usage.stderr, /takes no DIR/)
+    const shallow = path.join(tempDir('rk-shallow-'), 'shallow')
+    await git(['clone', '-q', '--depth', '1', pathToFileURL(src).href, shallow])
+    const cut = await runCli(['init', '--from', shallow, '--data-dir', missingData])
+    t.equal(cut.code, 1)
+    t.match(cut.stderr, /is a shallow clone: its history is cut off.*fetch --unshallow/)
+    t.notOk(fs.existsSync(missingData), 'nothing created')
 
-  // A server on a data directory: the seed is refused before anything is looked at.
-  const running = await startInProcess({})
-  t.teardown(() => running.close())
-  fs.rmSync(running.gitdir, { recursive: true, force: true }) // even with its repository gone
-  const locked = await runCli(['init', '--from', src, '--data-dir', running.dataDir])
-  t.equal(locked.code, 1)
-  t.match(locked.stderr, /in use by another rulekeeper server/)
-  t.notOk(fs.existsSync(running.gitdir), 'nothing was written under the running server')
-})
+    const usage = await runCli(['init', 'somewhere', '--from', src])
+    t.equal(usage.code, 2)
+    t.match(usage.stderr, /takes no DIR/)
+
+    // A server on a data directory: the seed is refused before anything is looked at.
+    const running = await startInProcess({})
+    t.teardown(() => running.close())
+    fs.rmSync(running.gitdir, { recursive: true, force: true }) // even with its repository gone
+    const locked = await runCli(['init', '--from', src, '--data-dir', running.dataDir])
+    t.equal(locked.code, 1)
+    t.match(locked.stderr, /in use by another rulekeeper server/)
+    t.notOk(fs.existsSync(running.gitdir), 'nothing was written under the running server')
+  },
+)

@@ -211,6 +211,8 @@ t.test('a local remote that cannot work is a clear start error', async (t) => {
   fs.mkdirSync(notRepo)
   const withOther = await createRemoteRepo(root, 'other', TEMPLATE)
   await withOther.git('branch', '-m', 'main', 'master')
+  const shallow = path.join(root, 'shallow')
+  await git(['clone', '-q', '--depth', '1', '--no-local', pathToFileURL(withOther.gitdir).href, shallow])
   const cases: Array<[string, string, RegExp]> = [
     [
       'missing',
@@ -219,6 +221,7 @@ t.test('a local remote that cannot work is a clear start error', async (t) => {
     ],
     ['not a repository', notRepo, /the repository .*plain is not a Git repository/],
     ['no such branch', withOther.gitdir, /has no branch main \(it has: master\)/],
+    ['shallow clone', shallow, /the repository .*shallow is a shallow clone/],
     ['ssh address', 'git@example.com:team/rules.git', /looks like an ssh address/],
     ['ssh URL', 'ssh://git@example.com/team/rules.git', /ssh:\/\/ remotes are not supported/],
     ['file URL of another host', 'file://fileserver/srv/rules.git', /not on host fileserver/],
