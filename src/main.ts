@@ -160,6 +160,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
           timeoutMs: config.git.remote.timeoutMs,
         })
       : undefined
+    // A local remote that is missing or will refuse our pushes stops the start here, saying why.
+    for (const note of (await remote?.verify()) ?? []) logger.warn({ remote: remote?.displayUrl }, note)
     const rules = await openRuleParts({
       gitdir,
       remote,

@@ -17,6 +17,7 @@ export const USAGE = `Usage: rulekeeper <command> [options]
 Commands:
   serve                 run the service (REST API, reconciler, log sources)
   init [DIR]            create a new rules repository from the template
+  init --from SOURCE    seed the server's repository from an existing one (history kept)
   token create|list|revoke   manage API tokens in the data directory
   test [DIR]            run the unit tests of every rule under DIR
   validate [DIR]        check every rule file under DIR without running tests

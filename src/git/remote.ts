@@ -1,85 +1,33 @@
-// The remote rules repository over smart HTTP(S), through isomorphic-git: fetch its branch into the
-// local bare repository, push a commit as the new tip of that branch. Credentials come from the
-// environment only (never on disk, never in logs or status: every URL shown is sanitized).
-import fs from 'node:fs'
-import fsp from 'node:fs/promises'
-import path from 'node:path'
-import git from 'isomorphic-git'
-import nodeHttp from 'isomorphic-git/http/node'
-import type { HttpClient } from 'isomorphic-git'
+// The remote rules repository, whatever reaches it: smart HTTP(S) through isomorphic-git
+// (http-remote.ts), or a repository on this machine through the git binary (local-remote.ts).
+// Fetch its branch into the local bare repository, push a commit as the new tip of that branch,
+// and keep what the last attempt said (reachable, the last error) for /status.
+import { HttpTransport } from './http-remote.js'
+import { LocalTransport } from './local-remote.js'
+import { RemoteError } from './remote-error.js'
+import { parseRemoteLocation, REMOTE_SETTING } from './remote-url.js'
+
+export { RemoteError, type RemoteFailure } from './remote-error.js'
 
 export interface RemoteOptions {
+  /** An http(s) URL, a local path or a file:// URL (remote-url.ts). */
   url: string
   branch: string
+  /** HTTP only: credentials (a local repository takes none). */
   username?: string
   token?: string
-  /** A request fails when the remote sends nothing for this long (default 30 s). */
+  /** HTTP only: a request fails when the remote sends nothing for this long (default 30 s). */
   timeoutMs?: number
+  /** What a relative local path is resolved against (default: the working directory). */
+  cwd?: string
+  /** How messages name the setting the remote came from (default: git.remote.url). */
+  setting?: string
 }
 
-/**
- * - `unreachable`: no answer, or not a Git smart-HTTP answer (retry later).
- * - `auth`: the credentials were refused (needs a person).
- * - `rejected`: the push lost a race: the branch moved on the remote (fetch, rebuild, push again).
- * - `refused`: the remote declined the update for good (a hook, branch protection): retrying is futile.
- */
-export type RemoteFailure = 'unreachable' | 'auth' | 'rejected' | 'refused'
-
-export class RemoteError extends Error {
-  constructor(
-    readonly kind: RemoteFailure,
-    message: string,
-    /** What the remote said, for the log only (sanitized, short); never shown to a caller. */
-    readonly detail?: string,
-  ) {
-    super(message)
-  }
-}
-
-/** The URL without userinfo, query string or fragment: what logs and status may show. */
-function sanitizeUrl(raw: string): string {
-  try {
-    const u = new URL(raw)
-    return `${u.protocol}//${u.host}${u.pathname}`
-  } catch {
-    return '(invalid URL)'
-  }
-}
-
-const OUTGOING_REF = 'refs/rulekeeper/outgoing'
-const ZERO_OID = '0000000000000000000000000000000000000000'
-
-/** A ref update refused because the ref moved under it (git receive-pack's words): worth a retry. */
-const LOST_RACE =
-  /non-fast-forward|fetch first|failed to (update|lock)|cannot lock|unable to (update|lock)|stale info|but expected|is at [0-9a-f]+/i
-/** A ref update the remote will keep refusing. */
-const REFUSED = /hook declined|protected branch|denied|deny|not allowed|permission|forbidden/i
-
-/**
- * isomorphic-git's Node client with an explicit idle timeout: after `timeoutMs` without a byte
- * simple-get (under the client) aborts the request (ETIMEDOUT before the answer starts, a reset
- * while it streams): either way `unreachable`, a 503 for a write.
- * Without it Node 20's global agent drops any socket idle for 5 s, which fails a healthy remote
- * that takes longer to compute a large pack, while a shorter bound is what a stuck remote needs.
- */
-function httpWithTimeout(timeoutMs: number): HttpClient {
-  return {
-    request: (req) =>
-      nodeHttp
-        .request({
-          ...req,
-          fetchOptions: { ...(req as { fetchOptions?: object }).fetchOptions, timeout: timeoutMs },
-        } as typeof req)
-        .catch((err: Error & { code?: string }) => {
-          if (!err.code && /timed out/i.test(err.message)) err.code = 'ETIMEDOUT'
-          throw err
-        }),
-  }
-}
-
-/** Every URL in a text replaced by its sanitized form (no userinfo, query or fragment). */
-function redactUrls(text: string): string {
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => sanitizeUrl(u))
+interface Transport {
+  readonly displayUrl: string
+  fetch(): Promise<string | null>
+  push(commit: string, expected?: string | null): Promise<void>
 }
 
 export class GitRemote {
@@ -87,42 +35,40 @@ export class GitRemote {
   /** Outcome of the last fetch or push: null before the first one. */
   reachable: boolean | null = null
   lastError: RemoteError | null = null
-  private readonly url: string
-  private readonly http: HttpClient
-  private readonly username?: string
-  private readonly token?: string
+  private readonly transport: Transport
+  private readonly local: LocalTransport | null
 
   constructor(
-    private readonly gitdir: string,
+    gitdir: string,
     private readonly opts: RemoteOptions,
   ) {
-    const u = new URL(opts.url)
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new Error(`the remote must be an http(s) URL, got ${u.protocol}`)
-    // Userinfo in the URL is accepted as credentials but never kept in the URL we use or show.
-    this.username = opts.username || decodeURIComponent(u.username) || undefined
-    this.token = opts.token || decodeURIComponent(u.password) || undefined
-    u.username = ''
-    u.password = ''
-    this.url = u.toString()
-    this.displayUrl = sanitizeUrl(opts.url)
-    this.http = httpWithTimeout(opts.timeoutMs ?? 30_000)
+    const setting = opts.setting ?? REMOTE_SETTING
+    const where = parseRemoteLocation(opts.url, opts.cwd ?? process.cwd(), setting)
+    if (where.kind === 'local') {
+      this.local = new LocalTransport(gitdir, where.path, opts.branch, setting)
+      this.transport = this.local
+    } else {
+      this.local = null
+      this.transport = new HttpTransport(gitdir, { ...opts, url: where.url })
+    }
+    this.displayUrl = this.transport.displayUrl
   }
 
   get branch(): string {
     return this.opts.branch
   }
 
-  private auth() {
-    const creds =
-      this.username || this.token
-        ? { username: this.username ?? 'x-access-token', password: this.token ?? '' }
-        : undefined
-    return {
-      onAuth: () => creds ?? { cancel: true },
-      // Never retry with the same credentials: a wrong token is reported once, not stormed.
-      onAuthFailure: () => ({ cancel: true }),
-    }
+  /**
+   * Checks, before the first fetch, what can be checked without the network: a local repository
+   * must exist and take our pushes (a RulekeeperError ConfigInvalid saying what to do). Returns
+   * notes for the start-up log. `writes` false: it will only be read (no check of its pushes).
+   */
+  async verify(writes = true): Promise<string[]> {
+    if (!this.local) return []
+    const notes = await this.local.verify(writes)
+    if (this.opts.username || this.opts.token)
+      notes.push('RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN are ignored: the remote is a local repository')
+    return notes
   }
 
   private record<T>(p: Promise<T>): Promise<T> {
@@ -143,144 +89,17 @@ export class GitRemote {
     )
   }
 
-  /** Our own words for a failure (the library's wording never reaches a caller). */
-  private classify(err: unknown): RemoteError {
-    const e = err as {
-      code?: string
-      name?: string
-      data?: { statusCode?: number; prettyDetails?: string }
-      message?: string
-      cause?: { code?: string }
-    }
-    const status = e.data?.statusCode
-    const branch = this.opts.branch
-    if (e.code === 'UserCanceledError' || status === 401 || status === 403) {
-      return new RemoteError(
-        'auth',
-        `the remote refused the credentials (${status ?? 'authentication cancelled'}); check RULEKEEPER_GIT_USERNAME / RULEKEEPER_GIT_TOKEN`,
-      )
-    }
-    if (e.code === 'PushRejectedError' || e.code === 'NotFoundError') {
-      // Checked before sending: the tip the remote advertised is not under our commit.
-      return new RemoteError(
-        'rejected',
-        `the remote branch ${branch} moved on before our push arrived (not a fast-forward)`,
-      )
-    }
-    if (e.code === 'GitPushError') {
-      const said = redactUrls(e.data?.prettyDetails ?? '')
-        .replace(/\s+/g, ' ')
-        .trim()
-        .slice(0, 300)
-      // The server's ref update lost a race with another push, or the server declined it for good.
-      if (!LOST_RACE.test(said) && REFUSED.test(said)) {
-        return new RemoteError(
-          'refused',
-          `the remote declined the update of branch ${branch} (a server-side hook or branch protection); check what the remote allows this account`,
-          said,
-        )
-      }
-      return new RemoteError(
-        'rejected',
-        `the remote branch ${branch} was updated by someone else while our push arrived`,
-        said,
-      )
-    }
-    const sys = e.code ?? e.cause?.code
-    let reason: string
-    if (sys && /^E[A-Z]+$/.test(sys)) reason = sys
-    else if (status) reason = `HTTP ${status}`
-    else if (sys === 'SmartHttpError') reason = 'it did not answer as a Git smart-HTTP server'
-    else if (sys === 'UrlParseError' || sys === 'UnknownTransportError') reason = 'the URL is not usable'
-    else if (sys === 'EmptyServerResponseError' || sys === 'ParseError') reason = 'its answer was empty or malformed'
-    else reason = sys && /^[A-Za-z]+Error$/.test(sys) ? `an unexpected answer (${sys})` : 'an unexpected answer'
-    return new RemoteError(
-      'unreachable',
-      `the remote ${this.displayUrl} cannot be reached: ${reason}`,
-      sys ? `${sys}: ${redactUrls(e.message ?? '').slice(0, 200)}` : undefined,
-    )
-  }
-
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
   fetch(): Promise<string | null> {
-    return this.record(this.doFetch())
-  }
-
-  private configured = false
-
-  /** isomorphic-git fetches through a named remote; its config holds the URL without credentials. */
-  private async ensureRemoteConfig(): Promise<void> {
-    if (this.configured) return
-    await git.addRemote({ fs, gitdir: this.gitdir, remote: 'origin', url: this.url, force: true })
-    this.configured = true
-  }
-
-  private async doFetch(): Promise<string | null> {
-    await this.ensureRemoteConfig()
-    try {
-      const res = await git.fetch({
-        fs,
-        http: this.http,
-        gitdir: this.gitdir,
-        remote: 'origin',
-        url: this.url,
-        ref: this.opts.branch,
-        remoteRef: this.opts.branch,
-        singleBranch: true,
-        tags: false,
-        ...this.auth(),
-      })
-      return res.fetchHead ?? null
-    } catch (err) {
-      const e = err as { code?: string; data?: { statusCode?: number } }
-      // An empty remote has no branch to fetch yet.
-      if (e.code === 'NotFoundError' && !e.data?.statusCode) return null
-      throw this.classify(err)
-    }
+    return this.record(this.transport.fetch())
   }
 
   /**
    * Pushes `commit` as the new tip of the remote branch (fast-forward only). With `expected` (the
    * remote tip the commit was built on, null for none), a remote that moved elsewhere is a
-   * `rejected` push found from the ref advertisement alone, before any object is walked or sent.
+   * `rejected` push, found before any object is sent.
    */
   push(commit: string, expected?: string | null): Promise<void> {
-    return this.record(this.doPush(commit, expected))
-  }
-
-  private async doPush(commit: string, expected?: string | null): Promise<void> {
-    const refFile = path.join(this.gitdir, OUTGOING_REF)
-    await fsp.mkdir(path.dirname(refFile), { recursive: true })
-    await fsp.writeFile(refFile, `${commit}\n`)
-    let movedTo: string | null = null
-    const onPrePush =
-      expected === undefined
-        ? undefined
-        : ({ remoteRef }: { remoteRef: { oid: string } }) => {
-            if (remoteRef.oid === (expected ?? ZERO_OID)) return true
-            movedTo = remoteRef.oid
-            return false
-          }
-    try {
-      await git.push({
-        fs,
-        http: this.http,
-        gitdir: this.gitdir,
-        url: this.url,
-        ref: OUTGOING_REF,
-        remoteRef: `refs/heads/${this.opts.branch}`,
-        onPrePush,
-        ...this.auth(),
-      })
-    } catch (err) {
-      if (movedTo !== null)
-        throw new RemoteError(
-          'rejected',
-          `the remote branch ${this.opts.branch} moved on before our push arrived (not a fast-forward)`,
-        )
-      throw this.classify(err)
-    } finally {
-      await fsp.rm(refFile, { force: true })
-    }
+    return this.record(this.transport.push(commit, expected))
   }
 }

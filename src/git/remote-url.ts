@@ -1,0 +1,51 @@
+// What `git.remote.url` names: a smart-HTTP(S) URL, or a repository on this machine (a path,
+// relative to the server's working directory like `dataDir`, or a `file://` URL). Anything git
+// would reach over ssh or its own protocol is refused here with a message naming the way out.
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { RulekeeperError } from '../errors.js'
+
+export type RemoteLocation = { kind: 'http'; url: string } | { kind: 'local'; path: string }
+
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//
+
+/** How messages name the setting a remote came from. */
+export const REMOTE_SETTING = 'git.remote.url (RULEKEEPER_GIT_URL)'
+
+/** Classifies a configured remote; a local one is made absolute against `cwd`. */
+export function parseRemoteLocation(raw: string, cwd: string, setting = REMOTE_SETTING): RemoteLocation {
+  const invalid = (message: string) => new RulekeeperError('ConfigInvalid', `${setting}: ${message}`)
+  if (raw.trim() === '') throw invalid('is empty; leave it null for the embedded repository')
+  const scheme = SCHEME.exec(raw)?.[1]?.toLowerCase()
+  if (scheme === 'http' || scheme === 'https') {
+    try {
+      new URL(raw)
+    } catch {
+      throw invalid(`is not a valid ${scheme} URL`)
+    }
+    return { kind: 'http', url: raw }
+  }
+  if (scheme === 'file') {
+    let u: URL
+    try {
+      u = new URL(raw)
+    } catch {
+      throw invalid('is not a valid file:// URL')
+    }
+    if (u.host !== '' && u.host !== 'localhost')
+      throw invalid(`a file:// URL names a path on this machine (file:///path), not on host ${u.host}`)
+    if (u.search || u.hash) throw invalid('a file:// URL takes no query string or fragment')
+    return { kind: 'local', path: path.resolve(fileURLToPath(u)) }
+  }
+  if (scheme)
+    throw invalid(
+      `${scheme}:// remotes are not supported: use the repository's https URL, a local path or a file:// URL`,
+    )
+  // git reads `host:path` (a colon before any slash) as an ssh address; so do we, and refuse it.
+  const colon = raw.indexOf(':')
+  if (colon >= 0 && !raw.slice(0, colon).includes('/'))
+    throw invalid(
+      'looks like an ssh address (host:path), which is not supported: use the https URL, or write a local path whose name holds a colon as ./name',
+    )
+  return { kind: 'local', path: path.resolve(cwd, raw) }
+}
