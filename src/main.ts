@@ -251,10 +251,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       rootRouters: [logSources.router],
       ruleErrors: detection.ruleErrors,
       correlationRuns: detection.correlation,
-      baseRoutes: [
-        (router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
-        (router) => destinations.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
-      ],
+      alerts: detection.alerts,
+      replays: detection.replays,
+      redeliveries: destinations,
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
       ruleWarnings: destinations.ruleWarnings,

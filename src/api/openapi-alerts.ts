@@ -2,7 +2,7 @@
 // /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and POST /replay (rule errors:
 // openapi-rule-errors.ts).
 // Kept apart from openapi.ts so that the detection routes and their document change together.
-import { STATUSES } from '../detect/grouping.js'
+import { STATUSES } from '../detect/alert-status.js'
 import { SEVERITIES } from '../rules/model.js'
 
 type Obj = Record<string, unknown>
