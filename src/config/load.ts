@@ -1,6 +1,7 @@
 // Loads the configuration: config/default.yaml, then the file named by RULEKEEPER_CONFIG layered
-// over it, then the RULEKEEPER_* environment variables. Takes the environment as an argument (only
-// main.ts and the CLI read process.env) and fails fast listing every problem at once.
+// over it, then the RULEKEEPER_* environment variables. Takes the environment as an argument (the
+// CLI's entry, cli/index.ts, passes process.env; main.ts and tests pass what they were given) and
+// fails fast listing every problem at once.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
