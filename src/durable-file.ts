@@ -1,7 +1,9 @@
-// The one way this service writes a file that must survive a crash whole or not at all: write a
-// temp file in the target's folder, fsync it, rename it over the target, fsync the folder (without
-// that last fsync the rename itself can be lost in a power cut). Git objects and refs, the token
-// store, the caches under <data>/cache/ and the audit log's rejected tails all go through here.
+// The steps by which this service writes a file that must survive a crash whole or not at all:
+// write a temp file in the target's folder, fsync it, rename it over the target, fsync the folder
+// (without that last fsync the rename itself can be lost in a power cut). Git objects and refs, the
+// token store, the caches under <data>/cache/, the delivery journal and the audit log's rejected
+// tails use them; detection's checkpoint takes the same steps by hand (detection-store.ts), to
+// overlap its temp's write with the batch's fsyncs.
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import fsp, { type FileHandle } from 'node:fs/promises'

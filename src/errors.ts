@@ -1,6 +1,7 @@
 // The one error module. Every failure the service can explain to a caller is a RulekeeperError with
 // a stable `code` and an HTTP `status`; only the error funnel (api/error-funnel.ts) turns them into
-// responses. Anything else that is thrown is an internal error: logged, never shown.
+// responses, whose bodies carry the `code` beside the `message`. Anything else that is thrown is an
+// internal error (`Internal`): logged, never shown.
 
 export interface FieldProblem {
   /** JSON pointer into the request body (API) or the file path (CLI/status). */
@@ -22,11 +23,13 @@ export type ErrorCode =
   | 'PayloadTooLarge'
   | 'UnsupportedMediaType'
   | 'PreconditionFailed'
+  | 'MethodNotAllowed'
   | 'NotImplemented'
   | 'Unavailable'
   | 'RefConflict'
   | 'DataDirLocked'
   | 'ConfigInvalid'
+  | 'Internal'
 
 const STATUS: Record<ErrorCode, number> = {
   BadRequest: 400,
@@ -35,6 +38,7 @@ const STATUS: Record<ErrorCode, number> = {
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
+  MethodNotAllowed: 405,
   Conflict: 409,
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
@@ -44,6 +48,35 @@ const STATUS: Record<ErrorCode, number> = {
   RefConflict: 409,
   DataDirLocked: 500,
   ConfigInvalid: 500,
+  Internal: 500,
+}
+
+/** Every stable code, as the OpenAPI document lists them. */
+export const ERROR_CODES = Object.keys(STATUS) as readonly ErrorCode[]
+
+/** The codes that mean nothing more than their status. */
+const GENERIC: readonly ErrorCode[] = [
+  'BadRequest',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'MethodNotAllowed',
+  'Conflict',
+  'PreconditionFailed',
+  'PayloadTooLarge',
+  'UnsupportedMediaType',
+  'NotImplemented',
+  'Unavailable',
+]
+
+/**
+ * The code of an answer that is no RulekeeperError (the router's 404/405/501, a Koa or http
+ * error): the generic code of that status, else `BadRequest` for another 4xx and `Internal` for
+ * anything else.
+ */
+export function codeOfStatus(status: number): ErrorCode {
+  const code = GENERIC.find((c) => STATUS[c] === status)
+  return code ?? (status >= 400 && status < 500 ? 'BadRequest' : 'Internal')
 }
 
 export class RulekeeperError extends Error {

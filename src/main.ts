@@ -22,7 +22,9 @@ import { closeEngines, createEngineRegistry } from './engine/registry.js'
 import { createPythonFor } from './engine/simple-python/index.js'
 import type { EngineRegistry } from './engine/engine.js'
 import { createLogger, type Logger } from './log.js'
-import { createMetricsRegistry, instrumentEngines, registerCatalogMetrics } from './metrics.js'
+import { createMetricsRegistry } from './metrics.js'
+import { instrumentEngines } from './engine/engine-metrics.js'
+import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
@@ -253,10 +255,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       rootRouters: [logSources.router],
       ruleErrors: detection.ruleErrors,
       correlationRuns: detection.correlation,
-      baseRoutes: [
-        (router) => detection.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
-        (router) => destinations.addRoutes(router, { tokens, maxBodyBytes: config.api.maxBodyBytes }),
-      ],
+      alerts: detection.alerts,
+      replays: detection.replays,
+      redeliveries: destinations,
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
       ruleWarnings: destinations.ruleWarnings,

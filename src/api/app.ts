@@ -1,7 +1,8 @@
 // The Koa application: request id, observability and the error funnel around two routers — the
 // root one (/healthz, /metrics, /hooks/git, log sources) and the one under `api.basePath` (rules,
-// /status, /reconcile, /whoami, /openapi.json) — and the console's static files at `/` (console-route.ts).
-// Built from its parts; listens nowhere (main.ts does).
+// /status, /reconcile, /whoami, /openapi.json, alerts, replay, rule errors, redelivery) — and the
+// console's static files at `/` (console-route.ts). Every route is in api/, over the narrow
+// interfaces main.ts hands over (the features implement them); listens nowhere (main.ts does).
 import Koa from 'koa'
 import Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
@@ -20,7 +21,10 @@ import { addBaseRoutes, addRootRoutes, type StatusSource } from './ops-routes.js
 import { consoleRoute } from './console-route.js'
 import { requestId } from './request-id.js'
 import type { RuleLimits } from './rule-limits.js'
+import { addAlertRoutes, type AlertSource } from './alert-routes.js'
 import { addCorrelationRunRoute, type CorrelationRuns } from './correlation-run-route.js'
+import { addRedeliveryRoute, type Redeliveries } from './redelivery-route.js'
+import { addReplayRoute, type Replays } from './replay-route.js'
 import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js'
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
@@ -54,8 +58,12 @@ export interface AppDeps {
   ruleErrors?: RuleErrorSource
   /** Runs a correlation rule now (POST /correlation-rules/{id}/run). */
   correlationRuns?: CorrelationRuns
-  /** More routes under the base path (alerts, replay), each adding its own to the router. */
-  baseRoutes?: Array<(router: Router<ApiState>) => void>
+  /** Detection's alerts (GET /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id}). */
+  alerts?: AlertSource
+  /** Detection's replay runs (POST /replay). */
+  replays?: Replays
+  /** Destinations' redelivery (POST /alerts/{id}/deliveries/retry). */
+  redeliveries?: Redeliveries
 }
 
 function normalizeBasePath(p: string): string {
@@ -99,7 +107,10 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       backend: deps.backend,
       maxBodyBytes: deps.maxBodyBytes,
     })
-  for (const add of deps.baseRoutes ?? []) add(api)
+  const { tokens, maxBodyBytes } = deps
+  if (deps.alerts) addAlertRoutes(api, { tokens, alerts: deps.alerts, maxBodyBytes })
+  if (deps.replays) addReplayRoute(api, { tokens, replays: deps.replays, maxBodyBytes })
+  if (deps.redeliveries) addRedeliveryRoute(api, { tokens, redeliveries: deps.redeliveries, maxBodyBytes })
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)
   if (byId) app.use(byId)

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import type Koa from 'koa'
 import type { ApiState } from './context.js'
+import { notFound } from '../errors.js'
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -100,9 +101,7 @@ export function consoleRoute(basePath: string): Koa.Middleware<ApiState> {
       // Anything else under /console/ is the console's 404, with its headers, not an API route.
       if (!ctx.path.startsWith('/console/')) return next()
       ctx.set(CONSOLE_HEADERS)
-      ctx.status = 404
-      ctx.body = { message: 'no such console file' }
-      return
+      throw notFound('no such console file')
     }
     ctx.set(CONSOLE_HEADERS)
     ctx.set('ETag', a.etag)

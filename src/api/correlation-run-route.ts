@@ -8,7 +8,7 @@ import { notImplemented } from '../errors.js'
 import { kindDef } from '../rules/kinds/index.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
-import { readJsonBody } from './json-body.js'
+import { optionalJsonBody } from './json-body.js'
 import { rejectUnknownParams } from './query.js'
 
 /** What the route needs of detection (detect/correlation-schedule.ts `runNow`); it throws the 404/409/503. */
@@ -21,12 +21,10 @@ export function addCorrelationRunRoute(
   deps: { tokens: TokenStore; runs: CorrelationRuns; backend: 'snowflake' | 'databricks'; maxBodyBytes: number },
 ): void {
   const def = kindDef('correlation')
-  // No body is needed; one that is sent is read as every POST's is (size limit, JSON), then ignored.
-  const body = readJsonBody(deps.maxBodyBytes)
   router.post(
     `/${def.apiPath}/:id/run`,
     requirePermission(deps.tokens, 'Manage Rules'),
-    (ctx, next) => (ctx.request.length || ctx.get('transfer-encoding') ? body(ctx, next) : next()),
+    optionalJsonBody(deps.maxBodyBytes),
     async (ctx) => {
       if (def.unavailableOn.includes(deps.backend))
         throw notImplemented(`correlation rules are not available on the ${deps.backend} backend`)

@@ -13,7 +13,7 @@ import { type BodyLimit, readBoundedBody } from '../bounded-body.js'
 import { bytesEqual } from '../constant-time.js'
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { RulekeeperError } from '../errors.js'
+import { notFound, RulekeeperError } from '../errors.js'
 import type { ApiState } from './context.js'
 import { RecentDeliveries } from './recent-deliveries.js'
 
@@ -41,11 +41,7 @@ export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void
   const secret = deps.secret
   const secretDigest = secret === undefined ? undefined : sha256(secret)
   router.post('/hooks/git', async (ctx) => {
-    if (!secret || !secretDigest) {
-      ctx.status = 404
-      ctx.body = { message: 'no webhook secret is configured' }
-      return
-    }
+    if (!secret || !secretDigest) throw notFound('no webhook secret is configured')
     const hub = ctx.get('X-Hub-Signature-256')
     const gitlab = ctx.get('X-Gitlab-Token')
     const keys: string[] = []

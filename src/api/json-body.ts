@@ -94,3 +94,12 @@ export function readJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
     await next()
   }
 }
+
+/**
+ * For a POST that needs no body: one that is sent anyway is read as every POST's is (size limit,
+ * JSON), then ignored; none at all is not read.
+ */
+export function optionalJsonBody(maxBytes: number): Koa.Middleware<ApiState> {
+  const body = readJsonBody(maxBytes)
+  return (ctx, next) => (ctx.request.length || ctx.get('transfer-encoding') ? body(ctx, next) : next())
+}

@@ -2,13 +2,10 @@
 // /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and POST /replay (rule errors:
 // openapi-rule-errors.ts).
 // Kept apart from openapi.ts so that the detection routes and their document change together.
-import { STATUSES } from '../detect/grouping.js'
+import { STATUSES } from '../detect/alert-status.js'
 import { SEVERITIES } from '../rules/model.js'
+import { err, json, type Obj, ref } from './openapi-common.js'
 
-type Obj = Record<string, unknown>
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-const json = (schema: Obj) => ({ 'application/json': { schema } })
-const err = (description: string) => ({ description, content: json(ref('Error')) })
 const auth = (permission: string) => ({
   '401': err('The `X-API-Key` header is missing, or names an unknown, revoked or expired token.'),
   '403': err(`The token lacks the ${permission} permission.`),

@@ -1,11 +1,8 @@
 // The OpenAPI part of POST /correlation-rules/{id}/run (correlation-run-route.ts): the
 // CorrelationRun schema (what one run did) and the path.
 import { kindDef } from '../rules/kinds/index.js'
+import { err, json, type Obj, ref } from './openapi-common.js'
 
-type Obj = Record<string, unknown>
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-const json = (schema: Obj) => ({ 'application/json': { schema } })
-const err = (description: string) => ({ description, content: json(ref('Error')) })
 const time = { type: 'string', format: 'date-time' }
 const ids = (description: string) => ({ type: 'array', items: { type: 'string' }, description })
 

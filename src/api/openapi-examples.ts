@@ -95,6 +95,7 @@ export const RULE_EXAMPLES: Partial<Record<RuleKind, { write: object; read: obje
 export const ERROR_EXAMPLES = {
   invalid: {
     message: 'the request body is invalid',
+    code: 'ValidationFailed',
     errors: [
       { path: '/severity', message: 'severity must be one of INFO, LOW, MEDIUM, HIGH, CRITICAL' },
       { path: '/detection', message: 'invalid YAML: unexpected end of the stream', line: 3, column: 1 },

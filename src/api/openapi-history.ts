@@ -3,14 +3,7 @@
 // openapi.ts. Shapes as api.md, "History, restore and optimistic concurrency", gives them.
 import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
-
-type Obj = Record<string, unknown>
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-const json = (schema: Obj, example?: unknown) => ({
-  'application/json': { schema, ...(example === undefined ? {} : { example }) },
-})
-const err = (description: string, example?: unknown) => ({ description, content: json(ref('Error'), example) })
+import { err, json, type Obj, ref } from './openapi-common.js'
 
 const REV = '3f1c0a9e5b7d2c4e6f8a1b3c5d7e9f0a2b4c6d8e'
 
@@ -42,6 +35,7 @@ export const IF_NONE_MATCH = {
 export const PRECONDITION_FAILED = err('`If-Match` or `If-None-Match` did not hold; nothing was written.', {
   message:
     'If-Match failed: simple rule AWS.Root.Login was changed meanwhile (its ETag is now "…", you sent "…"); nothing was written — read it again and reapply your change',
+  code: 'PreconditionFailed',
 })
 
 export const HISTORY_SCHEMAS: Record<string, Obj> = {

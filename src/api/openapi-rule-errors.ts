@@ -1,9 +1,7 @@
 // The OpenAPI part of the rule-error routes (rule-error-routes.ts): the RuleError and RuleErrorGroup
 // schemas and their pages, and the paths of /rule-errors, /rule-errors/groups and /rule-errors/record.
-type Obj = Record<string, unknown>
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-const json = (schema: Obj) => ({ 'application/json': { schema } })
-const err = (description: string) => ({ description, content: json(ref('Error')) })
+import { err, json, type Obj, ref } from './openapi-common.js'
+
 const AUTH = {
   '401': err('The `X-API-Key` header is missing, or names an unknown, revoked or expired token.'),
   '403': err('The token lacks the View Alerts permission.'),

@@ -7,8 +7,17 @@ import type { TokenStore } from '../auth/token-store.js'
 import { badRequest, notFound } from '../errors.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
-import { decodeCursor, encodeCursor, list, parseLimit, parseTime, type Query, single } from './paging.js'
-import { rejectUnknownParams } from './query.js'
+import {
+  decodeCursor,
+  encodeCursor,
+  listParam,
+  nonEmpty,
+  parseLimit,
+  type Query,
+  rejectUnknownParams,
+  timeParam,
+  tuple,
+} from './query.js'
 
 interface Filter {
   ruleIds?: readonly string[]
@@ -30,7 +39,7 @@ export interface RuleErrorSource {
 const FILTERS = ['rule-id', 'since', 'cursor', 'limit']
 
 function filterOf(q: Query): Filter {
-  return { ruleIds: list(q, 'rule-id'), since: parseTime(q, 'since'), limit: parseLimit(q) }
+  return { ruleIds: listParam(q, 'rule-id'), since: timeParam(q, 'since'), limit: parseLimit(nonEmpty(q, 'limit')) }
 }
 
 export function addRuleErrorRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; errors: RuleErrorSource }) {
@@ -40,8 +49,8 @@ export function addRuleErrorRoutes(router: Router<ApiState>, deps: { tokens: Tok
   router.get('/rule-errors', view, (ctx) => {
     const q = ctx.query as Query
     rejectUnknownParams(q, FILTERS)
-    const cursor = single(q, 'cursor')
-    const before = cursor === undefined ? undefined : decodeCursor<[number]>(cursor, ['n'])[0]
+    const cursor = nonEmpty(q, 'cursor')
+    const before = cursor === undefined ? undefined : decodeCursor(cursor, tuple<[number]>('n'))[0]
     const page = errors.list({ ...filterOf(q), before })
     ctx.body = { results: page.results, next: page.next === null ? null : encodeCursor([page.next]) }
   })
@@ -49,8 +58,8 @@ export function addRuleErrorRoutes(router: Router<ApiState>, deps: { tokens: Tok
   router.get('/rule-errors/groups', view, (ctx) => {
     const q = ctx.query as Query
     rejectUnknownParams(q, FILTERS)
-    const cursor = single(q, 'cursor')
-    const c = cursor === undefined ? undefined : decodeCursor<[string, string]>(cursor, ['s', 's'])
+    const cursor = nonEmpty(q, 'cursor')
+    const c = cursor === undefined ? undefined : decodeCursor(cursor, tuple<[string, string]>('s', 's'))
     const page = errors.groups({ ...filterOf(q), after: c && { lastTime: c[0], key: c[1] } })
     ctx.body = { results: page.results, next: page.next && encodeCursor([page.next.lastTime, page.next.key]) }
   })
@@ -58,8 +67,8 @@ export function addRuleErrorRoutes(router: Router<ApiState>, deps: { tokens: Tok
   router.get('/rule-errors/record', view, async (ctx) => {
     const q = ctx.query as Query
     rejectUnknownParams(q, ['partition', 'offset'])
-    const partition = single(q, 'partition')
-    const offset = single(q, 'offset')
+    const partition = nonEmpty(q, 'partition')
+    const offset = nonEmpty(q, 'offset')
     if (partition === undefined || offset === undefined)
       throw badRequest('partition and offset are required: the `record` of a rule error')
     if (!/^\d{1,15}$/.test(offset)) throw badRequest('offset must be a non-negative integer')

@@ -19,7 +19,17 @@ import type { IndexedRule } from '../rules/rule-index.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
-import { booleanParam, limitParam, parseListQuery, rejectUnknownParams } from './query.js'
+import {
+  booleanParam,
+  decodeHistoryCursor,
+  historyCursor,
+  nonEmpty,
+  parseLimit,
+  parseListQuery,
+  rejectUnknownParams,
+  ruleListCursor,
+  single,
+} from './query.js'
 import { changeReason, checkBodyLimits, checkFileSize, type RuleLimits } from './rule-limits.js'
 import { hasTests, prepareRule, runRuleTests } from './rule-requests.js'
 import { testScope } from './test-scope.js'
@@ -75,7 +85,8 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
   })
 
   router.get(base, view, ...gate, async (ctx) => {
-    ctx.body = listRules(rc(), kind, parseListQuery(kind, ctx.query))
+    const page = listRules(rc(), kind, parseListQuery(kind, ctx.query))
+    ctx.body = { results: page.results, next: page.next === null ? null : ruleListCursor(kind, page.next) }
   })
 
   const getParams = def.pythonView ? ['include-python'] : []
@@ -175,7 +186,13 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
   router.get(`${base}/:id/history`, view, ...gate, async (ctx) => {
     rejectUnknownParams(ctx.query, ['cursor', 'limit'])
     const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined
-    ctx.body = await reads.page(kind, ctx.params.id!, cursor, limitParam(ctx.query))
+    const page = await reads.page(
+      kind,
+      ctx.params.id!,
+      cursor === undefined ? undefined : decodeHistoryCursor(cursor),
+      parseLimit(single(ctx.query, 'limit')),
+    )
+    ctx.body = { results: page.results, next: page.next && historyCursor(page.next) }
   })
 
   router.get(`${base}/:id/history/:revision`, view, ...gate, async (ctx) => {
@@ -185,14 +202,14 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
 
   router.get(`${base}/:id/diff`, view, ...gate, async (ctx) => {
     rejectUnknownParams(ctx.query, ['from', 'to'])
-    const from = singleParam(ctx.query, 'from')
+    const from = nonEmpty(ctx.query, 'from')
     if (from === undefined) throw badRequest('from is required: the revision to compare from')
-    ctx.body = await reads.diff(kind, ctx.params.id!, from, singleParam(ctx.query, 'to'))
+    ctx.body = await reads.diff(kind, ctx.params.id!, from, nonEmpty(ctx.query, 'to'))
   })
 
   router.post(`${base}/:id/restore`, manage, ...gate, async (ctx) => {
     rejectUnknownParams(ctx.query, ['revision', 'run-tests-first'])
-    const revision = singleParam(ctx.query, 'revision')
+    const revision = nonEmpty(ctx.query, 'revision')
     if (revision === undefined) throw badRequest('revision is required: the commit to restore the rule from')
     const runFirst = booleanParam(ctx.query, 'run-tests-first', true)
     const reason = changeReason(ctx.get('X-Change-Reason'))
@@ -232,13 +249,6 @@ export function addRuleRoutes(router: Router<ApiState>, kind: RuleKind, deps: Ru
     if (outcome.etag) ctx.set('ETag', outcome.etag)
     ctx.body = ruleRepresentation(rc(), saved)
   })
-}
-
-/** A query parameter given at most once. */
-function singleParam(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = query[name]
-  if (Array.isArray(v)) throw badRequest(`${name} may be given only once`)
-  return v === undefined || v === '' ? undefined : v
 }
 
 /** If-Match (and, on PUT, If-None-Match: *) of a write request. */

@@ -1,6 +1,7 @@
 // The `rulekeeper` command: dispatches to serve, init, token, test, validate, debug and replay.
-// Each command prints its own --help; usage errors exit with 2, failures with 1. Reads process.env
-// here only.
+// Each command prints its own --help; usage errors exit with 2, failures with 1. The environment
+// the commands and the configuration get is read here (beyond it, process.env is read only for
+// child processes, git/git-binary.ts and the Python engine's default, and for NO_COLOR).
 import fs from 'node:fs'
 import { alertsCommand } from './alerts.js'
 import { debugCommand } from './debug.js'

@@ -3,7 +3,7 @@
 // `POST /replay` answers; reads only, so the server may be running or not (detect/replay.ts).
 import path from 'node:path'
 import { loadConfig } from '../config/load.js'
-import { rfc3339Ms } from '../detect/replay-route.js'
+import { rfc3339Ms } from '../rfc3339.js'
 import { liveCompilers } from '../detect/compilers.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'

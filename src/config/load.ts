@@ -1,7 +1,8 @@
 // Loads the configuration: config/default.yaml, then the file named by RULEKEEPER_CONFIG layered
-// over it, then the RULEKEEPER_* environment variables. Takes the environment as an argument (only
-// main.ts and the CLI read process.env) and checks the result whole: one error lists every problem
-// by key path (unknown keys with the nearest known one), with the file line or variable it came from.
+// over it, then the RULEKEEPER_* environment variables. Takes the environment as an argument (the
+// CLI's entry, cli/index.ts, passes process.env; main.ts and tests pass what they were given) and
+// checks the result whole: one error lists every problem by key path (unknown keys with the nearest
+// known one), with the file line or variable it came from.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

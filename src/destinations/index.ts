@@ -1,15 +1,10 @@
 // Entry point of destinations (alerts.md §4): reads the config sections, opens the delivery
 // journal, and gives detection its AlertHook (routing at creation, delivery after the commit);
-// at start it takes over every alert's deliveries not yet acknowledged. Adds the redelivery route,
-// `/status`'s `delivery` and `destinations` parts, and polls the CLI's redelivery requests.
-import type Router from '@koa/router'
-import { requirePermission } from '../api/auth.js'
-import type { ApiState } from '../api/context.js'
-import { readJsonBody } from '../api/json-body.js'
-import type { TokenStore } from '../auth/token-store.js'
+// at start it takes over every alert's deliveries not yet acknowledged. Gives the API the
+// redelivery of an alert (`retryDeliveries`, api/redelivery-route.ts) and `/status`'s `delivery`
+// and `destinations` parts, and polls the CLI's redelivery requests.
 import type { AlertHook } from '../detect/alert-hook.js'
 import { alertView, type Group } from '../detect/grouping.js'
-import { notFound } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import type { RuleProblem } from '../rules/model.js'
@@ -31,7 +26,8 @@ export interface Destinations {
   ruleWarnings(rule: Pick<IndexedRule, 'view'>): RuleProblem[]
   /** Queues the alert's failed deliveries again; answers how many. */
   redeliver(alertId: string): Promise<number>
-  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
+  /** `POST /alerts/{id}/deliveries/retry`: queues the alert's failed deliveries again; its view, or null when no alert. */
+  retryDeliveries(alertId: string): Promise<Record<string, unknown> | null>
   close(): Promise<void>
 }
 
@@ -145,24 +141,11 @@ export async function createDestinations(opts: {
     status,
     ruleWarnings: (rule) => unknownOutputIdWarnings(strings(rule.view.outputIDs), knownIds),
     redeliver: (id) => d.redeliver(id),
-    addRoutes(router, deps) {
-      // No body is needed; one that is sent is read as every POST's is (size limit, JSON), then ignored.
-      const body = readJsonBody(deps.maxBodyBytes)
-      const maybeBody: typeof body = (ctx, next) =>
-        ctx.request.length || ctx.get('transfer-encoding') ? body(ctx, next) : next()
-      router.post(
-        '/alerts/:id/deliveries/retry',
-        requirePermission(deps.tokens, 'Manage Alerts'),
-        maybeBody,
-        async (ctx) => {
-          const id = ctx.params.id as string
-          const g = groups.get(id)
-          if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
-          await d.redeliver(id)
-          ctx.status = 202
-          ctx.body = alertView(g)
-        },
-      )
+    async retryDeliveries(id) {
+      const g = groups.get(id)
+      if (!g?.alert) return null
+      await d.redeliver(id)
+      return alertView(g)
     },
     async close() {
       clearInterval(timer)

@@ -4,9 +4,9 @@
 // alert once it has Threshold matches. Live detection and replay run the same code.
 import { createHash } from 'node:crypto'
 import { compileKeySpec, MISSING, parseKeyPath, type Resolver } from '../engine/simple/index.js'
+import type { AlertStatus } from './alert-status.js'
 
-export const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED'] as const
-export type AlertStatus = (typeof STATUSES)[number]
+export { STATUSES, type AlertStatus } from './alert-status.js'
 
 /** What a rule contributes to its alerts (its effective API fields at the revision evaluated). */
 export interface RuleMeta {

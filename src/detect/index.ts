@@ -1,27 +1,24 @@
 // Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
 // builds the detector over the served rules, subscribes it to the log sources' durable batches,
 // catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
-// `addRoutes` mounts the alert and replay routes (main.ts, under the base path); main.ts awaits
-// `close()`.
+// Gives main.ts what the API serves (alerts, replay runs, rule errors, correlation runs); main.ts
+// awaits `close()`.
 import path from 'node:path'
-import type Router from '@koa/router'
-import type { ApiState } from '../api/context.js'
-import type { TokenStore } from '../auth/token-store.js'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
-import { addAlertRoutes } from './alert-routes.js'
+import { AlertReads } from './alert-reads.js'
 import { createDetectMetrics } from './detect-metrics.js'
 import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
 import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
 import type { AlertHook } from './alert-hook.js'
 import { withAlertLog } from './alert-log.js'
-import { addReplayRoute } from './replay-route.js'
+import { replayRuns } from './replay-runs.js'
 import { RuleErrorList } from './rule-error-list.js'
 import { createCorrelationMetrics } from './correlation-metrics.js'
 import { CorrelationScheduler, type CorrelationScheduleOptions } from './correlation-schedule.js'
-import type { ReplayLimits } from './config.js'
+import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
 
 export interface Detection {
   detector: Detector
@@ -31,8 +28,11 @@ export interface Detection {
   correlation: CorrelationScheduler
   /** The rule errors as the API lists them. */
   ruleErrors: RuleErrorList
+  /** The alerts as the API reads and changes them. */
+  alerts: AlertReads
+  /** Replays as `POST /replay` runs them, with their limits. */
+  replays: ReturnType<typeof replayRuns>
   status(): ReturnType<Detector['status']> & { correlation: ReturnType<CorrelationScheduler['status']> }
-  addRoutes(router: Router<ApiState>, deps: { tokens: TokenStore; maxBodyBytes: number }): void
   close(): Promise<void>
 }
 
@@ -86,25 +86,22 @@ export async function createDetection(opts: {
     path.join(opts.dataDir, 'logs'),
     (id) => opts.catalog.index.rules.get(id)?.kind ?? null,
   )
+  const logsRoot = path.join(opts.dataDir, 'logs')
   return {
     detector,
     store,
     correlation,
     ruleErrors,
+    alerts: new AlertReads(detector, store, logsRoot),
+    replays: replayRuns({
+      detector,
+      logsRoot,
+      catalog: opts.catalog,
+      compilers,
+      rulesAt: opts.rulesAt ?? (async () => null),
+      limits: opts.replayLimits ?? DEFAULT_REPLAY_LIMITS,
+    }),
     status: () => ({ ...detector.status(), correlation: correlation.status() }),
-    addRoutes(router, deps) {
-      const logsRoot = path.join(opts.dataDir, 'logs')
-      addAlertRoutes(router, { ...deps, detector, store, logsRoot })
-      addReplayRoute(router, {
-        ...deps,
-        detector,
-        logsRoot,
-        catalog: opts.catalog,
-        compilers,
-        rulesAt: opts.rulesAt ?? (async () => null),
-        limits: opts.replayLimits,
-      })
-    },
     close: async () => {
       await correlation.close()
       await detector.close()

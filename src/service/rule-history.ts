@@ -27,6 +27,12 @@ export interface HistoryItem {
   paths: string[]
 }
 
+/** Where a history page ends: the commit before which the next page starts, and its position. */
+export interface HistoryPosition {
+  commit: string
+  n: number
+}
+
 export interface HistoryReadDeps {
   repo: GitRepository
   catalog: { readonly index: RuleIndex; readonly history: HistoryTracker }
@@ -62,22 +68,23 @@ export class RuleHistoryReads {
     return tag
   }
 
-  /** One page of the id's history, newest first; `cursor` is the `next` of the previous page. */
+  /**
+   * One page of the id's history, newest first; `after` is the `next` of the previous page (the
+   * commit the page ends before and its position; api/query.ts makes it a cursor).
+   */
   async page(
     kind: RuleKind,
     id: string,
-    cursor: string | undefined,
+    after: HistoryPosition | undefined,
     limit: number,
-  ): Promise<{ results: HistoryItem[]; next: string | null }> {
+  ): Promise<{ results: HistoryItem[]; next: HistoryPosition | null }> {
     const entries = await this.entriesOf(kind, id)
     let end = entries.length
-    if (cursor !== undefined) end = this.decodeCursor(entries, cursor)
+    if (after !== undefined) end = this.positionOf(entries, after)
     const start = Math.max(0, end - limit)
     const results: HistoryItem[] = []
     for (let i = end - 1; i >= start; i--) results.push(this.item(entries[i]!))
-    const next =
-      start > 0 ? Buffer.from(JSON.stringify({ c: entries[start]!.commit, n: start })).toString('base64url') : null
-    return { results, next }
+    return { results, next: start > 0 ? { commit: entries[start]!.commit, n: start } : null }
   }
 
   /** The rule as it was at `revision`: its representation with the metadata of then, and `revision`. */
@@ -177,18 +184,12 @@ export class RuleHistoryReads {
     }
   }
 
-  private decodeCursor(entries: readonly LogEntry[], cursor: string): number {
-    try {
-      if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) throw new Error()
-      const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { c?: unknown; n?: unknown }
-      if (typeof v.c !== 'string' || typeof v.n !== 'number') throw new Error()
-      if (entries[v.n]?.commit === v.c) return v.n
-      const i = entries.findIndex((e) => e.commit === v.c)
-      if (i < 0) throw new Error()
-      return i
-    } catch {
-      throw badRequest('invalid cursor: pass the `next` value of the previous page unchanged')
-    }
+  /** Where a page position lies now (the history may have grown since: the commit is looked up). */
+  private positionOf(entries: readonly LogEntry[], at: HistoryPosition): number {
+    if (entries[at.n]?.commit === at.commit) return at.n
+    const i = entries.findIndex((e) => e.commit === at.commit)
+    if (i < 0) throw badRequest("cursor is not valid: it names no commit of this rule's history")
+    return i
   }
 
   /** A full commit id: given in full (and present), or an abbreviation of one of the id's commits. */

@@ -1,7 +1,7 @@
 // Reads: a rule's full API representation (file view + history metadata + derived fields) and the
-// filtered, cursor-paginated list. Pages are id-ordered (byte order) and the cursor is the last id
-// returned, so a walk never repeats an id and never skips one that stayed unchanged meanwhile.
-import { badRequest } from '../errors.js'
+// filtered, paginated list. Pages are id-ordered (byte order) and a page's position is the last id
+// returned (api/query.ts makes it a cursor), so a walk never repeats an id and never skips one that
+// stayed unchanged meanwhile.
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { kindDef } from '../rules/kinds/index.js'
 import { dataModelsByLogType } from '../rules/data-models.js'
@@ -125,21 +125,7 @@ function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   return true
 }
 
-function encodeCursor(kind: RuleKind, lastId: string): string {
-  return Buffer.from(JSON.stringify({ k: kind, a: lastId })).toString('base64url')
-}
-
-export function decodeCursor(kind: RuleKind, cursor: string): string {
-  try {
-    if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) throw new Error()
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; a?: unknown }
-    if (v.k !== kind || typeof v.a !== 'string') throw new Error()
-    return v.a
-  } catch {
-    throw badRequest('invalid cursor: pass the `next` value of the previous page unchanged')
-  }
-}
-
+/** One page of the kind's rules after `query.after`; `next` is the last id returned when more follow. */
 export function listRules(
   rc: ReadContext,
   kind: RuleKind,
@@ -156,7 +142,7 @@ export function listRules(
   for (const id of rc.index.idsAfter(kind, q.after)) {
     const r = rc.index.rules.get(id)!
     if (!matches(rc, r, q)) continue
-    if (results.length === q.limit) return { results, next: encodeCursor(kind, last!) }
+    if (results.length === q.limit) return { results, next: last }
     results.push(ruleRepresentation(rc, r, q.includePython))
     last = id
   }

@@ -1,53 +1,37 @@
 // `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
 // matches and the alerts a run of those rules over the stored records of [from, to) would give,
-// with the served revision or the given one. Stores and delivers nothing (replay.ts). At most
-// `limits.concurrency` replays run at once (one more: 503 with Retry-After, estimated from the
-// running ones' progress), each reads at most `limits.maxBytes` of stored records (more: 400), and
-// a replay whose caller went away stops (docs/decisions.md, "Replay limits"). Times must be real calendar times:
-// 2026-02-30 or 24:00 is a 400, not a day later.
+// with the served revision or the given one (detection's replay runs, handed over by main.ts; they
+// store and deliver nothing). At most `limits.concurrency` replays run at once (one more: 503 with
+// Retry-After, estimated from the running ones' progress), each reads at most `limits.maxBytes` of
+// stored records (more: 400), and a replay whose caller went away stops (docs/decisions.md, "Replay
+// limits"). Times must be real calendar times: 2026-02-30 or 24:00 is a 400, not a day later.
 import type Router from '@koa/router'
-import { requirePermission } from '../api/auth.js'
-import type { ApiState } from '../api/context.js'
-import { readJsonBody } from '../api/json-body.js'
 import type { TokenStore } from '../auth/token-store.js'
-import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
+import { badRequest, isRulekeeperError, RulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
-import type { RuleIndex } from '../rules/rule-index.js'
-import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
-import type { Detector } from './detector.js'
-import type { LiveCompiler } from './live-rules.js'
-import { replay, ReplayRequestError } from './replay.js'
+import { rfc3339Ms } from '../rfc3339.js'
+import { requirePermission } from './auth.js'
+import type { ApiState } from './context.js'
+import { readJsonBody } from './json-body.js'
 
-const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$/i
-
-/** Milliseconds of an RFC 3339 time, or undefined (a day or hour that does not exist included). */
-export function rfc3339Ms(v: unknown): number | undefined {
-  const m = typeof v === 'string' ? RFC3339.exec(v) : null
-  if (!m) return undefined
-  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => Number(x ?? 0))
-  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate() // the last day of that month
-  if (month! < 1 || month! > 12 || day! < 1 || day! > days || hour! > 23 || minute! > 59 || second! > 59)
-    return undefined
-  if (offH! > 23 || offM! > 59) return undefined
-  const ms = Date.parse(v as string)
-  return Number.isNaN(ms) ? undefined : ms
+/** What the route needs of detection (detect/replay-runs.ts); `run` throws the 400s of a replay. */
+export interface Replays {
+  limits: { concurrency: number }
+  run(req: {
+    ruleIds?: string[]
+    fromMs: number
+    toMs: number
+    revision?: string
+    signal: AbortSignal
+    progress: (read: number, total: number) => void
+  }): Promise<unknown>
 }
 
 export function addReplayRoute(
   router: Router<ApiState>,
-  deps: {
-    tokens: TokenStore
-    maxBodyBytes: number
-    detector: Detector
-    logsRoot: string
-    catalog: { readonly index: RuleIndex }
-    compilers: Readonly<Record<string, LiveCompiler>>
-    /** The rules of another commit, or null when the repository has no such commit. */
-    rulesAt: (revision: string) => Promise<RuleIndex | null>
-    limits?: ReplayLimits
-  },
+  deps: { tokens: TokenStore; maxBodyBytes: number; replays: Replays },
 ): void {
-  const limits = deps.limits ?? DEFAULT_REPLAY_LIMITS
+  const { limits } = deps.replays
   /** The replays running now: when each started and how far it has read. */
   const running = new Set<{ startedAt: number; read: number; total: number }>()
   /** Seconds until the first running replay should end (from its progress so far), 1 to 3600. */
@@ -96,21 +80,11 @@ export function addReplayRoute(
     }
     ctx.res.once('close', onClose)
     try {
-      let index = deps.catalog.index
-      if (typeof rev === 'string' && rev !== index.revision) {
-        const at = await deps.rulesAt(rev)
-        if (!at) throw validationFailed([{ path: '/revision', message: `no commit ${rev} in the rules repository` }])
-        index = at
-      }
-      ctx.body = await replay({
-        logsRoot: deps.logsRoot,
-        index,
-        compilers: deps.compilers,
+      ctx.body = await deps.replays.run({
         ruleIds: ids as string[] | undefined,
         fromMs: fromMs!,
         toMs: toMs!,
-        durableLength: (file) => deps.detector.durableLength(file),
-        maxBytes: limits.maxBytes,
+        revision: rev as string | undefined,
         signal: abort.signal,
         progress: (read, total) => {
           slot.read = read
@@ -118,9 +92,9 @@ export function addReplayRoute(
         },
       })
     } catch (err) {
-      if (err instanceof ReplayRequestError) throw badRequest(err.message)
       // nobody reads the answer; a plain 4xx keeps it out of the server-error log
-      if (abort.signal.aborted) throw badRequest('the client disconnected before the replay finished')
+      if (abort.signal.aborted && !isRulekeeperError(err))
+        throw badRequest('the client disconnected before the replay finished')
       throw err
     } finally {
       ctx.res.off('close', onClose)

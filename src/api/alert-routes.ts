@@ -1,0 +1,122 @@
+// The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
+// GET /alerts/{id}/events (the matched records as stored) and PATCH /alerts/{id} (status only),
+// with the View/Manage Alerts permissions. Served from an AlertSource handed over by main.ts
+// (detection's alert reads, detect/alert-reads.ts).
+import type Router from '@koa/router'
+import type { TokenStore } from '../auth/token-store.js'
+import { STATUSES, type AlertStatus } from '../detect/alert-status.js'
+import { badRequest, notFound, validationFailed } from '../errors.js'
+import { isPlainObject } from '../is-plain-object.js'
+import { SEVERITIES } from '../rules/model.js'
+import { requirePermission } from './auth.js'
+import type { ApiState } from './context.js'
+import { readJsonBody } from './json-body.js'
+import {
+  decodeCursor,
+  encodeCursor,
+  listParam,
+  nonEmpty,
+  parseLimit,
+  type Query,
+  rejectUnknownParams,
+  timeParam,
+  tuple,
+} from './query.js'
+
+type Position = { createdAt: string; id: string }
+
+/** What the routes need of detection (detect/alert-reads.ts). */
+export interface AlertSource {
+  /** A page of alert views, newest first; `next` is the last alert of the page when more follow. */
+  query(q: {
+    ruleIds?: string[]
+    severities?: string[]
+    statuses?: string[]
+    createdAfter?: string
+    createdBefore?: string
+    after?: Position
+    limit: number
+  }): { results: unknown[]; next: Position | null }
+  /** Whether an alert has this id. */
+  has(id: string): boolean
+  /** The alert's view; null when no alert has this id. */
+  get(id: string): unknown | null
+  /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
+  events(id: string, skip: number, limit: number): Promise<{ results: unknown[]; total: number } | null>
+  /** Sets the alert's status; its view after, or null when no alert has this id. */
+  setStatus(id: string, status: AlertStatus): Promise<unknown | null>
+}
+
+const noAlert = (id: string) => notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+
+export function addAlertRoutes(
+  router: Router<ApiState>,
+  deps: { tokens: TokenStore; alerts: AlertSource; maxBodyBytes: number },
+): void {
+  const view = requirePermission(deps.tokens, 'View Alerts')
+  const manage = requirePermission(deps.tokens, 'Manage Alerts')
+  const { alerts } = deps
+
+  router.get('/alerts', view, (ctx) => {
+    const q = ctx.query as Query
+    rejectUnknownParams(q, ['rule-id', 'severity', 'status', 'created-after', 'created-before', 'cursor', 'limit'])
+    const severities = listParam(q, 'severity')?.map((s) => s.toUpperCase())
+    const badSev = severities?.filter((s) => !(SEVERITIES as readonly string[]).includes(s)) ?? []
+    if (badSev.length) throw badRequest(`severity must be among ${SEVERITIES.join(', ')}`)
+    const statuses = listParam(q, 'status')?.map((s) => s.toUpperCase())
+    if (statuses?.some((s) => !(STATUSES as readonly string[]).includes(s)))
+      throw badRequest(`status must be among ${STATUSES.join(', ')}`)
+    const cursor = nonEmpty(q, 'cursor')
+    const after = cursor ? decodeCursor(cursor, tuple<[string, string]>('s', 's')) : undefined
+    const page = alerts.query({
+      ruleIds: listParam(q, 'rule-id'),
+      severities,
+      statuses,
+      createdAfter: timeParam(q, 'created-after'),
+      createdBefore: timeParam(q, 'created-before'),
+      after: after && { createdAt: after[0], id: after[1] },
+      limit: parseLimit(nonEmpty(q, 'limit')),
+    })
+    ctx.body = {
+      results: page.results,
+      next: page.next ? encodeCursor([page.next.createdAt, page.next.id]) : null,
+    }
+  })
+
+  router.get('/alerts/:id', view, (ctx) => {
+    const id = ctx.params.id as string
+    const alert = alerts.get(id)
+    if (alert === null) throw noAlert(id)
+    ctx.body = alert
+  })
+
+  router.get('/alerts/:id/events', view, async (ctx) => {
+    const q = ctx.query as Query
+    rejectUnknownParams(q, ['cursor', 'limit'])
+    const id = ctx.params.id as string
+    if (!alerts.has(id)) throw noAlert(id)
+    const limit = parseLimit(nonEmpty(q, 'limit'))
+    const cursor = nonEmpty(q, 'cursor')
+    const skip = cursor ? decodeCursor(cursor, tuple<[number]>('n'))[0] : 0
+    const page = await alerts.events(id, skip, limit)
+    if (page === null) throw noAlert(id)
+    ctx.body = { results: page.results, next: skip + limit < page.total ? encodeCursor([skip + limit]) : null }
+  })
+
+  router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
+    const id = ctx.params.id as string
+    const body = ctx.state.body
+    if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "status": … }')
+    const errors: Array<{ path: string; message: string }> = []
+    for (const k of Object.keys(body))
+      if (k !== 'status') errors.push({ path: `/${k}`, message: `${k} is not writable; only status is` })
+    if (!Object.hasOwn(body, 'status')) errors.push({ path: '/status', message: 'status is required' })
+    else if (!(STATUSES as readonly unknown[]).includes(body.status))
+      errors.push({ path: '/status', message: `status must be one of ${STATUSES.join(', ')}` })
+    if (!alerts.has(id)) throw noAlert(id)
+    if (errors.length) throw validationFailed(errors)
+    const after = await alerts.setStatus(id, body.status as AlertStatus)
+    if (after === null) throw noAlert(id)
+    ctx.body = after
+  })
+}

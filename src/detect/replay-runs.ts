@@ -1,0 +1,59 @@
+// Replay as the API runs it (api/replay-route.ts `Replays`): the served rules or those of another
+// commit, over the stored records up to their durable lengths; a request replay.ts cannot run
+// (an empty range, unknown rules, too many bytes) or an unknown commit is a 400.
+import { badRequest, validationFailed } from '../errors.js'
+import type { RuleIndex } from '../rules/rule-index.js'
+import type { ReplayLimits } from './config.js'
+import type { Detector } from './detector.js'
+import type { LiveCompiler } from './live-rules.js'
+import { replay, ReplayRequestError } from './replay.js'
+
+export interface ReplayRequest {
+  ruleIds?: string[]
+  fromMs: number
+  toMs: number
+  /** A full commit id; absent: the served revision. */
+  revision?: string
+  signal: AbortSignal
+  progress: (read: number, total: number) => void
+}
+
+export function replayRuns(deps: {
+  detector: Pick<Detector, 'durableLength'>
+  logsRoot: string
+  catalog: { readonly index: RuleIndex }
+  compilers: Readonly<Record<string, LiveCompiler>>
+  /** The rules of another commit, or null when the repository has no such commit. */
+  rulesAt: (revision: string) => Promise<RuleIndex | null>
+  limits: ReplayLimits
+}): { limits: ReplayLimits; run(req: ReplayRequest): Promise<unknown> } {
+  return {
+    limits: deps.limits,
+    async run(req) {
+      let index = deps.catalog.index
+      if (req.revision !== undefined && req.revision !== index.revision) {
+        const at = await deps.rulesAt(req.revision)
+        if (!at)
+          throw validationFailed([{ path: '/revision', message: `no commit ${req.revision} in the rules repository` }])
+        index = at
+      }
+      try {
+        return await replay({
+          logsRoot: deps.logsRoot,
+          index,
+          compilers: deps.compilers,
+          ruleIds: req.ruleIds,
+          fromMs: req.fromMs,
+          toMs: req.toMs,
+          durableLength: (file) => deps.detector.durableLength(file),
+          maxBytes: deps.limits.maxBytes,
+          signal: req.signal,
+          progress: req.progress,
+        })
+      } catch (err) {
+        if (err instanceof ReplayRequestError) throw badRequest(err.message)
+        throw err
+      }
+    },
+  }
+}
