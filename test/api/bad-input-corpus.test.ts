@@ -650,7 +650,9 @@ function genUnknown(rng: Rng, world: World, n: number): Case[] {
   ]
   const crossKind: Record<Kind, string[]> = {
     correlation: ['body', 'scheduledQueries', 'inlineFilters', 'alertTitle', 'groupBy', 'pythonBody'],
-    scheduled: ['detection', 'logTypes', 'inlineFilters', 'alertTitle', 'pythonBody', 'correlationRuleReferenceIds'],
+    // alertTitle, alertContext, dynamicSeverities and groupBy are a Python rule's fields too (PAT's
+    // schema: kept, the module's functions decide); resourceTypes is a policy's.
+    scheduled: ['detection', 'logTypes', 'inlineFilters', 'resourceTypes', 'pythonBody', 'correlationRuleReferenceIds'],
     simple: ['body', 'scheduledQueries', 'correlationRuleReferenceIds'],
   }
   const out: Case[] = []
