@@ -11,20 +11,17 @@ import { decodeCursor, encodeCursor, list, parseLimit, parseTime, type Query, si
 import { badRequest, notFound, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { SEVERITIES } from '../rules/model.js'
-import { AlertEventIndex } from './alert-events.js'
+import type { AlertAccess } from './alert-book.js'
 import { readStoredLines } from './stored-log.js'
-import type { Detector } from './detector.js'
-import type { DetectionStore } from './detection-store.js'
 import { alertView, STATUSES, type AlertStatus } from './grouping.js'
 
 export function addAlertRoutes(
   router: Router<ApiState>,
-  deps: { tokens: TokenStore; detector: Detector; store: DetectionStore; logsRoot: string; maxBodyBytes: number },
+  deps: { tokens: TokenStore; alerts: AlertAccess; logsRoot: string; maxBodyBytes: number },
 ): void {
   const view = requirePermission(deps.tokens, 'View Alerts')
   const manage = requirePermission(deps.tokens, 'Manage Alerts')
-  const { detector } = deps
-  const events = new AlertEventIndex(deps.store)
+  const { alerts } = deps
 
   router.get('/alerts', view, (ctx) => {
     const q = ctx.query as Query
@@ -37,7 +34,7 @@ export function addAlertRoutes(
       throw badRequest(`status must be among ${STATUSES.join(', ')}`)
     const cursor = single(q, 'cursor')
     const after = cursor ? decodeCursor<[string, string]>(cursor, ['s', 's']) : undefined
-    const page = detector.alerts.query({
+    const page = alerts.query({
       ruleIds: list(q, 'rule-id'),
       severities,
       statuses,
@@ -53,8 +50,8 @@ export function addAlertRoutes(
   })
 
   const alertOf = (id: string) => {
-    const g = detector.grouper.groups.get(id)
-    if (!g?.alert) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
+    const g = alerts.alert(id)
+    if (!g) throw notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
     return g
   }
 
@@ -70,7 +67,7 @@ export function addAlertRoutes(
     const cursor = single(q, 'cursor')
     const skip = cursor ? decodeCursor<[number]>(cursor, ['n'])[0] : 0
     // The matches of the group lie in the event-hour partitions of its first to last event.
-    const locations = await events.locations(g)
+    const locations = await alerts.eventLocations(g)
     const results = await readStoredLines(deps.logsRoot, locations.slice(skip, skip + limit))
     ctx.body = { results, next: skip + limit < locations.length ? encodeCursor([skip + limit]) : null }
   })
@@ -86,7 +83,7 @@ export function addAlertRoutes(
       errors.push({ path: '/status', message: `status must be one of ${STATUSES.join(', ')}` })
     alertOf(ctx.params.id as string)
     if (errors.length) throw validationFailed(errors)
-    const g = await detector.setStatus(ctx.params.id as string, body.status as AlertStatus)
+    const g = await alerts.setStatus(ctx.params.id as string, body.status as AlertStatus)
     if (!g) throw notFound(`no alert ${JSON.stringify(String(ctx.params.id).slice(0, 100))}`)
     ctx.body = alertView(g)
   })

@@ -1,5 +1,6 @@
-// Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
-// builds the detector over the served rules, subscribes it to the log sources' durable batches,
+// Entry point of detection: opens the file store (cutting uncommitted output back to the
+// checkpoint), builds the alert book over it (the one writer of detection output) and the
+// log-reading loop over the served rules, subscribes the loop to the log sources' durable batches,
 // catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
 // `addRoutes` mounts the alert and replay routes (main.ts, under the base path); main.ts awaits
 // `close()`.
@@ -10,6 +11,7 @@ import type { TokenStore } from '../auth/token-store.js'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
+import { AlertBook } from './alert-book.js'
 import { addAlertRoutes } from './alert-routes.js'
 import { createDetectMetrics } from './detect-metrics.js'
 import { DetectionStore } from './detection-store.js'
@@ -24,7 +26,10 @@ import { CorrelationScheduler, type CorrelationScheduleOptions } from './correla
 import type { ReplayLimits } from './config.js'
 
 export interface Detection {
+  /** The log-reading loop. */
   detector: Detector
+  /** The one writer of detection output: alerts, groups, rule errors (in memory), commits. */
+  book: AlertBook
   /** The durable output (matches, alert journal, rule errors, checkpoint). */
   store: DetectionStore
   /** Correlation rules on their schedule (and run now: `runNow`). */
@@ -58,23 +63,25 @@ export async function createDetection(opts: {
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const compilers = opts.compilers ?? DEFAULT_COMPILERS
+  const metrics = createDetectMetrics(opts.metrics)
+  const book = new AlertBook(store, { alertHook: withAlertLog(opts.logger, opts.alertHook), metrics })
   const detector = new Detector({
     dataDir: opts.dataDir,
     logTypes: opts.logSources.logTypes,
     catalog: opts.catalog,
     compilers,
-    store,
+    book,
     logger: opts.logger,
-    metrics: createDetectMetrics(opts.metrics),
-    alertHook: withAlertLog(opts.logger, opts.alertHook),
+    metrics,
   })
-  opts.alertHook?.restored?.(detector.grouper.groups)
+  opts.alertHook?.restored?.(book.groups)
   opts.logSources.onDurable((files) => detector.notify(files))
   await detector.start()
   const correlation = new CorrelationScheduler({
     ...opts.correlation,
     catalog: opts.catalog,
     detector,
+    book,
     store,
     logsRoot: path.join(opts.dataDir, 'logs'),
     logger: opts.logger,
@@ -82,19 +89,20 @@ export async function createDetection(opts: {
   })
   correlation.start()
   const ruleErrors = new RuleErrorList(
-    detector.ruleErrors,
+    book.ruleErrors,
     path.join(opts.dataDir, 'logs'),
     (id) => opts.catalog.index.rules.get(id)?.kind ?? null,
   )
   return {
     detector,
+    book,
     store,
     correlation,
     ruleErrors,
     status: () => ({ ...detector.status(), correlation: correlation.status() }),
     addRoutes(router, deps) {
       const logsRoot = path.join(opts.dataDir, 'logs')
-      addAlertRoutes(router, { ...deps, detector, store, logsRoot })
+      addAlertRoutes(router, { ...deps, alerts: book, logsRoot })
       addReplayRoute(router, {
         ...deps,
         detector,
@@ -108,6 +116,7 @@ export async function createDetection(opts: {
     close: async () => {
       await correlation.close()
       await detector.close()
+      await book.close()
     },
   }
 }

@@ -14,7 +14,6 @@ import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
-import type { Detector } from './detector.js'
 import type { LiveCompiler } from './live-rules.js'
 import { replay, ReplayRequestError } from './replay.js'
 
@@ -38,7 +37,8 @@ export function addReplayRoute(
   deps: {
     tokens: TokenStore
     maxBodyBytes: number
-    detector: Detector
+    /** The log-reading loop: how much of a log file is durable (a replay reads no further). */
+    detector: { durableLength(file: string): number }
     logsRoot: string
     catalog: { readonly index: RuleIndex }
     compilers: Readonly<Record<string, LiveCompiler>>
