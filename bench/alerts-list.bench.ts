@@ -91,7 +91,7 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
   const server = await startTestServer({ dataDir })
   const startSeconds = (performance.now() - started) / 1000
   ctx.progress(
-    `alerts-list: server up with ${server.server.detection.detector.alerts.size} alerts in ${startSeconds.toFixed(1)} s`,
+    `alerts-list: server up with ${server.server.detection.book.alertCount} alerts in ${startSeconds.toFixed(1)} s`,
   )
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   try {

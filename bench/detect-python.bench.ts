@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks'
 import { pino } from 'pino'
 import { batchLiveCompiler } from '../src/detect/python-rules.js'
 import { simpleLiveCompiler } from '../src/detect/live-rules.js'
+import { AlertBook } from '../src/detect/alert-book.js'
 import { DetectionStore } from '../src/detect/detection-store.js'
 import { Detector } from '../src/detect/detector.js'
 import { createPythonEngine } from '../src/engine/python/index.js'
@@ -275,12 +276,13 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
     await engine.pool.ready()
     const logger = pino({ level: 'silent' })
     const store = await DetectionStore.open(dataDir, logger)
+    const book = new AlertBook(store, {})
     const detector = new Detector({
       dataDir,
       logTypes: ['Editor.Audit'],
       catalog: { index },
       compilers: { simple: simpleLiveCompiler, python: batchLiveCompiler({ evaluateBatch: engine.evaluateBatch }) },
-      store,
+      book,
       logger,
     })
     ctx.progress('detect-python: detection from the start of the log to idle')
@@ -291,12 +293,13 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
     const status = detector.status()
     if (status.failed || status.checkpoint.records !== n)
       throw new Error(`detection evaluated ${status.checkpoint.records} of ${n} records (failed: ${status.failed})`)
-    if (detector.ruleErrors.length > 0) throw new Error(`rule errors: ${JSON.stringify(detector.ruleErrors[0])}`)
+    if (book.ruleErrors.length > 0) throw new Error(`rule errors: ${JSON.stringify(book.ruleErrors[0])}`)
     const matched = new Map<string, number>()
     for (const m of await store.readMatches(Date.UTC(2026, 10, 20), Date.UTC(2026, 10, 20, 2), () => true))
       matched.set(String(m.ruleId), (matched.get(String(m.ruleId)) ?? 0) + 1)
-    const alerts = detector.alerts.size
+    const alerts = book.alertCount
     await detector.close()
+    await book.close()
 
     ctx.progress('detect-python: the baseline (one plain python3 process)')
     const recordsFile = path.join(ctx.tmpDir, 'records.ndjson')

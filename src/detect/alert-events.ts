@@ -4,12 +4,20 @@
 // files only grow (appends, committed in order), so an index is never stale, only behind; it is
 // caught up on the next call. Memory is bounded: past `maxEntries` locations, the least recently
 // used files' indexes are dropped (and read again when asked). Pages read the stored lines with
-// stored-log.ts's readStoredLines (docs/decisions.md, "Alert events").
+// stored-log.ts's readStoredLines (docs/decisions.md, "Alert events"). The file store owns one
+// (DetectionStore.alertEvents).
 import { open } from 'node:fs/promises'
 import path from 'node:path'
-import type { DetectionStore } from './detection-store.js'
 import type { Group } from './grouping.js'
 import type { Location } from './stored-log.js'
+
+/** The match files of the file store (detection-store.ts): which cover a span, how much is committed. */
+export interface CommittedMatchFiles {
+  /** The folder the match files are relative to (`<data dir>/detections`). */
+  readonly root: string
+  matchFiles(fromMs: number, toMs: number): Promise<string[]>
+  committedLength(rel: string): number
+}
 
 interface AlertLocations {
   partitions: string[]
@@ -36,7 +44,7 @@ export class AlertEventIndex {
   private readonly partitionNames = new Map<string, string>()
 
   constructor(
-    private readonly store: DetectionStore,
+    private readonly store: CommittedMatchFiles,
     private readonly maxEntries = 2_000_000,
   ) {}
 

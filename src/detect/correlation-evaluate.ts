@@ -7,7 +7,7 @@ import { compileDetection, type CompiledDetection } from '../engine/correlation/
 import { matchingJoinValues } from '../engine/correlation/evaluate-run.js'
 import { keepWindow, type RawSignal } from '../engine/correlation/signals.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
-import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
+import type { MatchLine, MatchReader, RuleErrorRecord } from './detection-ledger.js'
 import { correlatedMatchIds, type Group, type Grouper, MAX_DEDUP, type MatchFields, type RuleMeta } from './grouping.js'
 import { ruleMeta } from './live-rules.js'
 import {
@@ -50,7 +50,7 @@ export function planCorrelation(rule: IndexedRule, index: RuleIndex): Correlatio
 }
 
 export interface CorrelationOutput {
-  matches: Array<[string, Record<string, unknown>]>
+  matches: MatchLine[]
   groups: Group[]
   created: Array<{ group: Group; rule: RuleMeta; match: MatchFields }>
   errors: RuleErrorRecord[]
@@ -70,7 +70,7 @@ function needsRecords(plan: CorrelationPlan): boolean {
 
 /** The window of a run at `atMs`: [atMs − LookbackWindowMinutes, atMs), as stored (committed). */
 export function readWindowFor(
-  o: { store: DetectionStore; logsRoot: string },
+  o: { store: MatchReader; logsRoot: string },
   plan: CorrelationPlan,
   atMs: number,
 ): Promise<CorrelationWindow> {
@@ -87,13 +87,13 @@ export function readWindowFor(
 
 /**
  * Evaluates the window and groups what matched, synchronously: the caller commits the output
- * before anything else can see the groups it changed (detector.commitExternal).
+ * before anything else can see the groups it changed (AlertBook.commitOutput).
  */
 export function correlate(
   plan: CorrelationPlan,
   window: CorrelationWindow,
   atMs: number,
-  grouper: Grouper,
+  grouper: Pick<Grouper, 'addEvents'>,
   nowMs: number,
 ): CorrelationOutput {
   const { meta, detection } = plan

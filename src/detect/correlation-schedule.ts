@@ -4,7 +4,7 @@
 // ingest and detection, never inside a request. A run first waits until detection has evaluated
 // every record announced before it (at most TimeoutMinutes; else the run is skipped with a rule
 // error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
-// the detector's commit (alerts indexed, routed to destinations, durable with its matches).
+// the alert book (alert-book.ts: alerts indexed, routed to destinations, durable with its matches).
 // `runNow` puts one run in the same queue on demand and answers what it did (api/correlation-run-route.ts).
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Logger } from '../log.js'
@@ -13,13 +13,22 @@ import { isPlainObject } from '../is-plain-object.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
 import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
 import { type CorrelationOutput, correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
-import type { DetectionStore, RuleErrorRecord } from './detection-store.js'
-import type { Detector } from './detector.js'
+import type { AlertBook } from './alert-book.js'
+import type { MatchReader, RuleErrorRecord } from './detection-ledger.js'
+
+/** What a run needs of the log-reading loop (detector.ts): whether it stopped, and its progress. */
+export interface LoopProgress {
+  status(): { failed: boolean }
+  /** Whether everything announced so far is evaluated and committed within `timeoutMs`. */
+  caughtUp(timeoutMs: number, cancelled?: () => boolean): Promise<boolean>
+}
 
 export interface CorrelationScheduleOptions {
   catalog: { readonly index: RuleIndex }
-  detector: Detector
-  store: DetectionStore
+  detector: LoopProgress
+  /** Where a run groups its matches and commits its output (the alert book). */
+  book: Pick<AlertBook, 'addEvents' | 'commitOutput'>
+  store: MatchReader
   logsRoot: string
   logger: Logger
   metrics?: CorrelationMetrics
@@ -305,7 +314,7 @@ export class CorrelationScheduler {
         state.lastError = { time: record.time, error }
       }
       const run = result({ outcome, matches: 0, signalsCounted: 0, alertsCreated: 0 }, error)
-      await this.o.detector.commitExternal({ matches: [], groups: [], created: [], errors: [record] })
+      await this.o.book.commitOutput({ matches: [], groups: [], created: [], errors: [record] })
       return run
     }
     if ('error' in plan) return fail('error', plan.error)
@@ -329,14 +338,13 @@ export class CorrelationScheduler {
     try {
       const window = await readWindowFor(this.o, plan, at)
       // From here to the commit nothing awaits: no other commit can take the groups half-changed.
-      out = correlate(plan, window, at, this.o.detector.grouper, Date.now())
+      out = correlate(plan, window, at, this.o.book, Date.now())
     } catch (err) {
       return fail('error', errorText(err))
     }
     this.o.metrics?.signals.inc(out.counted)
     this.o.metrics?.alerts.inc(out.created.length)
-    const commit =
-      out.matches.length > 0 || out.groups.length > 0 ? this.o.detector.commitExternal(out) : Promise.resolve()
+    const commit = out.matches.length > 0 || out.groups.length > 0 ? this.o.book.commitOutput(out) : Promise.resolve()
     const counts = { matches: out.matched, signalsCounted: out.counted, alertsCreated: out.created.length }
     await commit
     return result({ outcome: 'ok', ...counts }, null, out)

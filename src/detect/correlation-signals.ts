@@ -3,7 +3,7 @@
 // fields a join can read — the match's alertContext as `p_alert_context` and, read at the match's
 // partition and offset, its record's fields — and which signals the correlation rule has already
 // counted there (its own match lines), so that no run counts a signal twice, even after a restart.
-import type { DetectionStore } from './detection-store.js'
+import type { MatchReader } from './detection-ledger.js'
 import { readStoredLines } from './stored-log.js'
 
 export interface StoredSignal {
@@ -33,7 +33,7 @@ const isRef = (v: unknown): v is { partition: string; offset: number } =>
   Number.isSafeInteger((v as { offset?: unknown }).offset)
 
 export async function readCorrelationWindow(o: {
-  store: DetectionStore
+  store: MatchReader
   logsRoot: string
   ruleId: string
   members: ReadonlySet<string>

@@ -4,35 +4,18 @@
 // checkpoint's temp file is written and fsynced meanwhile), then renames the temp over the
 // checkpoint once all of it is durable: it names every output file with its committed length
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
-// the records after it are evaluated again and nothing is written twice.
+// the records after it are evaluated again and nothing is written twice. The file store of the
+// DetectionLedger contract (detection-ledger.ts).
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { listSorted } from '../dir-list.js'
 import { fsyncDir, writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
+import { AlertEventIndex } from './alert-events.js'
+import type { Checkpoint, CheckpointUpdate, DetectionLedger, RuleErrorRecord } from './detection-ledger.js'
 import type { Group } from './grouping.js'
-import { listDataFiles, partitionsMeeting } from './stored-log.js'
-
-export interface Checkpoint {
-  version: 1
-  /** Log file (relative to `logs/`) → offset up to which its records were evaluated. */
-  logs: Record<string, number>
-  /** Output file (relative to `detections/`) → committed length. */
-  outputs: Record<string, number>
-  /** The order key of the last record evaluated, and when. */
-  lastKey: string | null
-  evaluatedAt: string | null
-  records: number
-}
-
-export interface RuleErrorRecord {
-  ruleId: string
-  revision: string | null
-  time: string
-  record: { partition: string; offset: number } | null
-  error: string
-}
+import { listDataFiles, type Location, partitionsMeeting } from './stored-log.js'
 
 interface Out {
   fh: FileHandle | null
@@ -56,7 +39,7 @@ async function readLines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '')
 }
 
-export class DetectionStore {
+export class DetectionStore implements DetectionLedger {
   private readonly boot = `${new Date()
     .toISOString()
     .replace(/[-:]/g, '')
@@ -67,6 +50,8 @@ export class DetectionStore {
   /** `detections/` itself, open once a commit has fsynced it (the checkpoint's rename). */
   private rootFh: FileHandle | null = null
   private journal: string
+  /** Where each alert's matches are (built on first use: GET /alerts/{id}/events). */
+  private events: AlertEventIndex | null = null
 
   private constructor(
     readonly root: string,
@@ -161,7 +146,7 @@ export class DetectionStore {
    * Makes everything added so far durable, then moves the checkpoint (with `logs` merged in).
    * Commits run one at a time, in call order.
    */
-  commit(update: { logs?: Record<string, number>; lastKey?: string | null; records?: number } = {}): Promise<void> {
+  commit(update: CheckpointUpdate = {}): Promise<void> {
     // Take what is pending now, synchronously, so a later add belongs to the next commit.
     const work: Array<[string, Out, Buffer]> = []
     for (const [rel, o] of this.outs) {
@@ -258,7 +243,7 @@ export class DetectionStore {
     toMs: number,
     keep: (m: Record<string, unknown>) => boolean,
     quick?: (line: string) => boolean,
-  ) {
+  ): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = []
     for (const file of await this.matchFiles(fromMs, toMs)) {
       const committed = this.committedLength(file)
@@ -272,6 +257,11 @@ export class DetectionStore {
       }
     }
     return out
+  }
+
+  alertEvents(g: Group): Promise<Location[]> {
+    this.events ??= new AlertEventIndex(this)
+    return this.events.locations(g)
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
-// Entry point of detection: opens the store (cutting uncommitted output back to the checkpoint),
-// builds the detector over the served rules, subscribes it to the log sources' durable batches,
+// Entry point of detection: opens the file store (cutting uncommitted output back to the
+// checkpoint), builds the alert book over it (the one writer of detection output) and the
+// log-reading loop over the served rules, subscribes the loop to the log sources' durable batches,
 // catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
 // Gives main.ts what the API serves (alerts, replay runs, rule errors, correlation runs); main.ts
 // awaits `close()`.
@@ -7,6 +8,7 @@ import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
+import { AlertBook } from './alert-book.js'
 import { AlertReads } from './alert-reads.js'
 import { createDetectMetrics } from './detect-metrics.js'
 import { DetectionStore } from './detection-store.js'
@@ -21,7 +23,10 @@ import { CorrelationScheduler, type CorrelationScheduleOptions } from './correla
 import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
 
 export interface Detection {
+  /** The log-reading loop. */
   detector: Detector
+  /** The one writer of detection output: alerts, groups, rule errors (in memory), commits. */
+  book: AlertBook
   /** The durable output (matches, alert journal, rule errors, checkpoint). */
   store: DetectionStore
   /** Correlation rules on their schedule (and run now: `runNow`). */
@@ -58,23 +63,25 @@ export async function createDetection(opts: {
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const compilers = opts.compilers ?? DEFAULT_COMPILERS
+  const metrics = createDetectMetrics(opts.metrics)
+  const book = new AlertBook(store, { alertHook: withAlertLog(opts.logger, opts.alertHook), metrics })
   const detector = new Detector({
     dataDir: opts.dataDir,
     logTypes: opts.logSources.logTypes,
     catalog: opts.catalog,
     compilers,
-    store,
+    book,
     logger: opts.logger,
-    metrics: createDetectMetrics(opts.metrics),
-    alertHook: withAlertLog(opts.logger, opts.alertHook),
+    metrics,
   })
-  opts.alertHook?.restored?.(detector.grouper.groups)
+  opts.alertHook?.restored?.(book.groups)
   opts.logSources.onDurable((files) => detector.notify(files))
   await detector.start()
   const correlation = new CorrelationScheduler({
     ...opts.correlation,
     catalog: opts.catalog,
     detector,
+    book,
     store,
     logsRoot: path.join(opts.dataDir, 'logs'),
     logger: opts.logger,
@@ -82,17 +89,18 @@ export async function createDetection(opts: {
   })
   correlation.start()
   const ruleErrors = new RuleErrorList(
-    detector.ruleErrors,
+    book.ruleErrors,
     path.join(opts.dataDir, 'logs'),
     (id) => opts.catalog.index.rules.get(id)?.kind ?? null,
   )
   const logsRoot = path.join(opts.dataDir, 'logs')
   return {
     detector,
+    book,
     store,
     correlation,
     ruleErrors,
-    alerts: new AlertReads(detector, store, logsRoot),
+    alerts: new AlertReads(book, logsRoot),
     replays: replayRuns({
       detector,
       logsRoot,
@@ -105,6 +113,7 @@ export async function createDetection(opts: {
     close: async () => {
       await correlation.close()
       await detector.close()
+      await book.close()
     },
   }
 }

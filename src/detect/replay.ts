@@ -10,14 +10,8 @@ import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
 import { prefilterOfLiveRules } from './rule-prefilter.js'
-import {
-  chunkFor,
-  LineCursor,
-  listDataFiles,
-  partitionsMeeting,
-  StoredLogMerge,
-  type StoredRecord,
-} from './stored-log.js'
+import { chunkFor, LineCursor, listDataFiles, partitionsMeeting, type StoredRecord } from './stored-log.js'
+import { StoredLogMerge } from './stored-merge.js'
 
 export interface ReplayOptions {
   logsRoot: string

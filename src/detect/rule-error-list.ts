@@ -2,7 +2,7 @@
 // which is only ever appended to (in commit order, so in time order), newest first one by one, or
 // folded into one entry per rule and error text with its count (as Panther shows detection errors),
 // and the stored record a rule error names (read only for a location some rule error names).
-import type { RuleErrorRecord } from './detection-store.js'
+import type { RuleErrorRecord } from './detection-ledger.js'
 import { readStoredLines } from './stored-log.js'
 
 export interface RuleErrorFilter {

@@ -77,7 +77,7 @@ t.test('events of an alert with many matches, paged, caught up, bounded', async 
   // A bounded index (4 entries: every call drops the other files' indexes) gives the model's lists.
   const small = new AlertEventIndex(store, 4)
   const full = new AlertEventIndex(store)
-  const group = s.server.detection.detector.grouper.groups.get(alert.id)!
+  const group = s.server.detection.book.alert(alert.id)!
   const want = await model()
   const inOrder = (await readStoredLines(path.join(s.dataDir, 'logs'), want)).map((r: any) => r.metadata.id)
   t.same(second.ids, inOrder, 'the pages follow (data file, offset) order')
@@ -87,7 +87,7 @@ t.test('events of an alert with many matches, paged, caught up, bounded', async 
   t.same(y, want)
   t.same(await full.locations(group), want, 'unbounded index: the same')
   const other = (await s.request('GET', '/alerts?rule-id=E.Other')).body.results[0]
-  const otherGroup = s.server.detection.detector.grouper.groups.get(other.id)!
+  const otherGroup = s.server.detection.book.alert(other.id)!
   t.equal((await small.locations(otherGroup)).length, other.eventCount)
   t.same(await small.locations(group), want, 'read again after being dropped')
   t.ok(full.size >= want.length + other.eventCount, `the full index holds every match (${full.size})`)

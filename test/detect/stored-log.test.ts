@@ -7,13 +7,8 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import {
-  LineCursor,
-  mergeBatches,
-  mergeCursors,
-  StoredLogMerge,
-  type StoredRecord,
-} from '../../src/detect/stored-log.js'
+import { LineCursor, type StoredRecord } from '../../src/detect/stored-log.js'
+import { mergeBatches, mergeCursors, StoredLogMerge } from '../../src/detect/stored-merge.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 

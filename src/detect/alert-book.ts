@@ -1,0 +1,261 @@
+// The alert book: the one writer of detection output. Matches, rule errors and the groups they
+// change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
+// hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
+// once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
+// Grouping, the alert index and the rule errors live here, in memory. While the loop holds the
+// book, output made beside it (a status change, a correlation run) joins the loop's next commit,
+// never half a batch; otherwise that output is committed alone, at once.
+import type { AlertHook } from './alert-hook.js'
+import { AlertIndex, type AlertQuery } from './alert-index.js'
+import type { DetectMetrics } from './detect-metrics.js'
+import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
+import { eventTimeMs } from './event-time.js'
+import {
+  type AlertStatus,
+  type Group,
+  type GroupOutcome,
+  Grouper,
+  type MatchFields,
+  matchId,
+  type RuleMeta,
+} from './grouping.js'
+import type { Location, StoredRecord } from './stored-log.js'
+
+/** The alerts as the alert routes use them: a page, one alert, its events, a status change. */
+export interface AlertAccess {
+  query(q: AlertQuery): { results: Group[]; next: { createdAt: string; id: string } | null }
+  /** The group `id` when it is an alert. */
+  alert(id: string): Group | undefined
+  /** The stored records of the alert's committed matches, sorted by data file then offset. */
+  eventLocations(g: Group): Promise<Location[]>
+  /** The status is the only writable field; resolves once durable (undefined: no such alert). */
+  setStatus(id: string, status: AlertStatus): Promise<Group | undefined>
+}
+
+/** Output made outside the log-reading loop (a correlation run, or its rule error). */
+export interface OutsideOutput {
+  matches: readonly MatchLine[]
+  /** Groups changed (already by `addEvents`), and those of them that became alerts. */
+  groups: readonly Group[]
+  created: ReadonlyArray<{ group: Group; rule: RuleMeta; match: MatchFields }>
+  errors: readonly RuleErrorRecord[]
+}
+
+/** A match: the rule's fields, with a Python rule's destinations() when it gave them. */
+type Match = MatchFields & { destinations?: unknown }
+
+interface Waiter {
+  done: () => void
+  fail: (e: unknown) => void
+}
+
+interface Patch {
+  id: string
+  status: AlertStatus
+  done: (g: Group | undefined) => void
+  fail: (e: unknown) => void
+}
+
+export class AlertBook implements AlertAccess {
+  private readonly grouper: Grouper
+  private readonly index = new AlertIndex()
+  /** Every rule error committed or handed to a commit, in commit order (only ever appended to). */
+  readonly ruleErrors: RuleErrorRecord[]
+  // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
+  private matches: MatchLine[] = []
+  private errors: RuleErrorRecord[] = []
+  private changed = new Map<string, Group>()
+  private created: Group[] = []
+  private patches: Patch[] = []
+  private waiting: Waiter[] = []
+  private held = false
+  private closed = false
+
+  constructor(
+    private readonly ledger: DetectionLedger,
+    private readonly o: { alertHook?: AlertHook; metrics?: Pick<DetectMetrics, 'alerts' | 'matches' | 'ruleErrors'> },
+  ) {
+    this.grouper = new Grouper(ledger.groups)
+    for (const g of ledger.groups) if (g.alert) this.index.add(g)
+    this.ruleErrors = [...ledger.errors]
+  }
+
+  /** The last committed checkpoint. */
+  get checkpoint(): Checkpoint {
+    return this.ledger.checkpoint
+  }
+
+  /** Every group, alert or not (the alert hook's `restored`). */
+  get groups(): ReadonlyMap<string, Group> {
+    return this.grouper.groups
+  }
+
+  /** How many alerts there are. */
+  get alertCount(): number {
+    return this.index.size
+  }
+
+  query(q: AlertQuery): { results: Group[]; next: { createdAt: string; id: string } | null } {
+    return this.index.query(q)
+  }
+
+  alert(id: string): Group | undefined {
+    const g = this.grouper.groups.get(id)
+    return g?.alert ? g : undefined
+  }
+
+  eventLocations(g: Group): Promise<Location[]> {
+    return this.ledger.alertEvents(g)
+  }
+
+  /** Queues a rule error. */
+  addError(e: RuleErrorRecord): void {
+    this.errors.push(e)
+  }
+
+  /** Queues a rule's match on a stored record, grouped (in stored order) when the rule makes alerts. */
+  addMatch(
+    rec: Pick<StoredRecord, 'file' | 'offset' | 'logType' | 'eventTime' | 'record'>,
+    rule: RuleMeta,
+    match: Match,
+    now: number,
+  ): void {
+    let alertId: string | null = null
+    if (rule.createAlert) {
+      const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
+      alertId = group.id
+      this.changed.set(group.id, group)
+      if (created) this.alertCreated(group, rule, match)
+    }
+    this.o.metrics?.matches.inc({ type: rule.createAlert ? 'match' : 'signal' })
+    this.matches.push([
+      rec.eventTime,
+      {
+        id: matchId(rule.id, rec.file, rec.offset),
+        ruleId: rule.id,
+        ruleKind: rule.kind,
+        revision: rule.revision,
+        logType: rec.logType,
+        eventTime: rec.eventTime,
+        record: { partition: rec.file, offset: rec.offset },
+        dedup: match.dedup,
+        title: match.title,
+        severity: match.severity,
+        alertContext: match.alertContext,
+        signal: !rule.createAlert,
+        alertId,
+      },
+    ])
+  }
+
+  /** A match of several events (a correlation rule's) joins or opens its group; see `commitOutput`. */
+  addEvents(
+    rule: RuleMeta,
+    m: MatchFields,
+    groupMs: number,
+    events: ReadonlyArray<{ eventMs: number; event: unknown }>,
+    now: number,
+  ): GroupOutcome {
+    return this.grouper.addEvents(rule, m, groupMs, events, now)
+  }
+
+  /** A new alert: indexed and told to the alert hook now, before its commit (what the hook sets is committed with it). */
+  private alertCreated(group: Group, rule: RuleMeta, match: Match): void {
+    this.index.add(group)
+    this.o.metrics?.alerts.inc()
+    if (this.o.alertHook) {
+      this.o.alertHook.created(group, rule, match)
+      this.created.push(group)
+    }
+  }
+
+  /**
+   * Output made outside the log-reading loop: its new alerts are indexed and told to the alert
+   * hook now, like a record's; it is committed with the loop's next commit, or alone at once.
+   * Resolves once durable.
+   */
+  commitOutput(out: OutsideOutput): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('detection is closed'))
+    for (const { group, rule, match } of out.created) this.alertCreated(group, rule, match)
+    this.matches.push(...out.matches)
+    this.errors.push(...out.errors)
+    for (const g of out.groups) this.changed.set(g.id, g)
+    return new Promise((done, fail) => {
+      this.waiting.push({ done, fail })
+      if (!this.held) void this.commit().catch(() => {})
+    })
+  }
+
+  // A status change never lands in the middle of a loop's batch (whose groups hold counts not yet
+  // committed): the loop's next commit applies it.
+  setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
+    if (!this.alert(id)) return Promise.resolve(undefined)
+    return new Promise((done, fail) => {
+      this.patches.push({ id, status, done, fail })
+      if (!this.held) void this.commit().catch(() => {})
+    })
+  }
+
+  /** The loop runs: output made beside it waits for its commits (`release` when the run ends). */
+  hold(): void {
+    this.held = true
+  }
+
+  release(): void {
+    this.held = false
+  }
+
+  /** Commits the status changes and outside output that wait for a commit (the end of a run). */
+  async commitWaiting(): Promise<void> {
+    while (this.patches.length > 0 || this.waiting.length > 0) await this.commit()
+  }
+
+  /** Hands the queue to the ledger (synchronously) and commits it with `update`; publishes once durable. */
+  commit(update: CheckpointUpdate = {}): Promise<void> {
+    const patches = this.patches
+    const waiting = this.waiting
+    const created = this.created
+    this.patches = []
+    this.waiting = []
+    this.created = []
+    const now = new Date().toISOString()
+    const patched = patches.map((p) => {
+      const g = this.alert(p.id)
+      if (!g) return undefined
+      this.index.setStatus(g, p.status)
+      g.status = p.status
+      g.updatedAt = now
+      this.changed.set(g.id, g)
+      return g
+    })
+    for (const [t, m] of this.matches) this.ledger.addMatch(t, m)
+    for (const e of this.errors) {
+      this.ledger.addError(e)
+      this.ruleErrors.push(e)
+      this.o.metrics?.ruleErrors.inc({ rule: e.ruleId })
+    }
+    for (const g of this.changed.values()) this.ledger.addGroup(g)
+    this.matches = []
+    this.errors = []
+    this.changed = new Map()
+    const done = this.ledger.commit(update)
+    done.then(
+      () => {
+        if (created.length > 0) this.o.alertHook?.committed(created)
+        for (const [i, p] of patches.entries()) p.done(patched[i])
+        for (const w of waiting) w.done()
+      },
+      (err: unknown) => {
+        for (const p of patches) p.fail(err)
+        for (const w of waiting) w.fail(err)
+      },
+    )
+    return done
+  }
+
+  /** Refuses outside output from now on, waits for the commits under way, closes the ledger. */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.ledger.close()
+  }
+}

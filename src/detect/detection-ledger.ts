@@ -1,0 +1,70 @@
+// The durable record of detection, as a store keeps it: matches and signals, the alert groups,
+// rule errors, and the checkpoint (how far each log file is evaluated) that ties them together.
+// Contract: `add*` only stages a line; `commit` makes everything staged before the call durable
+// together with the new checkpoint, or none of it (a restart sees the previous checkpoint and
+// nothing staged after it); commits run one at a time, in call order. `open`ing a store yields
+// only committed state. The files under `detections/` implement it (detection-store.ts); the one
+// writer over it is the alert book (alert-book.ts).
+import type { Group } from './grouping.js'
+import type { Location } from './stored-log.js'
+
+export interface Checkpoint {
+  version: 1
+  /** Log file (relative to `logs/`) → offset up to which its records were evaluated. */
+  logs: Record<string, number>
+  /** Output file (relative to `detections/`) → committed length. */
+  outputs: Record<string, number>
+  /** The order key of the last record evaluated, and when. */
+  lastKey: string | null
+  evaluatedAt: string | null
+  records: number
+}
+
+/** What a commit moves in the checkpoint: `logs` is merged in, `records` added. */
+export interface CheckpointUpdate {
+  logs?: Record<string, number>
+  lastKey?: string | null
+  records?: number
+}
+
+export interface RuleErrorRecord {
+  ruleId: string
+  revision: string | null
+  time: string
+  record: { partition: string; offset: number } | null
+  error: string
+}
+
+/** One match or signal line: its event time (where it is kept) and its fields. */
+export type MatchLine = [eventTime: string, match: Record<string, unknown>]
+
+/** The committed matches and signals in a span of event time (correlation-signals.ts reads them). */
+export interface MatchReader {
+  /**
+   * Match lines of the event hours between two times (inclusive) that `keep` accepts; `quick`,
+   * when given, drops lines by their text before they are parsed (`keep` still decides).
+   */
+  readMatches(
+    fromMs: number,
+    toMs: number,
+    keep: (m: Record<string, unknown>) => boolean,
+    quick?: (line: string) => boolean,
+  ): Promise<Array<Record<string, unknown>>>
+}
+
+export interface DetectionLedger extends MatchReader {
+  /** The last committed checkpoint (it moves when a commit is durable). */
+  readonly checkpoint: Checkpoint
+  /** The groups (the last state of each) and rule errors committed before this start. */
+  readonly groups: readonly Group[]
+  readonly errors: readonly RuleErrorRecord[]
+  addMatch(eventTime: string, match: Record<string, unknown>): void
+  /** A group's whole state (the last one committed wins). */
+  addGroup(g: Group): void
+  addError(e: RuleErrorRecord): void
+  commit(update?: CheckpointUpdate): Promise<void>
+  /** The stored records of an alert's committed matches, sorted by data file then offset. */
+  alertEvents(g: Group): Promise<Location[]>
+  /** Waits for the commits under way, then releases what the store holds open. */
+  close(): Promise<void>
+}
