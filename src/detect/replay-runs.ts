@@ -4,7 +4,6 @@
 import { badRequest, validationFailed } from '../errors.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { ReplayLimits } from './config.js'
-import type { Detector } from './detector.js'
 import type { LiveCompiler } from './live-rules.js'
 import { replay, ReplayRequestError } from './replay.js'
 
@@ -19,7 +18,8 @@ export interface ReplayRequest {
 }
 
 export function replayRuns(deps: {
-  detector: Pick<Detector, 'durableLength'>
+  /** The log-reading loop: how much of a log file is durable (a replay reads no further). */
+  detector: { durableLength(file: string): number }
   logsRoot: string
   catalog: { readonly index: RuleIndex }
   compilers: Readonly<Record<string, LiveCompiler>>
