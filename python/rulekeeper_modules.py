@@ -48,8 +48,10 @@ def check_one(entry, finder_modules, emit):
         return
     required = entry.get("requires")
     if isinstance(required, str) and required and not callable(module.__dict__.get(required)):
-        emit({"t": "module_error", "message": "the module defines no %s() function" % required,
-              "file": filename, "line": None, "column": None})
+        # The message the tests' verdict gives (rule(event) / policy(resource)), so every surface agrees.
+        argument = "resource" if required == "policy" else "event"
+        emit({"t": "module_error", "message": "defines no %s(%s) function" % (required, argument),
+              "code": "PythonMissingRule", "file": filename, "line": None, "column": None})
 
 
 def check_modules(job, emit):

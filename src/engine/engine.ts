@@ -71,6 +71,8 @@ export interface ModuleUnit {
 /** Where a problem of a module is, as Python reports it (the file may be a global helper it imports). */
 export interface ModuleProblem {
   message: string
+  /** `PythonMissingRule` when the module imports but lacks its entry function; else an import error. */
+  code?: 'PythonMissingRule'
   file: string | null
   line: number | null
   column: number | null

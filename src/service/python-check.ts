@@ -116,8 +116,8 @@ function checkContext(draft: IndexDraft, ctx: EngineContext): EngineContext {
 function problemOf(unit: ModuleUnit, p: ModuleProblem): RuleProblem {
   return {
     path: ['Filename'],
-    message: `${unit.filename} failed to import: ${p.message}`,
-    code: 'PythonImportError',
+    message: p.code ? `${unit.filename} ${p.message}` : `${unit.filename} failed to import: ${p.message}`,
+    code: p.code ?? 'PythonImportError',
     file: p.file ?? unit.filename,
     ...(p.line !== null ? { line: p.line } : {}),
     ...(p.column !== null ? { column: p.column } : {}),

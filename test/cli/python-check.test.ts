@@ -65,7 +65,7 @@ t.test('validate --json: syntax, import, helper, data model and missing-rule err
   })
   t.match(file('rules/no_rule.yml'), {
     status: 'invalid',
-    problems: [{ message: /the module defines no rule\(\) function/ }],
+    problems: [{ message: /no_rule.py defines no rule\(event\) function/ }],
   })
   t.match(file('rules/third.yml'), {
     status: 'valid',

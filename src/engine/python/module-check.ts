@@ -21,7 +21,16 @@ const stem = (filename: string) => filename.replace(/^.*\//, '').replace(/\.py$/
 function verdictOf(record: TestRecord): ModuleVerdict {
   for (const e of record.events) {
     if (e.t === 'module_error')
-      return { status: 'invalid', problem: { message: e.message, file: e.file, line: e.line, column: e.column } }
+      return {
+        status: 'invalid',
+        problem: {
+          message: e.message,
+          ...(e.code === 'PythonMissingRule' ? { code: e.code } : {}),
+          file: e.file,
+          line: e.line,
+          column: e.column,
+        },
+      }
     if (e.t === 'import_error')
       return { status: 'invalid', problem: { message: e.message, file: e.file, line: e.line, column: null } }
     if (e.t === 'missing_module') {

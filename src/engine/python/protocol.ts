@@ -127,7 +127,15 @@ export type RunEvent =
   | { t: 'log_error'; message: string }
   | { t: 'missing_module'; module: string; file: string | null; line: number | null }
   /** A `modules` job: the module does not compile, fails at import, or lacks its required function. */
-  | { t: 'module_error'; message: string; file: string | null; line: number | null; column: number | null }
+  | {
+      t: 'module_error'
+      message: string
+      /** Set when the module imports but lacks its entry function. */
+      code?: 'PythonMissingRule'
+      file: string | null
+      line: number | null
+      column: number | null
+    }
   | { t: 'data_model_error'; message: string }
   | { t: 'module'; functions: string[] }
   | {

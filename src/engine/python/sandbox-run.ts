@@ -344,6 +344,7 @@ function wellFormed(e: Record<string, unknown>): boolean {
     case 'module_error':
       return (
         str(e.message) &&
+        (e.code === undefined || e.code === 'PythonMissingRule') &&
         strOrNull(e.file) &&
         (e.line === null || typeof e.line === 'number') &&
         (e.column === null || typeof e.column === 'number')

@@ -77,12 +77,12 @@ t.test('one run for many modules, a verdict each', async (t) => {
   })
   t.match(verdicts.get('rules/nothing.yml'), {
     status: 'invalid',
-    problem: { message: 'the module defines no rule() function' },
+    problem: { message: 'defines no rule(event) function', code: 'PythonMissingRule' },
   })
   t.match(verdicts.get('rules/exits.yml'), { status: 'invalid', problem: { message: /SystemExit/ } })
   t.match(verdicts.get('rules/policy.yml'), {
     status: 'invalid',
-    problem: { message: 'the module defines no policy() function' },
+    problem: { message: 'defines no policy(resource) function', code: 'PythonMissingRule' },
   })
   t.same(verdicts.get('rules/helper.yml'), { status: 'ok' }, 'a helper need define nothing')
 })
