@@ -230,7 +230,9 @@ def _alert_context_json(value):
     nothing else, so a set or a datetime is a TypeError), and its size check."""
     from panther_core.immutable import json_encoder
 
-    text = json.dumps(value, default=json_encoder)
+    # allow_nan=False: a NaN is this function's error (JSON cannot carry it), raised inside the
+    # caller's try, never an error of the whole run.
+    text = json.dumps(value, default=json_encoder, allow_nan=False)
     if len(text) > MAX_ALERT_CONTEXT_SIZE:
         return {"_error": "alert_context size is [%d] characters, bigger than maximum of [%d] characters"
                 % (len(text), MAX_ALERT_CONTEXT_SIZE)}
@@ -347,8 +349,9 @@ def run_test(job, test, emit, used):
         return
     if not isinstance(test.get("log"), dict):
         # panther_analysis_tool reads the Log's p_log_type first: anything but an object fails there.
-        emit({"t": "log_error", "message": "Log must be an object (a JSON/YAML mapping), not %s"
-              % _python_type_name(test.get("log"))})
+        key = "Resource" if entry_of(job)[0] == "policy" else "Log"
+        emit({"t": "log_error", "message": "%s must be an object (a JSON/YAML mapping), not %s"
+              % (key, _python_type_name(test.get("log")))})
         return
     for mock in test.get("mocks") or []:
         name = mock.get("objectName")

@@ -265,7 +265,10 @@ export class CorrelationScheduler {
       )
     return this.inQueue(ruleId, async () => {
       const result = await this.run(ruleId, true)
-      if (result === null) throw notFound(`correlation rule ${ruleId} not found (it changed meanwhile)`)
+      if (result === null)
+        throw this.closed
+          ? unavailable('detection is shutting down')
+          : notFound(`correlation rule ${ruleId} not found (it changed meanwhile)`)
       return result
     })
   }

@@ -35,7 +35,11 @@ export function parseRemoteLocation(raw: string, cwd: string, setting = REMOTE_S
     if (u.host !== '' && u.host !== 'localhost')
       throw invalid(`a file:// URL names a path on this machine (file:///path), not on host ${u.host}`)
     if (u.search || u.hash) throw invalid('a file:// URL takes no query string or fragment')
-    return { kind: 'local', path: path.resolve(fileURLToPath(u)) }
+    try {
+      return { kind: 'local', path: path.resolve(fileURLToPath(u)) }
+    } catch {
+      throw invalid('is not a file:// URL of a path on this machine (an escaped slash, %2F, cannot be part of a path)')
+    }
   }
   if (scheme)
     throw invalid(

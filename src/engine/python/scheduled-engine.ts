@@ -102,7 +102,7 @@ function testSpecs(rule: Pick<RuleFile, 'data'>, input: TestInput = 'Log'): Test
     const t = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>
     // The event's log type (data models key on it, §4): its own `p_log_type` (a rule on several log
     // types is tested with events of each), else the test's `LogType`, else the rule's first.
-    const logType = eventLogType(t.Log) ?? (typeof t.LogType === 'string' ? t.LogType : ruleLogType)
+    const logType = eventLogType(t[input]) ?? (typeof t.LogType === 'string' ? t.LogType : ruleLogType)
     return {
       name: typeof t.Name === 'string' ? t.Name : `test ${i + 1}`,
       expected: t.ExpectedResult,

@@ -323,3 +323,39 @@ t.test('a Log that is not an object fails the test, as in PAT', async (t) => {
     ],
   )
 })
+
+t.test('a NaN in alert_context is that function’s error, in a test and in detection, never the run’s', async (t) => {
+  const source = `
+def rule(event):
+    return True
+
+def alert_context(event):
+    return {"bytes": float(event.get("bytes"))}
+`
+  const [nan, five] = await run(source, [
+    { name: 'NaN', expected: true, log: { bytes: 'NaN' } },
+    { name: 'five', expected: true, log: { bytes: '5' } },
+  ])
+  t.equal(nan?.passed, false, 'the NaN test fails')
+  t.match(nan?.functions?.alertContext?.error, /ValueError: Out of range float values/)
+  t.equal(five?.passed, true, `the next test of the same run passes: ${five?.error}`)
+  // Detection: the record after the NaN one is still evaluated in the same run.
+  const python = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000 })
+  t.teardown(() => python.pool.close())
+  const rule = {
+    kind: 'python' as const,
+    id: 'Py.Nan',
+    path: 'rules/nan.yml',
+    data: { AnalysisType: 'rule', RuleID: 'Py.Nan', Filename: 'nan.py', LogTypes: ['Editor.Audit'] },
+    pythonSource: source,
+    pythonPath: 'rules/nan.py',
+  }
+  const out = await python.evaluateBatch(rule, contextWith(), [{ bytes: 'NaN' }, { bytes: '5' }])
+  t.notOk((out as { error?: unknown }).error, 'the batch is not stopped')
+  t.match(out, {
+    results: [
+      { functions: { detection: { output: true }, alertContext: { output: null, error: /Out of range float/ } } },
+      { functions: { detection: { output: true }, alertContext: { output: { bytes: 5 }, error: null } } },
+    ],
+  })
+})
