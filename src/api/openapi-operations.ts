@@ -4,6 +4,21 @@
 import { PERMISSIONS } from '../auth/token-store.js'
 import { AUTH_ERRORS, err, json, type Obj, ref } from './openapi-common.js'
 
+/** A problem of a file at a place: its line and column, in `file` when not the file itself. */
+const FILE_PROBLEM = {
+  type: 'object',
+  required: ['message', 'line', 'column'],
+  properties: {
+    message: { type: 'string' },
+    line: { type: 'integer', nullable: true },
+    column: { type: 'integer', nullable: true },
+    file: {
+      type: 'string',
+      description: 'The file line and column are in, when not `path` (its .py, a helper).',
+    },
+  },
+}
+
 export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
   Condition: {
     type: 'object',
@@ -53,19 +68,7 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
             ruleId: { type: 'string', nullable: true },
             errors: {
               type: 'array',
-              items: {
-                type: 'object',
-                required: ['message', 'line', 'column'],
-                properties: {
-                  message: { type: 'string' },
-                  line: { type: 'integer', nullable: true },
-                  column: { type: 'integer', nullable: true },
-                  file: {
-                    type: 'string',
-                    description: 'The file line and column are in, when not `path` (its .py, a helper).',
-                  },
-                },
-              },
+              items: FILE_PROBLEM,
             },
           },
         },
@@ -81,16 +84,7 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
             path: { type: 'string' },
             ruleId: { type: 'string', nullable: true },
             status: { type: 'string', enum: ['not-run', 'unchecked'] },
-            problem: {
-              type: 'object',
-              required: ['message', 'line', 'column'],
-              properties: {
-                message: { type: 'string' },
-                line: { type: 'integer', nullable: true },
-                column: { type: 'integer', nullable: true },
-                file: { type: 'string' },
-              },
-            },
+            problem: FILE_PROBLEM,
           },
         },
       },
