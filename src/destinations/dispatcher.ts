@@ -187,13 +187,25 @@ export class Dispatcher {
   private async send(dest: Destination, alert: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const req = buildRequest(dest, alert, attempt)
     const end = this.o.metrics.requestSeconds.startTimer({ destination: dest.id })
+    // The attempt's timeout is a timer of our own, cleared when the attempt settles: Node 20's
+    // AbortSignal.any() holds an AbortSignal.timeout() source weakly, so a collection before the
+    // deadline left a hanging receiver's request hanging for ever (nodejs/node#57736), and with it
+    // the destination's lane.
+    const timeout = new AbortController()
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      dest.timeoutMs,
+    )
+    const onStop = () => timeout.abort(this.stop.signal.reason)
+    if (this.stop.signal.aborted) onStop()
+    else this.stop.signal.addEventListener('abort', onStop, { once: true })
     try {
       const res = await fetch(dest.url, {
         method: 'POST',
         headers: req.headers,
         body: req.body,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(dest.timeoutMs), this.stop.signal]),
+        signal: timeout.signal,
       })
       await res.body?.cancel().catch(() => {})
       if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status }
@@ -211,6 +223,8 @@ export class Dispatcher {
     } catch (err) {
       return { ok: false, retry: true, error: describe(err), retryAfterMs: null }
     } finally {
+      clearTimeout(timer)
+      this.stop.signal.removeEventListener('abort', onStop)
       end()
     }
   }
