@@ -140,12 +140,18 @@ export async function startTarget(
       return prints
     },
   }
-  const record = readFileSync(
-    join(import.meta.dirname, '..', 'audit', 'fixtures', 'editor-audit', 'valid.ndjson'),
-    'utf8',
-  ).split('\n')[0]!
-  const status = await ingestRecord(target, record)
-  if (status !== 200) throw new Error(`ingesting the audit record answered ${status}`)
+  try {
+    const record = readFileSync(
+      join(import.meta.dirname, '..', '..', 'examples', 'editor-audit', 'valid.ndjson'),
+      'utf8',
+    ).split('\n')[0]!
+    const status = await ingestRecord(target, record)
+    if (status !== 200) throw new Error(`ingesting the audit record answered ${status}`)
+  } catch (err) {
+    // A failed start must not leave the server holding the test process open.
+    await server.kill()
+    throw err
+  }
   return target
 }
 
