@@ -6,7 +6,8 @@
 // is 0, and the healthy receiver gets every alert.
 import t from 'tap'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 
 const BATCHES = 8
@@ -31,7 +32,7 @@ t.test('a hanging receiver never stalls detection nor the other destination', as
       { id: 'ok', type: 'webhook', url: ok.url, severities: ['HIGH'] },
     ],
   }
-  const s = await startTestServer({ dataDir: tempDir('rk-dest-hang-'), env: DETECT_ENV, config })
+  const s = await startInProcess({ dataDir: tempDir('rk-dest-hang-'), env: DETECT_ENV, config })
   t.teardown(() => s.close())
   await commandRule(s, 'Hang.High', 'hang', { severity: 'HIGH', groupBy: '- Key: user_email\n' })
 

@@ -6,7 +6,8 @@
 // Every alert is delivered exactly once (one 2xx per Idempotency-Key), none is a dead letter.
 import t from 'tap'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 
 const SCALE = 60
@@ -27,7 +28,7 @@ t.test('a receiver down for 10 minutes (scaled 1/60) then back gets every alert'
       timeoutMs: Math.round(10_000 / SCALE),
     },
   }
-  const s = await startTestServer({ dataDir: tempDir('rk-dest-outage-'), env: DETECT_ENV, config })
+  const s = await startInProcess({ dataDir: tempDir('rk-dest-outage-'), env: DETECT_ENV, config })
   t.teardown(() => s.close())
   await commandRule(s, 'Outage.High', 'outage', { severity: 'HIGH', groupBy: '- Key: user_email\n' })
 

@@ -7,7 +7,8 @@
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const at = (hhmm: string) => `2026-11-20T${hhmm}:00Z`
 const ms = (hhmm: string) => Date.parse(at(hhmm))
@@ -38,13 +39,13 @@ t.test('correlation rules on their schedule', async (t) => {
   let clock = ms('10:30')
   // A schedule minute of 20 ms: RateMinutes 60 comes round every 1.2 s (the rate test below).
   const start = () =>
-    startTestServer({
+    startInProcess({
       dataDir,
       env: DETECT_ENV,
       config: { destinations: [{ id: 'high', type: 'webhook', url: rx.url, severities: ['HIGH'] }] },
       correlationSchedule: { now: () => clock, minuteMs: 20, syncMs: 50 },
     })
-  let s: TestServer = await start()
+  let s: InProcessServer = await start()
   t.teardown(() => s.close())
   const run = () => s.server.detection.correlation.runAll()
   const alertsOf = async (ruleId: string) =>
@@ -192,7 +193,7 @@ t.test('correlation rules on their schedule', async (t) => {
     t.same(pair.schedule, { cronExpression: '*/30 * * * *' })
     t.equal(new Date(pair.nextRunAt).getUTCMinutes() % 30, 0, 'the cron expression’s next time, in UTC')
     t.equal((await alertsOf('C.Brute')).length, 2, 'the timer’s runs added no alert')
-    const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
+    const metrics = (await s.send('GET', '/metrics')).text
     const runs = Number(/^rulekeeper_correlation_evaluations_total\{outcome="ok"\} (\d+)/m.exec(metrics)?.[1])
     t.ok(runs >= 6, `evaluations counted (${runs})`)
     t.match(
@@ -244,7 +245,7 @@ t.test('correlation rules on their schedule', async (t) => {
       errors.some((e) => e.error === st.lastError.error),
       'the run at 11:00 is listed',
     )
-    const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
+    const metrics = (await s.send('GET', '/metrics')).text
     // four rules scheduled: C.Brute, C.Pair, C.NoOk and the template's Editor.Audit.BruteForceThenSuccess
     const skipped = Number(/^rulekeeper_correlation_evaluations_total\{outcome="skipped"\} (\d+)$/m.exec(metrics)?.[1])
     t.ok(skipped >= 4, `every scheduled rule skipped (${skipped})`)

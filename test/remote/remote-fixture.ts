@@ -13,6 +13,7 @@ import {
   type RemoteRepo,
 } from '../helpers/git-http-server.js'
 import { httpRequest, startTestServer, tempDir, type ApiResponse, type TestServer } from '../helpers/rulekeeper.js'
+import { sleep, waitFor } from '../helpers/wait.js'
 
 const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
 export const GIT_USER = 'rk-bot'
@@ -102,30 +103,7 @@ export function pushHook(
   return httpRequest(s.url, 'POST', '/hooks/git', body, headers)
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Polls `fn` until it returns a value other than undefined/false; fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined && v !== false) return v
-      last = v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`)
-    await sleep(everyMs)
-  }
-}
+export { sleep, waitFor }
 
 /** Waits until /status reports `rev` as the last applied revision; returns the status. */
 export async function waitApplied(s: TestServer, rev: string, timeoutMs = 20_000): Promise<any> {

@@ -10,7 +10,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const at = (hhmm: string) => `2026-11-20T${hhmm}:00Z`
 const ACTOR = '- KeyName: actor\n  KeyValue:\n    Key: user_email\n'
@@ -21,7 +22,7 @@ const sequence = (lookback: number, schedule = 'RateMinutes: 60') =>
 
 t.test('hostile correlation rules', async (t) => {
   const clock = Date.parse(at('10:30'))
-  const s: TestServer = await startTestServer({
+  const s: InProcessServer = await startInProcess({
     dataDir: tempDir('rk-correl-attack-'),
     env: DETECT_ENV,
     correlationSchedule: { now: () => clock, syncMs: 50 },
