@@ -3,6 +3,7 @@
 // offline; and TypeScript types generated from it by openapi-typescript, against which a small
 // client doing GET → edit → PUT type-checks under `strict` with no cast (and a wrong one does not),
 // then runs against the server.
+// Real port: a real client (the generated client fetches from the server; the lint runs in process).
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'

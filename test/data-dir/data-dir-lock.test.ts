@@ -1,6 +1,7 @@
 // server.lock (issue 11): a lock naming a live process that is not its writer (a pid reused after a
 // crash or a reboot) is stale and taken over; a lock naming its live writer refuses the start with
 // a clear message, whether that server runs in another process or in this one.
+// Real port: a second process (a live server holding the lock).
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'

@@ -3,6 +3,7 @@
 // recovering (every alert acknowledged once per key), 4xx failing at once, a receiver down past
 // the budget (dead letter on the alert, /status, /metrics; then redelivery by the API and by the
 // CLI's request file), and deliveries pending across a restart (same key after it).
+// Real port: a remote (the receivers; the service runs in process).
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { main } from '../../src/cli/index.js'
@@ -76,7 +77,7 @@ t.test('destinations', async (t) => {
       const a = (await s.request('GET', `/alerts/${id}`)).body
       if (ok(a)) return a
       if (Date.now() > end) throw new Error(`timed out: ${what}: ${JSON.stringify(a.destinations)}`)
-      await new Promise((r) => setTimeout(r, 25))
+      await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
     }
   }
 

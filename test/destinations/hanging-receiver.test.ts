@@ -4,6 +4,7 @@
 // the hanging lane stays full of unanswered requests and the rest of its deliveries wait behind
 // them: detection reaches idle each time (it would never, were it waiting on a delivery), its lag
 // is 0, and the healthy receiver gets every alert.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { startInProcess } from '../helpers/in-process.js'

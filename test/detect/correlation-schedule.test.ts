@@ -4,6 +4,7 @@
 // real receiver. Overlapping windows add nothing twice, the window's end is exclusive, a disabled
 // rule never runs, the rate timer runs again, a restart on the same data dir (which runs every
 // rule at start) creates no duplicate, and a run while detection is stopped is a rule error.
+// Real port: a remote (the receiver; the service runs in process).
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -167,7 +168,7 @@ t.test('correlation rules on their schedule', async (t) => {
     t.equal(hal.length, 1, 'one minute later it is inside')
     t.equal(hal[0].eventCount, 4)
     await rx.until(() => rx.got.length >= 2, 'hal’s alert delivered')
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 200)) // wait: nothing more is delivered within 200 ms
     t.same(
       rx.got.map((g) => g.key).sort(),
       [brute.id, hal[0].id].sort(),
@@ -181,7 +182,7 @@ t.test('correlation rules on their schedule', async (t) => {
     const end = Date.now() + 10_000
     let now = first
     while (now.runs < first.runs + 2 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
       now = await statusOf('C.Brute')
     }
     t.ok(now.runs >= first.runs + 2, `two more runs by the timer (${first.runs} → ${now.runs})`)
@@ -218,11 +219,11 @@ t.test('correlation rules on their schedule', async (t) => {
       const st = await statusOf('C.Brute')
       if (st?.lastRun?.evaluatedAt === '2026-11-20T10:55:00.000Z') break
       if (Date.now() > end) throw new Error('no run at start')
-      await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
     }
     await run()
     t.same((await s.request('GET', '/alerts?limit=1000')).body.results, before, 'the same alerts, unchanged')
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 200)) // wait: nothing is delivered again within 200 ms
     t.equal(rx.got.length, 2, 'no delivery again')
   })
 

@@ -3,6 +3,7 @@
 // to real receivers on 127.0.0.1. destinations() returning a list wins over OutputIds; [] and "SKIP"
 // route nowhere; None, a destinations() that raises, or none at all leave it to OutputIds, then to
 // the severity subscriptions.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'

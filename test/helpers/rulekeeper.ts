@@ -122,7 +122,7 @@ export async function makeTokenBeside(
     const res = await send(`${base}/status`, { 'X-API-Key': secret })
     if (res.status !== 401) return secret
     if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
   }
 }
 

@@ -1,6 +1,7 @@
 // Shared by the remote scenario tests: a smart-HTTP git server with a remote seeded from
 // rules-repo-template/, a rulekeeper server in-process configured to follow it, signed webhooks,
 // hand-written rule files, and bounded polling. Every server is stopped in t.teardown.
+// Real port: a remote (the git server).
 import { createHmac } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

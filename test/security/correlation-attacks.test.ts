@@ -55,7 +55,7 @@ t.test('hostile correlation rules', async (t) => {
     const rec = await s.request('POST', '/reconcile')
     t.equal(rec.status, 200, rec.text)
     t.match(JSON.stringify(rec.body.invalidFiles), /every_second\.yml.*five-field cron expression/, 'reported invalid')
-    await new Promise((r) => setTimeout(r, 2500))
+    await new Promise((r) => setTimeout(r, 2500)) // wait: no run within 2.5 s (nothing happens is the point)
     t.equal(await statusOf('C.EverySecond'), undefined, 'not on the schedule: no run in 2.5 s')
   })
 

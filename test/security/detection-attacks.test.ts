@@ -8,6 +8,7 @@
 // it was not given), print frames to stdout, exhaust memory or fork, and return ill-typed values
 // from its alert functions, or sleep just under the per-record clock on every record. Each must leave the server and detection up, other rules' results true,
 // and no secret anywhere.
+// Real port: a remote (the receivers and the trap the sandbox tries to reach; the service runs in process).
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
@@ -140,7 +141,7 @@ def destinations(event):
     t.match(context.connect, /^refused: /, 'no socket')
     t.notOk(fs.existsSync(path.join(dataDir, 'pwned')), 'nothing written into the data directory')
     t.notOk(fs.existsSync('/tmp/pwned'), 'nothing written to the host /tmp')
-    await new Promise((r) => setTimeout(r, 300))
+    await new Promise((r) => setTimeout(r, 300)) // wait: the trap receiver gets nothing within 300 ms
     t.equal(trap.got.length, 0, 'the local receiver got nothing (neither from the sandbox nor as a destination)')
     await hook.until(() => hook.acked().size >= 1, 'the alert delivered')
     t.same(
