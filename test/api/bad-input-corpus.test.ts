@@ -2,6 +2,7 @@
 // a run) against a real in-process server with a log source. Each must answer its exact 4xx with a
 // JSON `message` (validation 400s also list `errors`); the server keeps serving, never answers 5xx,
 // the repository and the log store stay unchanged, `git fsck --strict` stays clean, RSS stays bounded.
+// Real port: raw header bytes or lying lengths (malformed requests on a socket) and the memory of a real server.
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -1465,6 +1466,7 @@ function genLogSource(rng: Rng, world: World, n: number, bomb: Buffer): Case[] {
  * transient work has ended: the YAML checking thread stops after 2 s idle, sockets finish closing.
  */
 async function retainedBytes(): Promise<number> {
+  // wait: the YAML thread's 2 s idle stop and closing sockets; no event to wait on
   await new Promise((r) => setTimeout(r, 2500))
   v8.setFlagsFromString('--expose-gc')
   const gc = vm.runInNewContext('gc') as () => void
@@ -1582,7 +1584,7 @@ t.test(
       i < 40 && (await s.request('GET', '/simple-rules', undefined, { 'X-API-Key': revoked.secret })).status !== 401;
       i++
     )
-      await new Promise((r) => setTimeout(r, 100))
+      await new Promise((r) => setTimeout(r, 100)) // wait: poll interval of a wait on a condition
 
     const world: World = { existing, revoked: revoked.secret, expired: expired.secret, bootstrap: s.token }
     const rng = new Rng(SEED)

@@ -2,6 +2,7 @@
 // its UTF-8 bytes (what curl sends from a UTF-8 terminal, and the console); the commit message then
 // holds the text as typed. Bytes that are not UTF-8 are Latin-1 (an ISO-8859-1 client), pure ASCII
 // is unchanged, and the 2,000-character limit counts characters, not bytes.
+// Real port: raw header bytes or lying lengths (header bytes as a client writes them).
 import t from 'tap'
 import { rawRequest } from '../helpers/raw-http.js'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'

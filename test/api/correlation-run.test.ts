@@ -67,7 +67,7 @@ t.test('POST /correlation-rules/{id}/run', async (t) => {
   const until = Date.now() + 10_000
   while ((await statusOf())?.runs !== 1) {
     if (Date.now() > until) throw new Error('the schedule did not run the new rule')
-    await new Promise((r) => setTimeout(r, 20))
+    await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
   }
   t.same((await s.request('GET', '/alerts?rule-id=C.Run')).body.results, [], 'no alert from the scheduled run')
 

@@ -21,6 +21,7 @@ t.test('token store: a cached verification ends with a revoke, a reload and the 
   t.equal(server.verify(`${a.secret}x`), undefined, 'a different secret is not a hit')
   t.equal(server.verify(a.secret.slice(0, -1)), undefined)
 
+  // wait: a later modification time for the file
   await sleep(20) // a different modification time for the file
   t.ok(cli.revoke(a.token.id))
   t.equal(server.verify(a.secret)?.id, a.token.id, 'the server has not re-read the store yet (as before the cache)')
@@ -40,7 +41,7 @@ t.test('token store: a cached verification ends with a revoke, a reload and the 
   })
   t.equal(server.verify(c.secret)?.id, c.token.id)
   t.equal(server.verify(c.secret)?.id, c.token.id, 'cached')
-  await sleep(400)
+  await sleep(400) // wait: the cached token expires after 300 ms
   t.equal(server.verify(c.secret), undefined, 'expired while cached')
 })
 
@@ -57,7 +58,7 @@ t.test('a revoked token stops working within a second even when cached', async (
   let status = 200
   while (Date.now() - revokedAt < 1000 && status !== 401) {
     status = (await s.send('GET', '/simple-rules/Cache.Revoke', undefined, { 'X-API-Key': secret })).status
-    if (status !== 401) await sleep(25)
+    if (status !== 401) await sleep(25) // wait: poll interval of a wait on a condition
   }
   t.equal(status, 401, `refused ${Date.now() - revokedAt} ms after the revoke`)
   t.equal(

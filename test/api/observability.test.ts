@@ -4,6 +4,7 @@
 import t from 'tap'
 import { startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
 t.test('logs carry request id, actor, route, status and duration, and never a secret', async (t) => {
   const lines: string[] = []
@@ -17,7 +18,8 @@ t.test('logs carry request id, actor, route, status and duration, and never a se
     'X-API-Key': 'rk_wrong_secret',
     Authorization: 'Bearer super-secret-value',
   })
-  await new Promise((r) => setTimeout(r, 100))
+  const requestLines = () => lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request')
+  await waitFor('both requests logged', () => requestLines().length >= 2, 5000, 10)
   const entries = lines.map((l) => JSON.parse(l))
   const entry = entries.find((e) => e.requestId === 'req-log-1' && e.msg === 'request')
   t.ok(entry, 'a request log line')

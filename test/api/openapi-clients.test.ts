@@ -3,6 +3,7 @@
 // offline; and TypeScript types generated from it by openapi-typescript, against which a small
 // client doing GET → edit → PUT type-checks under `strict` with no cast (and a wrong one does not),
 // then runs against the server.
+// Real port: a real client (the generated client fetches from the server; the lint runs in process).
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -10,6 +11,7 @@ import { astToString, default as openapiTS } from 'openapi-typescript'
 import t from 'tap'
 import ts from 'typescript'
 import { redoclyLint, spectralLint } from '../helpers/openapi-lint.js'
+import { startInProcess } from '../helpers/in-process.js'
 import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
 
 for (const basePath of ['/', '/v1']) {
@@ -17,9 +19,9 @@ for (const basePath of ['/', '/v1']) {
   t.test(
     `base path ${basePath}: Redocly (recommended) and Spectral (spectral:oas) pass the served document`,
     async (t) => {
-      const s = await startTestServer({ config: { api: { basePath } } })
+      const s = await startInProcess({ config: { api: { basePath } } })
       t.teardown(() => s.close())
-      const doc = await (await fetch(`${s.url}${prefix}/openapi.json`)).json()
+      const doc = (await s.send('GET', `${prefix}/openapi.json`)).body
       const redocly = await redoclyLint(doc)
       const errors = redocly.filter((p) => p.severity === 'error')
       const warnings = redocly.filter((p) => p.severity !== 'error')

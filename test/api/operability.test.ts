@@ -3,6 +3,7 @@
 // warn line with the token id presented (never the secret), start and shutdown are logged with
 // their durations; `--pretty` renders the same records for a person. And /metrics after real
 // actions: rules served by kind, invalid files, unit-test outcomes, the Python pool's series.
+// Real port: a second process (the stdout of a real `rulekeeper serve`).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -57,7 +58,7 @@ t.test('a real server logs JSON lines only: banner, writes, refused credentials,
         'X-Request-Id': `ops-403-${i}`,
       })
     ).status
-    if (forbidden !== 403) await new Promise((r) => setTimeout(r, 100))
+    if (forbidden !== 403) await new Promise((r) => setTimeout(r, 100)) // wait: poll interval of a wait on a condition
   }
   t.equal(forbidden, 403, 'a View Rules token may not delete')
   t.equal(

@@ -2,6 +2,7 @@
 // running server, with the default base path and with api.basePath /v1: 401 without or with a wrong
 // token, 403 for a token without the permission, both decided before a byte of the body is read;
 // only /openapi.json, /healthz, /metrics, /hooks/git and /http/* are open to X-API-Key-less callers.
+// Real port: raw header bytes or lying lengths (refused before a byte of the body is read).
 import t from 'tap'
 import { rawRequest } from '../helpers/raw-http.js'
 import { TokenStore } from '../../src/auth/token-store.js'
@@ -93,7 +94,7 @@ for (const basePath of ['/', '/v1']) {
           i < 40 && (await s.request('GET', `${prefix}/status`, undefined, { 'X-API-Key': secret })).status === 401;
           i++
         )
-          await new Promise((r) => setTimeout(r, 100))
+          await new Promise((r) => setTimeout(r, 100)) // wait: poll interval of a wait on a condition
       }
       const store = new TokenStore(s.dataDir)
       const revoked = store.create({ name: 'rt-revoked', permissions: ['View Rules', 'Manage Rules'] })
@@ -104,7 +105,7 @@ for (const basePath of ['/', '/v1']) {
         (await s.request('GET', `${prefix}/status`, undefined, { 'X-API-Key': revoked.secret })).status !== 401;
         i++
       )
-        await new Promise((r) => setTimeout(r, 100))
+        await new Promise((r) => setTimeout(r, 100)) // wait: poll interval of a wait on a condition
       const headBefore = s.git('rev-parse', 'refs/heads/main')
 
       const table = routeTable(s)

@@ -44,6 +44,7 @@ t.test('rule errors: list, since, groups with counts, the record', async (t) => 
     commandRecord('re', 'fine', '2026-11-20T10:04:00Z'),
   ])
   const between = new Date().toISOString()
+  // wait: the clock moves past `between`
   await new Promise((r) => setTimeout(r, 5)) // the next errors' time is after `between`
   const last = boom(5)
   await send(s, [last])

@@ -2,6 +2,7 @@
 // a 401 (never a 500), an unauthenticated caller is refused before its body is read, and a signed
 // delivery seen before is acknowledged with 200 and runs nothing. Embedded mode: the webhook needs
 // only its secret; a run is visible in /metrics.
+// Real port: raw header bytes or lying lengths (a caller refused before its body is read).
 import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import t from 'tap'
@@ -28,7 +29,7 @@ async function waitRuns(s: TestServer, atLeast: number): Promise<number> {
     const n = await runs(s)
     if (n >= atLeast) return n
     if (Date.now() > deadline) throw new Error(`no reconcile run within 10 s (${n} < ${atLeast})`)
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
   }
 }
 
@@ -162,7 +163,7 @@ t.test('a replayed signed delivery is acknowledged with 200 and runs nothing', a
     'X-Hub-Signature-256': sign(body),
   })
   t.equal(noId.status, 200, 'and without any delivery id')
-  await new Promise((r) => setTimeout(r, 500))
+  await new Promise((r) => setTimeout(r, 500)) // wait: no run starts within 500 ms
   t.equal(await runs(s), after1, 'no run for a replay')
 
   const forged = await httpRequest(s.url, 'POST', '/hooks/git', body, {

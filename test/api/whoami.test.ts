@@ -1,12 +1,12 @@
-// GET /whoami over HTTP on a real server: a known token learns its id, name, permissions, creation
+// GET /whoami through the real service (in process): a known token learns its id, name, permissions, creation
 // and expiry (never its secret or hash), whatever its permissions; no, an unknown or a revoked token
 // is a 401; under api.basePath it lives below the base path.
 import t from 'tap'
 import { TokenStore } from '../../src/auth/token-store.js'
-import { startTestServer } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
 
 t.test('each token learns what it is; a wrong one is a 401', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const alerts = await s.makeToken('triage', ['View Alerts'])
   const mine = await s.request('GET', '/whoami', undefined, { 'X-API-Key': alerts })
@@ -42,7 +42,7 @@ t.test('each token learns what it is; a wrong one is a 401', async (t) => {
 })
 
 t.test('under api.basePath /v1', async (t) => {
-  const s = await startTestServer({ config: { api: { basePath: '/v1' } } })
+  const s = await startInProcess({ config: { api: { basePath: '/v1' } } })
   t.teardown(() => s.close())
   t.equal((await s.request('GET', '/v1/whoami')).status, 200)
   t.equal((await s.request('GET', '/whoami')).status, 404)

@@ -1,5 +1,6 @@
 // Who may post: the source's Bearer token only, decided before the body is read; the generated
 // token is kept 0600 under the data dir and reused at the next start.
+// Real port: raw header bytes or lying lengths (refused before the body is read).
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'

@@ -1,6 +1,7 @@
 // A generated corpus of malformed deliveries (not JSON, truncated JSON and gzip, random bytes, gzip
 // bombs, oversized bodies, foreign encodings and compressions, bad tokens): every one answers a 4xx
 // with a message, the server keeps serving, memory stays bounded, and the store stays empty.
+// Real port: raw header bytes or lying lengths (malformed deliveries) and the memory of a real server.
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { mulberry32 } from '../helpers/seeded-random.js'

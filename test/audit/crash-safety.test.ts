@@ -2,6 +2,7 @@
 // moments, again and again. Every record acknowledged before a kill must be on disk exactly once,
 // every stored line must be a whole JSON document, and the next start must need no repair. Like a
 // real sender, the load retries what was not acknowledged, so in the end every record is stored once.
+// Real port: a crash (SIGKILL of a child server).
 import { spawn, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import path from 'node:path'
@@ -109,8 +110,8 @@ t.test(`records acknowledged before ${KILLS} SIGKILLs are stored exactly once`, 
     // machine too busy to give one), so every round kills with requests in flight.
     const before = ackedRequests
     for (let waited = 0; ackedRequests === before && waited < 10_000; waited += 10)
-      await new Promise((r) => setTimeout(r, 10))
-    await new Promise((r) => setTimeout(r, Math.random() * 300))
+      await new Promise((r) => setTimeout(r, 10)) // wait: poll interval of a wait on a condition
+    await new Promise((r) => setTimeout(r, Math.random() * 300)) // wait: a random kill moment (the crash is the point)
     stop.now = true
     await killChild(child)
     await Promise.all(workers)

@@ -1,5 +1,6 @@
 // Payload forms, compression, limits and broken bodies, each over real HTTP. A refused request must
 // answer its documented status and leave the store exactly as it was (no file at all here).
+// Real port: raw header bytes or lying lengths (chunked, compressed and broken bodies).
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { startIngestServer, type IngestServer } from './fixtures/ingest-app.js'

@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { createEngineRegistry } from '../../src/engine/registry.js'
 import { startInProcess } from '../helpers/in-process.js'
-import { httpRequest, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { tempDir } from '../helpers/rulekeeper.js'
+import { sleep, waitFor } from '../helpers/wait.js'
 import { runCli } from '../helpers/cli.js'
 
 const TEMPLATE = path.resolve(import.meta.dirname, '../../rules-repo-template')
@@ -39,8 +40,9 @@ t.test('token create / list / revoke work beside a running server, honoured with
   t.equal(created.code, 0, created.stderr)
   const secret = created.stdout.trim().split('\n').pop()!
   t.match(secret, /^rk_\w+_[\w-]+$/)
-  await new Promise((r) => setTimeout(r, 1000))
-  t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 200)
+  const status = async () => (await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status
+  await waitFor('the new token honoured', async () => (await status()) === 200, 1000, 50).catch(() => {})
+  t.equal(await status(), 200, 'honoured within a second')
   t.equal((await s.send('DELETE', '/simple-rules/x', undefined, { 'X-API-Key': secret })).status, 403)
 
   const list = await runCli(['token', 'list', '--json'], env)
@@ -52,8 +54,8 @@ t.test('token create / list / revoke work beside a running server, honoured with
   t.notMatch(fs.readFileSync(path.join(s.dataDir, 'tokens.json'), 'utf8'), secret, 'only hashes are stored')
 
   t.equal((await runCli(['token', 'revoke', ci.id], env)).code, 0)
-  await new Promise((r) => setTimeout(r, 1000))
-  t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': secret })).status, 401)
+  await waitFor('the revocation honoured', async () => (await status()) === 401, 1000, 50).catch(() => {})
+  t.equal(await status(), 401, 'revoked within a second')
   t.equal((await runCli(['token', 'revoke', ci.id], env)).code, 1)
 
   const expiring = await runCli(
@@ -61,17 +63,18 @@ t.test('token create / list / revoke work beside a running server, honoured with
     env,
   )
   const short = expiring.stdout.trim().split('\n').pop()!
-  await new Promise((r) => setTimeout(r, 1500))
+  // wait: its expiry (1 s after its creation) must pass
+  await sleep(1500)
   t.equal((await s.send('GET', '/simple-rules', undefined, { 'X-API-Key': short })).status, 401, 'expired')
 })
 
 t.test('a second server on the same data directory refuses to start', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const second = await runCli(['serve'], { RULEKEEPER_DATA_DIR: s.dataDir, RULEKEEPER_PORT: '0' })
   t.equal(second.code, 1)
   t.match(second.stderr, /in use by another rulekeeper server \(pid \d+\)/)
-  t.equal((await httpRequest(s.url, 'GET', '/healthz')).status, 200, 'the first server keeps serving')
+  t.equal((await s.send('GET', '/healthz')).status, 200, 'the first server keeps serving')
 })
 
 t.test('init creates a repository holding the template, checked out or bare', async (t) => {

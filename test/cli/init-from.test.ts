@@ -1,6 +1,7 @@
 // `rulekeeper init --from SOURCE`: the data directory's repository seeded from an existing one (a
 // checked-out repository by path, a bare one by file:// URL, an http(s) remote with credentials),
 // its history kept commit for commit, then served; and every refusal says why and changes nothing.
+// Real port: a remote (an http(s) git server).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'

@@ -5,6 +5,7 @@
 // from a template, an invalid file pushed with plain git on the status page, a concurrent edit
 // answered 412, history/diff/restore, alerts, a read-only token, the keyboard, and axe-core.
 // Screenshots of the main pages go to docs/images/ when RULEKEEPER_SCREENSHOTS=1 (else a temp dir).
+// Real port: a real client (a browser).
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'

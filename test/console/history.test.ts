@@ -3,6 +3,7 @@
 // and revision as git has them; a diff against the parent; the rule at an older revision; a restore
 // over a rule changed since the history was shown is the API's 412 (nothing written); a restore with
 // a reason is one new commit with the `Restored-From` trailer and that reason, as `git log` shows.
+// Real port: a real client (a browser).
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'

@@ -2,6 +2,7 @@
 // server: listed with the kind filter, read (its YAML, its resource types, its policy() body), its
 // tests run (passing, then failing with the reason), edited and saved with a reason, and a new one
 // created from the Policy template.
+// Real port: a real client (a browser).
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'

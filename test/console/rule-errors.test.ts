@@ -4,6 +4,7 @@
 // the count, the times, the message with its place in the code, and the record that caused it,
 // fetched through the API on demand; the filters are in the address; axe-core finds nothing serious.
 // Screenshot: RULEKEEPER_SCREENSHOTS=1 writes docs/images/console-rule-errors.png.
+// Real port: a real client (a browser).
 import path from 'node:path'
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'

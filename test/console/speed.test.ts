@@ -1,6 +1,7 @@
 // quality.md's console target, measured once in chromium: at 20k rules (pushed with plain git), a
 // first load of `/#/rules` (a new browser context, nothing cached, the token already in the tab)
 // shows the first rows of the list within 1.5 s of the navigation's start.
+// Real port: a real client (a browser).
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'

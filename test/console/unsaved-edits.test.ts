@@ -3,6 +3,7 @@
 // goes), closing or reloading the tab gets the browser's beforeunload prompt, the new-rule page's
 // kind picker asks before replacing an edited template, and nothing asks once the edits are saved
 // or when there were none.
+// Real port: a real client (a browser).
 import t from 'tap'
 import type { Browser, Dialog, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'

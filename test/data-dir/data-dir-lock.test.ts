@@ -1,13 +1,14 @@
 // server.lock (issue 11): a lock naming a live process that is not its writer (a pid reused after a
 // crash or a reboot) is stale and taken over; a lock naming its live writer refuses the start with
 // a clear message, whether that server runs in another process or in this one.
+// Real port: a second process (a live server holding the lock).
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { startChild } from '../helpers/child-server.js'
 import { startInProcess } from '../helpers/in-process.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 import { bootId, processStartTime } from '../../src/data-dir/process-identity.js'
 
 /** A live process that is certainly not a rulekeeper server. */
@@ -82,19 +83,19 @@ t.test('a second live server is refused: in another process, or in this one', as
   const child = await startChild({ dataDir })
   t.teardown(() => child.kill())
   await t.rejects(
-    startTestServer({ dataDir }),
+    startInProcess({ dataDir }),
     { code: 'DataDirLocked', message: new RegExp(`pid ${child.pid}\\)`) },
     'a server in another process',
   )
   t.equal((await fetch(`${child.url}/healthz`)).status, 200, 'the first server keeps serving')
   await child.stop()
 
-  const first = await startTestServer({ dataDir })
+  const first = await startInProcess({ dataDir })
   t.teardown(() => first.close())
   await t.rejects(
-    startTestServer({ dataDir }),
+    startInProcess({ dataDir }),
     { code: 'DataDirLocked', message: /this process/ },
     'a second server in this process',
   )
-  t.equal((await fetch(`${first.url}/healthz`)).status, 200)
+  t.equal((await first.send('GET', '/healthz')).status, 200)
 })

@@ -3,12 +3,15 @@
 // recovering (every alert acknowledged once per key), 4xx failing at once, a receiver down past
 // the budget (dead letter on the alert, /status, /metrics; then redelivery by the API and by the
 // CLI's request file), and deliveries pending across a restart (same key after it).
+// Real port: a remote (the receivers; the service runs in process).
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { main } from '../../src/cli/index.js'
-import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
+import { makeRecord, ndjson, TOKEN } from '../audit/helpers.js'
+import { postLog } from '../detect/helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 let seq = 0
 const cmd = (name: string, extra: Record<string, unknown> = {}) => {
@@ -44,7 +47,7 @@ t.test('destinations', async (t) => {
   }
   const dataDir = tempDir('rk-dest-')
   const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN, RK_SECRET: secret, RK_SLACK: rx.slack.url }
-  let s: TestServer = await startTestServer({ dataDir, env, config })
+  let s: InProcessServer = await startInProcess({ dataDir, env, config })
   t.teardown(() => s.close())
 
   const rule = async (id: string, name: string, extra: Record<string, unknown>) => {
@@ -60,7 +63,7 @@ t.test('destinations', async (t) => {
     if (res.status !== 200) throw new Error(`rule: ${res.status} ${res.text}`)
   }
   const send = async (records: unknown[]) => {
-    const res = await post(`${s.url}/http/editor-audit`, ndjson(records))
+    const res = await postLog(s, ndjson(records))
     if (res.status !== 200) throw new Error(`ingest ${res.status}`)
     await s.server.detection.detector.idle()
   }
@@ -74,7 +77,7 @@ t.test('destinations', async (t) => {
       const a = (await s.request('GET', `/alerts/${id}`)).body
       if (ok(a)) return a
       if (Date.now() > end) throw new Error(`timed out: ${what}: ${JSON.stringify(a.destinations)}`)
-      await new Promise((r) => setTimeout(r, 25))
+      await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
     }
   }
 
@@ -195,7 +198,7 @@ t.test('destinations', async (t) => {
     await rx.flaky.until(() => rx.flaky.got.length > before, 'a first attempt')
     await s.close()
     rx.flaky.mode = () => ({ status: 200 })
-    s = await startTestServer({ dataDir, env, config })
+    s = await startInProcess({ dataDir, env, config })
     await rx.flaky.until(() => rx.flaky.acked().get(a.id) === 1, 'delivered after the restart')
     t.equal(rx.flaky.got.filter((r) => r.key === a.id).length > 1, true, 'failed before, delivered after, same key')
     await waitAlert(a.id, (x) => x.destinations[0].state === 'delivered', 'delivered state after the restart')

@@ -4,9 +4,11 @@
 // the hanging lane stays full of unanswered requests and the rest of its deliveries wait behind
 // them: detection reaches idle each time (it would never, were it waiting on a delivery), its lag
 // is 0, and the healthy receiver gets every alert.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 
 const BATCHES = 8
@@ -31,7 +33,7 @@ t.test('a hanging receiver never stalls detection nor the other destination', as
       { id: 'ok', type: 'webhook', url: ok.url, severities: ['HIGH'] },
     ],
   }
-  const s = await startTestServer({ dataDir: tempDir('rk-dest-hang-'), env: DETECT_ENV, config })
+  const s = await startInProcess({ dataDir: tempDir('rk-dest-hang-'), env: DETECT_ENV, config })
   t.teardown(() => s.close())
   await commandRule(s, 'Hang.High', 'hang', { severity: 'HIGH', groupBy: '- Key: user_email\n' })
 

@@ -3,6 +3,7 @@
 // once it is committed, one line per delivery attempt's outcome (alert, destination, attempt, HTTP
 // status or error, next retry): delivered, failed and retried, failed for good (a dead letter). No
 // line carries the alert's events or context, a destination's URL or its secret.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { ndjson, TOKEN } from '../audit/helpers.js'
 import { commandRecord } from '../detect/helpers.js'
@@ -70,7 +71,7 @@ t.test('alert and delivery log lines', async (t) => {
             .map((r) => r.msg)
             .join(' / ')}`,
         )
-      await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
     }
   }
   const byMsg = (msg: string) => records().filter((r) => r.msg === msg)

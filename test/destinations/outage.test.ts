@@ -4,9 +4,11 @@
 // and so is the outage: 10 minutes → 10 s. The receiver refuses connections (it stops listening)
 // while alerts are created at its start, middle and end; it then listens again on the same port.
 // Every alert is delivered exactly once (one 2xx per Idempotency-Key), none is a dead letter.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 
 const SCALE = 60
@@ -27,7 +29,7 @@ t.test('a receiver down for 10 minutes (scaled 1/60) then back gets every alert'
       timeoutMs: Math.round(10_000 / SCALE),
     },
   }
-  const s = await startTestServer({ dataDir: tempDir('rk-dest-outage-'), env: DETECT_ENV, config })
+  const s = await startInProcess({ dataDir: tempDir('rk-dest-outage-'), env: DETECT_ENV, config })
   t.teardown(() => s.close())
   await commandRule(s, 'Outage.High', 'outage', { severity: 'HIGH', groupBy: '- Key: user_email\n' })
 
@@ -37,7 +39,7 @@ t.test('a receiver down for 10 minutes (scaled 1/60) then back gets every alert'
   let n = 0
   const created = new Map<string, number>()
   for (const at of [0, OUTAGE_MS / 3, (2 * OUTAGE_MS) / 3, OUTAGE_MS - 500]) {
-    await sleep(Math.max(0, downAt + at - Date.now()))
+    await sleep(Math.max(0, downAt + at - Date.now())) // wait: the scaled outage schedule (time is the point)
     const stamp = new Date(Date.UTC(2026, 10, 20, 9, 0, n)).toISOString()
     await sendAndDetect(
       s,
@@ -47,7 +49,7 @@ t.test('a receiver down for 10 minutes (scaled 1/60) then back gets every alert'
     for (const a of all) if (!created.has(a.id)) created.set(a.id, Date.now())
   }
   t.equal(created.size, 8, 'one alert per record')
-  await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()))
+  await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now())) // wait: the scaled outage lasts 10 s (time is the point)
   const first = [...created.keys()][0]!
   const during = (await s.request('GET', `/alerts/${first}`)).body.destinations[0]
   t.equal(during.state, 'pending', 'still pending at the end of the outage (not a dead letter)')
@@ -74,7 +76,7 @@ t.test('a receiver down for 10 minutes (scaled 1/60) then back gets every alert'
     for (let i = 0; i < 50; i++) {
       state = (await s.request('GET', `/alerts/${id}`)).body.destinations[0].state
       if (state !== 'pending') break
-      await sleep(100)
+      await sleep(100) // wait: poll interval of a wait on a condition
     }
     t.equal(state, 'delivered', 'delivered on the alert')
   }

@@ -2,6 +2,7 @@
 // the garbage collector runs meanwhile. Node 20's AbortSignal.any() holds an AbortSignal.timeout()
 // source weakly (nodejs/node#57736): a collection before the deadline left the request hanging for
 // ever, and the destination's lane with it (attempts stayed 0). Here the collector runs every 10 ms.
+// Real port: a remote (a receiver that never answers).
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t from 'tap'
@@ -63,7 +64,7 @@ t.test('a hanging receiver times out on schedule while the garbage collector run
   for (;;) {
     hanging = (await s.request('GET', `/alerts/${alert.id}`)).body.destinations[0]
     if (hanging.attempts >= 1 || Date.now() > end) break
-    await new Promise((r) => setTimeout(r, 25))
+    await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
   }
   t.ok(hanging.attempts >= 1, `the first attempt ended: ${JSON.stringify(hanging)}`)
   t.equal(hanging.lastError, 'timed out')

@@ -9,12 +9,12 @@ import path from 'node:path'
 import { AlertEventIndex } from '../../src/detect/alert-events.js'
 import { readStoredLines } from '../../src/detect/stored-log.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
-import { startTestServer } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
 
 const env = DETECT_ENV
 
 t.test('events of an alert with many matches, paged, caught up, bounded', async (t) => {
-  const s = await startTestServer({ env })
+  const s = await startInProcess({ env })
   t.teardown(() => s.close())
   await commandRule(s, 'E.Many', 'many', { dedupPeriodMinutes: 180 })
   await commandRule(s, 'E.Other', 'other', { dedupPeriodMinutes: 180 })

@@ -4,10 +4,12 @@
 // real receiver. Overlapping windows add nothing twice, the window's end is exclusive, a disabled
 // rule never runs, the rate timer runs again, a restart on the same data dir (which runs every
 // rule at start) creates no duplicate, and a run while detection is stopped is a rule error.
+// Real port: a remote (the receiver; the service runs in process).
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const at = (hhmm: string) => `2026-11-20T${hhmm}:00Z`
 const ms = (hhmm: string) => Date.parse(at(hhmm))
@@ -38,13 +40,13 @@ t.test('correlation rules on their schedule', async (t) => {
   let clock = ms('10:30')
   // A schedule minute of 20 ms: RateMinutes 60 comes round every 1.2 s (the rate test below).
   const start = () =>
-    startTestServer({
+    startInProcess({
       dataDir,
       env: DETECT_ENV,
       config: { destinations: [{ id: 'high', type: 'webhook', url: rx.url, severities: ['HIGH'] }] },
       correlationSchedule: { now: () => clock, minuteMs: 20, syncMs: 50 },
     })
-  let s: TestServer = await start()
+  let s: InProcessServer = await start()
   t.teardown(() => s.close())
   const run = () => s.server.detection.correlation.runAll()
   const alertsOf = async (ruleId: string) =>
@@ -166,7 +168,7 @@ t.test('correlation rules on their schedule', async (t) => {
     t.equal(hal.length, 1, 'one minute later it is inside')
     t.equal(hal[0].eventCount, 4)
     await rx.until(() => rx.got.length >= 2, 'hal’s alert delivered')
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 200)) // wait: nothing more is delivered within 200 ms
     t.same(
       rx.got.map((g) => g.key).sort(),
       [brute.id, hal[0].id].sort(),
@@ -180,7 +182,7 @@ t.test('correlation rules on their schedule', async (t) => {
     const end = Date.now() + 10_000
     let now = first
     while (now.runs < first.runs + 2 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
       now = await statusOf('C.Brute')
     }
     t.ok(now.runs >= first.runs + 2, `two more runs by the timer (${first.runs} → ${now.runs})`)
@@ -192,7 +194,7 @@ t.test('correlation rules on their schedule', async (t) => {
     t.same(pair.schedule, { cronExpression: '*/30 * * * *' })
     t.equal(new Date(pair.nextRunAt).getUTCMinutes() % 30, 0, 'the cron expression’s next time, in UTC')
     t.equal((await alertsOf('C.Brute')).length, 2, 'the timer’s runs added no alert')
-    const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
+    const metrics = (await s.send('GET', '/metrics')).text
     const runs = Number(/^rulekeeper_correlation_evaluations_total\{outcome="ok"\} (\d+)/m.exec(metrics)?.[1])
     t.ok(runs >= 6, `evaluations counted (${runs})`)
     t.match(
@@ -217,11 +219,11 @@ t.test('correlation rules on their schedule', async (t) => {
       const st = await statusOf('C.Brute')
       if (st?.lastRun?.evaluatedAt === '2026-11-20T10:55:00.000Z') break
       if (Date.now() > end) throw new Error('no run at start')
-      await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
     }
     await run()
     t.same((await s.request('GET', '/alerts?limit=1000')).body.results, before, 'the same alerts, unchanged')
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 200)) // wait: nothing is delivered again within 200 ms
     t.equal(rx.got.length, 2, 'no delivery again')
   })
 
@@ -244,7 +246,7 @@ t.test('correlation rules on their schedule', async (t) => {
       errors.some((e) => e.error === st.lastError.error),
       'the run at 11:00 is listed',
     )
-    const metrics = (await httpRequest(s.url, 'GET', '/metrics')).text
+    const metrics = (await s.send('GET', '/metrics')).text
     // four rules scheduled: C.Brute, C.Pair, C.NoOk and the template's Editor.Audit.BruteForceThenSuccess
     const skipped = Number(/^rulekeeper_correlation_evaluations_total\{outcome="skipped"\} (\d+)$/m.exec(metrics)?.[1])
     t.ok(skipped >= 4, `every scheduled rule skipped (${skipped})`)

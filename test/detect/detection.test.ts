@@ -5,9 +5,10 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
-import { startTestServer, tempDir, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
-import { EXAMPLES, ndjson, post } from '../audit/helpers.js'
+import { commandRecord, commandRule, DETECT_ENV, postLog, sendAndDetect } from './helpers.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { tempDir, SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { EXAMPLES, ndjson } from '../audit/helpers.js'
 
 const env = DETECT_ENV
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
@@ -16,19 +17,19 @@ const send = sendAndDetect
 
 const rule = commandRule
 
-const alertsOf = async (s: TestServer, ruleId: string) =>
+const alertsOf = async (s: InProcessServer, ruleId: string) =>
   (await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)).body.results as any[]
 
 const byFirst = (a: any[]) => [...a].sort((x, y) => (x.firstEventTime < y.firstEventTime ? -1 : 1))
 
 t.test('detection on ingest', async (t) => {
   const dataDir = tempDir('rk-detect-')
-  let s = await startTestServer({ dataDir, env })
+  let s = await startInProcess({ dataDir, env })
   t.teardown(() => s.close())
 
   await t.test('the sample events: the template rule turns the privacy-mode change into an alert', async (t) => {
     const body = await readFile(path.join(EXAMPLES, 'valid.ndjson'))
-    const res = await post(`${s.url}/http/editor-audit`, body)
+    const res = await postLog(s, body)
     t.equal(res.status, 200)
     await s.server.detection.detector.idle()
     const [alert, ...more] = await alertsOf(s, 'Editor.Audit.PrivacyModeEnforcementDisabled')
@@ -216,7 +217,7 @@ t.test('detection on ingest', async (t) => {
   await t.test('a restart resumes at the checkpoint: nothing evaluated twice', async (t) => {
     const before = (await s.request('GET', '/alerts?limit=1000')).body.results as any[]
     await s.close()
-    s = await startTestServer({ dataDir, env })
+    s = await startInProcess({ dataDir, env })
     await s.server.detection.detector.idle()
     const after = (await s.request('GET', '/alerts?limit=1000')).body.results as any[]
     t.same(after, before)
@@ -232,33 +233,22 @@ t.test('detection on ingest', async (t) => {
 t.test('rule errors are recorded and never block the other rules', async (t) => {
   const dataDir = tempDir('rk-detect-')
   const { simpleLiveCompiler } = await import('../../src/detect/live-rules.js')
-  const s = await startTestServer({ dataDir, env })
-  await s.close()
-  const { startServer } = await import('../../src/main.js')
-  // The same server, with the simple evaluator raising on one command name for one rule.
-  const server = await startServer({
-    env: { RULEKEEPER_DATA_DIR: dataDir, ...env },
-    configOverrides: { server: { host: '127.0.0.1', port: 0 }, reconcile: { schedule: '0 0 1 1 *' } },
-    logger: (await import('pino')).pino({ level: 'silent' }),
-    defaultMetrics: false,
-    detectionCompilers: {
-      simple: (r, index) => {
-        const inner = simpleLiveCompiler(r, index)
-        if (typeof inner !== 'function' || r.id !== 'T.Raises') return inner
-        return (ev: any) => (ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : inner(ev))
+  // The same service, with the simple evaluator raising on one command name for one rule.
+  const server = await startInProcess({
+    dataDir,
+    env,
+    start: {
+      detectionCompilers: {
+        simple: (r, index) => {
+          const inner = simpleLiveCompiler(r, index)
+          if (typeof inner !== 'function' || r.id !== 'T.Raises') return inner
+          return (ev: any) => (ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : inner(ev))
+        },
       },
     },
   })
   t.teardown(() => server.close())
-  const token = (await readFile(path.join(dataDir, 'bootstrap-token'), 'utf8')).trim()
-  const req = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${p}`, {
-      method,
-      headers: { 'X-API-Key': token, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    return { status: res.status, body: (await res.json()) as any }
-  }
+  const req = (method: string, p: string, body?: unknown) => server.request(method, p, body)
   for (const id of ['T.Raises', 'T.Fine'])
     await req(
       'POST',
@@ -269,18 +259,15 @@ t.test('rule errors are recorded and never block the other rules', async (t) => 
         tests: [],
       }),
     )
-  const res = await post(
-    `${server.url}/http/editor-audit`,
-    ndjson([cmd('boom', '2026-11-20T10:00:00Z'), cmd('ok', '2026-11-20T10:01:00Z')]),
-  )
+  const res = await postLog(server, ndjson([cmd('boom', '2026-11-20T10:00:00Z'), cmd('ok', '2026-11-20T10:01:00Z')]))
   t.equal(res.status, 200)
-  await server.detection.detector.idle()
+  await server.service.detection.detector.idle()
   const errs = await req('GET', '/rule-errors?rule-id=T.Raises')
   t.equal(errs.status, 200)
   t.equal(errs.body.results.length, 1)
   t.match(errs.body.results[0], {
     ruleId: 'T.Raises',
-    revision: server.catalog.index.revision,
+    revision: server.service.catalog.index.revision,
     error: 'ValueError: boom',
   })
   t.match(errs.body.results[0].record, { partition: /^Editor\.Audit\/dt=2026-11-20\/hour=10\//, offset: Number })
@@ -288,6 +275,6 @@ t.test('rule errors are recorded and never block the other rules', async (t) => 
   t.equal(fine.body.results[0].eventCount, 2, 'the other rule saw both records')
   const raises = await req('GET', '/alerts?rule-id=T.Raises')
   t.equal(raises.body.results[0].eventCount, 1, 'the failing rule still ran on the other record')
-  const metrics = await (await fetch(`${server.url}/metrics`)).text()
+  const metrics = (await server.send('GET', '/metrics')).text
   t.match(metrics, /rulekeeper_detection_rule_errors_total\{rule="T.Raises"\} 1/)
 })

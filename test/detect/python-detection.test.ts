@@ -11,11 +11,12 @@ import fs from 'node:fs'
 import { open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
-import { EXAMPLES, post } from '../audit/helpers.js'
+import { commandRecord, commandRule, DETECT_ENV, postLog, sendAndDetect } from './helpers.js'
+import { EXAMPLES } from '../audit/helpers.js'
 import { runCli } from '../helpers/cli.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const EXAMPLE_RULES = path.resolve(import.meta.dirname, '../../examples/rules')
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
@@ -23,7 +24,7 @@ const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {
 const send = sendAndDetect
 
 /** A Python streaming rule on Editor.Audit through the API (no unit tests, so any body saves). */
-async function pyRule(s: TestServer, id: string, body: string, extra: Record<string, unknown> = {}) {
+async function pyRule(s: InProcessServer, id: string, body: string, extra: Record<string, unknown> = {}) {
   const res = await s.request('POST', '/rules', { ...SAMPLE_BODIES.python(id, { body, tests: [] }), ...extra })
   if (res.status !== 200) throw new Error(`rule ${id}: ${res.status} ${res.text}`)
 }
@@ -33,7 +34,7 @@ const matchCommand = (name: string) =>
   `def rule(event):\n    return event.deep_get("team_command", "command_name") == ${JSON.stringify(name)}\n`
 
 /** Commits the shared examples' data model and Python rules with plain git and reconciles. */
-async function pushExamples(t: Test, s: TestServer): Promise<void> {
+async function pushExamples(t: Test, s: InProcessServer): Promise<void> {
   const work = path.join(tempDir('rk-pydetect-git-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   for (const dir of ['data_models', 'rules/editor_rules'])
@@ -75,11 +76,11 @@ async function pushExamples(t: Test, s: TestServer): Promise<void> {
   )
 }
 
-const alertsOf = async (s: TestServer, ruleId: string) =>
+const alertsOf = async (s: InProcessServer, ruleId: string) =>
   (await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)).body.results as any[]
-const errorsOf = async (s: TestServer, ruleId: string) =>
+const errorsOf = async (s: InProcessServer, ruleId: string) =>
   (await s.request('GET', `/rule-errors?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)).body.results as any[]
-const matchesOf = async (s: TestServer, ruleId: string) =>
+const matchesOf = async (s: InProcessServer, ruleId: string) =>
   (
     await s.server.detection.store.readMatches(
       Date.parse('2026-11-01T00:00:00Z'),
@@ -90,7 +91,7 @@ const matchesOf = async (s: TestServer, ruleId: string) =>
 const byFirst = (a: any[]) => [...a].sort((x, y) => (x.firstEventTime < y.firstEventTime ? -1 : 1))
 
 /** The stored record at a rule error's or match's location. */
-async function recordAt(s: TestServer, at: { partition: string; offset: number }): Promise<any> {
+async function recordAt(s: InProcessServer, at: { partition: string; offset: number }): Promise<any> {
   const fh = await open(path.join(s.dataDir, 'logs', at.partition), 'r')
   try {
     const buf = Buffer.alloc(64 * 1024)
@@ -121,14 +122,14 @@ def alert_context(event):
 t.test('Python streaming rules in detection', async (t) => {
   const dataDir = tempDir('rk-pydetect-')
   // A short wall clock per record so the hanging rule costs seconds, not minutes.
-  const s = await startTestServer({ dataDir, env: DETECT_ENV, config: { python: { timeoutMs: 1500 } } })
+  const s = await startInProcess({ dataDir, env: DETECT_ENV, config: { python: { timeoutMs: 1500 } } })
   t.teardown(() => s.close())
   await pushExamples(t, s)
   await pyRule(s, 'Py.PrivacyMode', PRIVACY_PY, { severity: 'HIGH', displayName: 'Privacy mode off (Python)' })
 
   await t.test('the sample events: the Python twin of the template rule, and the shared examples', async (t) => {
     const body = await readFile(path.join(EXAMPLES, 'valid.ndjson'))
-    const res = await post(`${s.url}/http/editor-audit`, body)
+    const res = await postLog(s, body)
     t.equal(res.status, 200)
     await s.server.detection.detector.idle()
     const [simple] = await alertsOf(s, 'Editor.Audit.PrivacyModeEnforcementDisabled')

@@ -3,10 +3,12 @@
 // to real receivers on 127.0.0.1. destinations() returning a list wins over OutputIds; [] and "SKIP"
 // route nowhere; None, a destinations() that raises, or none at all leave it to OutputIds, then to
 // the severity subscriptions.
+// Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const matchCommand = (name: string) =>
   `def rule(event):\n    return event.deep_get("team_command", "command_name") == ${JSON.stringify(name)}\n`
@@ -25,7 +27,7 @@ t.test('Python rules: destinations() routes in Panther’s order', async (t) => 
     ],
     delivery: { attempts: 3, firstDelayMs: 40, maxDelayMs: 200, budgetMinutes: 1, timeoutMs: 2000 },
   }
-  const s: TestServer = await startTestServer({ dataDir: tempDir('rk-pyroute-'), env: DETECT_ENV, config })
+  const s: InProcessServer = await startInProcess({ dataDir: tempDir('rk-pyroute-'), env: DETECT_ENV, config })
   t.teardown(() => s.close())
 
   const rules: Array<[id: string, destinations: string | null, outputIds: string[]]> = [

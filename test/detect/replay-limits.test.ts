@@ -13,7 +13,8 @@ import { DEFAULT_COMPILERS } from '../../src/detect/live-rules.js'
 import { replay as runReplay } from '../../src/detect/replay.js'
 import { listDataFiles } from '../../src/detect/stored-log.js'
 import { RuleIndex } from '../../src/rules/rule-index.js'
-import { startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { tempDir } from '../helpers/rulekeeper.js'
 
 const env = DETECT_ENV
 const DAY = { from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z' }
@@ -21,7 +22,7 @@ const HOUR_10 = { from: '2026-11-20T10:00:00Z', to: '2026-11-20T11:00:00Z' }
 
 t.test('one replay at a time; a bound on the bytes read', async (t) => {
   const dataDir = tempDir('rk-replay-limits-')
-  let s = await startTestServer({ dataDir, env, config: { detection: { replay: { concurrency: 1 } } } })
+  let s = await startInProcess({ dataDir, env, config: { detection: { replay: { concurrency: 1 } } } })
   t.teardown(() => s.close())
   await commandRule(s, 'R.Each', 'each')
   // 40,000 records in hour 10 (enough that a replay lasts a while), 200 in hour 11.
@@ -84,7 +85,7 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
   )
   t.equal(reports, 2, 'it stopped at the yield after the abort')
 
-  s = await startTestServer({ dataDir, env, config: { detection: { replay: { maxBytes: hour10 } } } })
+  s = await startInProcess({ dataDir, env, config: { detection: { replay: { maxBytes: hour10 } } } })
   const narrow = await s.request('POST', '/replay', HOUR_10)
   t.equal(narrow.status, 200, narrow.text)
   t.equal(narrow.body.records, 40_000)
@@ -98,7 +99,7 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
 
 t.test('bad replay limits are configuration errors', async (t) => {
   await t.rejects(
-    startTestServer({ env, config: { detection: { replay: { concurrency: 0, burst: 2 } } } }),
+    startInProcess({ env, config: { detection: { replay: { concurrency: 0, burst: 2 } } } }),
     /detection\.replay\.burst: unknown key[\s\S]*detection\.replay\.concurrency: must be a positive integer/,
   )
 })

@@ -8,7 +8,8 @@ import path from 'node:path'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { runCli } from '../helpers/cli.js'
-import { SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const env = DETECT_ENV
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>
@@ -36,7 +37,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 t.test('replay gives the live run’s alerts', async (t) => {
   const dataDir = tempDir('rk-replay-')
-  const s = await startTestServer({ dataDir, env })
+  const s = await startInProcess({ dataDir, env })
   t.teardown(() => s.close())
   await rule(s, 'R.Thr', 'thr', { threshold: 3, dedupPeriodMinutes: 30, groupBy: '- Key: user_email\n' })
   await rule(s, 'R.Each', 'each', { dedupPeriodMinutes: 10, summaryAttributes: ['user_email'] })

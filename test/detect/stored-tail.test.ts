@@ -12,7 +12,8 @@ import t from 'tap'
 import { checkEditorAuditRecord, storedLine } from '../../src/audit/editor-audit-record.js'
 import { LineCursor, readStandardTail, type StoredRecord } from '../../src/detect/stored-log.js'
 import { makeRecord, storedLines } from '../audit/helpers.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 
@@ -229,7 +230,7 @@ t.test('readStandardTail never throws and stays linear on garbage', async (t) =>
   t.ok(Date.now() - started < 5000, `huge lines read in ${Date.now() - started} ms`)
 })
 
-const alertsOf = async (s: TestServer, ruleId: string) => {
+const alertsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)
   if (res.status !== 200) throw new Error(`alerts: ${res.status} ${res.text.slice(0, 300)}`)
   return res.body.results as any[]
@@ -238,7 +239,7 @@ const alertsOf = async (s: TestServer, ruleId: string) => {
 t.test('end to end: a damaged line beside good ones in a data file', async (t) => {
   const dataDir = tempDir('rk-stored-tail-')
   const env = DETECT_ENV
-  let s = await startTestServer({ dataDir, env })
+  let s = await startInProcess({ dataDir, env })
   t.teardown(() => s.close())
   await commandRule(s, 'T.Hit', 'hit')
   // Matches every record, even an empty one: a damaged line evaluated as {} would count here.
@@ -277,7 +278,7 @@ t.test('end to end: a damaged line beside good ones in a data file', async (t) =
   await mkdir(path.dirname(file), { recursive: true })
   await appendFile(file, `${damaged}\n${good(2, 'hit')}\n${good(3, 'miss')}\n`)
 
-  s = await startTestServer({ dataDir, env })
+  s = await startInProcess({ dataDir, env })
   await s.server.detection.detector.idle()
   const status = await s.request('GET', '/status')
   t.equal(status.body.detection.failed, false, 'detection did not stop')

@@ -129,7 +129,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
     } catch {
       /* not listening yet */
     }
-    await new Promise((r) => setTimeout(r, 25))
+    await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
   }
   return {
     url,

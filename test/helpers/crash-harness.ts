@@ -51,7 +51,7 @@ export class IngestLoad {
           this.unacked.push(batch)
           return
         }
-        if (this.pauseMs) await sleep(this.pauseMs)
+        if (this.pauseMs) await sleep(this.pauseMs) // wait: the load's pace between batches
       }
     } finally {
       agent.destroy()
@@ -129,8 +129,9 @@ export class CrashServer {
       const stop = { now: false }
       const senders = Array.from({ length: o.senders }, () => o.load.run(child.url, stop))
       const before = o.progress()
+      // wait: poll interval of a wait on a condition
       for (let waited = 0; o.progress() === before && waited < 10_000; waited += 10) await sleep(10)
-      await sleep(o.killDelayMs())
+      await sleep(o.killDelayMs()) // wait: a random kill moment (the crash is the point)
       stop.now = true
       await child.kill()
       await Promise.all(senders)
@@ -144,7 +145,7 @@ export class CrashServer {
       const st = (await this.api('GET', '/status')).body.detection
       if (st.lagSeconds === 0 && !st.failed) return
       if (waited > 60_000) throw new Error(`detection did not catch up: ${JSON.stringify(st)}`)
-      await sleep(100)
+      await sleep(100) // wait: poll interval of a wait on a condition
     }
   }
 

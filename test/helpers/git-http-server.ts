@@ -196,7 +196,7 @@ export async function createGitHttpServer(opts: {
           return
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || i >= 20) throw err
-          await new Promise((r) => setTimeout(r, 100))
+          await new Promise((r) => setTimeout(r, 100)) // wait: retry interval while the port is still in use
         }
       }
     },

@@ -21,6 +21,8 @@ import {
 
 export interface InProcessServer {
   service: Service
+  /** The same service, under the name tests written for startTestServer use (`s.server.detection`). */
+  server: Service
   dataDir: string
   gitdir: string
   /** Bootstrap token: View Rules + Manage Rules. */
@@ -79,6 +81,7 @@ export async function startInProcess(opts: TestServerOptions = {}): Promise<InPr
     injectRequest(handler, method, urlPath, body, headers)
   return {
     service,
+    server: service,
     dataDir,
     gitdir,
     token,

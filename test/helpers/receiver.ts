@@ -73,7 +73,7 @@ export async function startReceiver(mode: Receiver['mode'] = () => ({ status: 20
       const end = Date.now() + ms
       while (!ok()) {
         if (Date.now() > end) throw new Error(`timed out waiting: ${what}`)
-        await new Promise((r) => setTimeout(r, 20))
+        await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
       }
     },
     down: () =>

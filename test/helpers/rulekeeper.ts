@@ -75,6 +75,8 @@ export interface TestServerOptions {
   logLines?: string[]
   /** The correlation schedule's clock and minute length. */
   correlationSchedule?: StartOptions['correlationSchedule']
+  /** Any other start option, given as is (e.g. a stand-in evaluator). */
+  start?: Partial<StartOptions>
 }
 
 /** What a test's service is started with (startTestServer here, startInProcess in in-process.ts). */
@@ -96,6 +98,7 @@ export function testStartOptions(opts: TestServerOptions, dataDir: string): Star
     defaultMetrics: false,
     engines: opts.engines,
     correlationSchedule: opts.correlationSchedule,
+    ...opts.start,
   }
 }
 
@@ -119,7 +122,7 @@ export async function makeTokenBeside(
     const res = await send(`${base}/status`, { 'X-API-Key': secret })
     if (res.status !== 401) return secret
     if (Date.now() > deadline) throw new Error('a new token was not honoured within 1 s')
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
   }
 }
 

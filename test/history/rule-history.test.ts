@@ -7,7 +7,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { RULE_KINDS, kindDef } from '../../src/rules/kinds/index.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const person = (name: string, email: string, when: string) => ({
   ...process.env,
@@ -19,7 +20,7 @@ const person = (name: string, email: string, when: string) => ({
   GIT_COMMITTER_DATE: when,
 })
 
-function clone(s: TestServer) {
+function clone(s: InProcessServer) {
   const work = path.join(tempDir('rk-clone-'), 'w')
   execFileSync('git', ['clone', '-q', s.gitdir, work])
   const git = (args: string[], env?: NodeJS.ProcessEnv) =>
@@ -45,11 +46,11 @@ function clone(s: TestServer) {
   }
 }
 
-const head = (s: TestServer) => s.git('rev-parse', 'main').trim()
+const head = (s: InProcessServer) => s.git('rev-parse', 'main').trim()
 const NO_TESTS = '?run-tests-first=false'
 
 t.test('both lives of an id, a move, a merged pull request, diff, a revision, restore', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const alice = { 'X-API-Key': await s.makeToken('alice', ['View Rules', 'Manage Rules']) }
   const bob = { 'X-API-Key': await s.makeToken('bob', ['View Rules', 'Manage Rules']) }
@@ -268,7 +269,7 @@ t.test('both lives of an id, a move, a merged pull request, diff, a revision, re
 })
 
 t.test('a restore whose tests fail is a 400 and writes nothing; run-tests-first=false restores it', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const failing = SAMPLE_BODIES.simple('Hist.Tests', {
     tests: [{ name: 'wrong', expectedResult: false, log: { eventName: 'ConsoleLogin' } }],
@@ -287,7 +288,7 @@ t.test('a restore whose tests fail is a 400 and writes nothing; run-tests-first=
 })
 
 t.test('If-Match races: two clients, one wins, the other gets 412, exactly one commit', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Hist.Race'))).status, 200)
   for (let round = 0; round < 5; round++) {
@@ -350,7 +351,7 @@ t.test('If-Match races: two clients, one wins, the other gets 412, exactly one c
 })
 
 t.test('every kind has history, a revision, a diff and a restore (files byte for byte, companions too)', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   for (const kind of RULE_KINDS) {
     const base = `/${kindDef(kind).apiPath}`
@@ -380,7 +381,7 @@ t.test('every kind has history, a revision, a diff and a restore (files byte for
 
 t.test('the id → commits index survives a restart and is rebuilt cold the same', async (t) => {
   const dir = tempDir()
-  let s = await startTestServer({ dataDir: dir })
+  let s = await startInProcess({ dataDir: dir })
   t.equal((await s.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Hist.Keep'))).status, 200)
   t.equal(
     (
@@ -394,11 +395,11 @@ t.test('the id → commits index survives a restart and is rebuilt cold the same
   )
   const before = (await s.request('GET', '/simple-rules/Hist.Keep/history')).body
   await s.close()
-  s = await startTestServer({ dataDir: dir })
+  s = await startInProcess({ dataDir: dir })
   t.same((await s.request('GET', '/simple-rules/Hist.Keep/history')).body, before, 'from the persisted cache')
   await s.close()
   fs.rmSync(path.join(dir, 'cache', 'history.json'))
-  s = await startTestServer({ dataDir: dir })
+  s = await startInProcess({ dataDir: dir })
   t.teardown(() => s.close())
   t.same((await s.request('GET', '/simple-rules/Hist.Keep/history')).body, before, 'rebuilt cold')
 })

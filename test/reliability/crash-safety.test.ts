@@ -2,6 +2,7 @@
 // with SIGKILL at a random moment, at least 50 times on one data directory. After every restart the
 // server must start without repair, `git fsck --strict` must be clean, every acknowledged write must
 // be in history, and each rule must hold exactly what the last commit touching it wrote.
+// Real port: a crash (SIGKILL of a child server).
 import fs from 'node:fs'
 import t from 'tap'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
@@ -160,7 +161,7 @@ t.test(`every acknowledged write survives ${KILLS} SIGKILLs at random moments`, 
     const stop = { now: false }
     const killAfter = 50 + Math.floor(Math.random() * 351)
     const load = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w, iter, stop)))
-    await sleep(killAfter)
+    await sleep(killAfter) // wait: a random kill moment (the crash is the point)
     await child.kill()
     stop.now = true
     await load

@@ -9,6 +9,7 @@
 // tried before a kill and again after it are counted); a delivery acknowledged and journaled is
 // not sent again after a restart (repeats are bounded by what a kill can cut between a 2xx and its
 // journal line: at most the lane's concurrency per kill); nothing is left pending or failed.
+// Real port: a crash (SIGKILL of a child server) and a remote (the receiver).
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -140,7 +141,7 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
       progressAt = Date.now()
     }
     if (Date.now() - progressAt > 30_000 || Date.now() - recoveredAt > 600_000) break
-    await sleep(250)
+    await sleep(250) // wait: poll interval of a wait on a condition
   }
   t.comment(`${expected.size} alerts acknowledged ${Date.now() - recoveredAt} ms after the receiver recovered`)
   const lateOnes = [...expected].filter((id) => !rx.acked().has(id))
@@ -185,7 +186,7 @@ t.test(`deliveries survive ${KILLS} SIGKILLs with a failing receiver`, async (t)
       t.same(st.body.delivery.failed, [], 'no dead letter')
       break
     }
-    await sleep(100)
+    await sleep(100) // wait: poll interval of a wait on a condition
   }
   t.equal(await child.stop(), 0, 'a clean stop')
   t.comment(

@@ -3,6 +3,7 @@
 // every acknowledged record is stored and evaluated (the checkpoint covers every data file; each
 // record has exactly one match per rule that matches it), and every alert exists once with the
 // count, first and last event time an independent model of the grouping gives over the stored order.
+// Real port: a crash (SIGKILL of a child server).
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'

@@ -124,6 +124,7 @@ t.test(
           })
           cursor = res.body.next
           if (cursor === null) break
+          // wait: writes land between pages (the interleaving is the point)
           await sleep(15) // let writes land between pages
         }
       } finally {

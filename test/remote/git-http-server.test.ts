@@ -1,6 +1,7 @@
 // The smart-HTTP Git test server itself, driven by the real git CLI: clone, commit, push and fetch
 // through it; a wrong or missing password is a 401 that makes git fail; stop refuses connections and
 // start serves again on the same port; gzip request bodies (as git sends them) are understood.
+// Real port: a remote (the git server under test).
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'

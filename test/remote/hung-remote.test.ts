@@ -1,6 +1,7 @@
 // A remote that accepts connections and then says nothing (a hung proxy, a stuck server) must not
 // hold writes forever: after `git.remote.timeoutMs` without a byte the write answers 503, no commit
 // is left behind, reads keep working, and writes succeed again once the remote answers.
+// Real port: a remote (one that accepts and never answers).
 import net from 'node:net'
 import t from 'tap'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'

@@ -2,6 +2,7 @@
 // whose push is rejected because a pull request was merged meanwhile is rebuilt on the new tip: a
 // 412 when that pull request changed the rule (nothing pushed), a 200 when it changed another rule
 // (the write lands on top of the pull request).
+// Real port: a remote (the git server).
 import t from 'tap'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 import { remoteWorld, simplePath } from './remote-fixture.js'

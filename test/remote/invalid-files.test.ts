@@ -1,6 +1,7 @@
 // With a remote: a merged revision with broken YAML, an invalid detection and a duplicated RuleID is
 // applied, each bad file reported in /status with path, line and column, while the other rules and
 // the last good version of the broken ones keep being served; a fixing revision clears the report.
+// Real port: a remote (the git server).
 import t from 'tap'
 import { condition, pushHook, remoteWorld, simplePath, simpleRuleYaml, waitApplied } from './remote-fixture.js'
 

@@ -1,6 +1,7 @@
 // With a remote: a merged revision deleting 80% of the rules is not applied — the reconciler reports
 // a Stalled condition with the reason and keeps serving the last applied revision — until a person
 // confirms with POST /reconcile?allow-mass-delete=true. A small deletion applies as usual.
+// Real port: a remote (the git server).
 import t from 'tap'
 import { condition, pushHook, remoteWorld, simplePath, simpleRuleYaml, waitApplied, waitFor } from './remote-fixture.js'
 

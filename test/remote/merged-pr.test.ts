@@ -1,6 +1,7 @@
 // With a remote: a plain push there (a merged pull request) is served after a signed push webhook,
 // with the git author as createdBy/lastModifiedBy from the first moment it is served, and the commit
 // in the local `git log` exactly as pushed.
+// Real port: a remote (the git server).
 import t from 'tap'
 import { condition, pushHook, remoteWorld, simplePath, simpleRuleYaml, waitApplied } from './remote-fixture.js'
 

@@ -1,6 +1,7 @@
 // With a remote: while the git server is down, writes answer 503 and leave no commit behind, reads
 // keep working and /status says the remote is unreachable; recovery is automatic on the next write or
 // reconcile. Wrong credentials: a Stalled condition with a clear reason and no retry storm.
+// Real port: a remote (the git server, down and back).
 import t from 'tap'
 import { PersonClone } from '../helpers/git-http-server.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
@@ -150,7 +151,7 @@ t.test('wrong credentials: Stalled with a clear reason, writes refused, reads se
   t.equal(await w.remote.head(), remoteTip)
 
   const n1 = w.git.requests
-  await sleep(5000)
+  await sleep(5000) // wait: requests counted over 5 s of a per-second schedule
   const storm = w.git.requests - n1
   t.ok(storm <= 20, `over 5 s with a per-second schedule the git server saw ${storm} requests (bounded)`)
   const st2 = (await s.request('GET', '/status')).body

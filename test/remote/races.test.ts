@@ -3,6 +3,7 @@
 // History stays linear with no merge commits, every acknowledged write and every accepted push is
 // in it exactly once, exactly one side wins each contested create (the API's loss is a 409), and
 // the served rules are the files at the remote tip.
+// Real port: a remote (the git server).
 import t from 'tap'
 import { parse } from 'yaml'
 import { PersonClone, type Person } from '../helpers/git-http-server.js'
@@ -110,7 +111,7 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
       }
       if (!/rejected|fetch first|non-fast-forward|failed to (update|lock)|cannot lock/i.test(r.stderr))
         throw new Error(`push failed for another reason: ${r.stderr}`)
-      await sleep(Math.random() * 50)
+      await sleep(Math.random() * 50) // wait: random jitter (the race is the point)
     }
     throw new Error(`a push was rejected ${PUSH_ATTEMPTS} times in a row`)
   }
@@ -128,12 +129,13 @@ t.test('REST writes racing plain pushes: linear history, nothing lost, contested
     clones.map(async (clone, lane) => {
       for (let j = lane; j < CLASHES; j += clones.length) {
         const id = `Clash.J${j}`
+        // wait: random jitter (the race is the point)
         const api = sleep(Math.random() * 80).then(() => apiWrite('POST', id))
         const push = await pushOnce(clone, j, id)
         pushes.push(push)
         pending.push(api.then((res) => void contests.push({ id, api: res, push })))
         // People push every second or so, not back to back: the pushes spread over the writes.
-        await sleep(PUSH_PAUSE_MS / 2 + Math.random() * PUSH_PAUSE_MS)
+        await sleep(PUSH_PAUSE_MS / 2 + Math.random() * PUSH_PAUSE_MS) // wait: random jitter (the race is the point)
       }
     }),
   )

@@ -1,6 +1,7 @@
 // Shared by the remote scenario tests: a smart-HTTP git server with a remote seeded from
 // rules-repo-template/, a rulekeeper server in-process configured to follow it, signed webhooks,
 // hand-written rule files, and bounded polling. Every server is stopped in t.teardown.
+// Real port: a remote (the git server).
 import { createHmac } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,6 +14,7 @@ import {
   type RemoteRepo,
 } from '../helpers/git-http-server.js'
 import { httpRequest, startTestServer, tempDir, type ApiResponse, type TestServer } from '../helpers/rulekeeper.js'
+import { sleep, waitFor } from '../helpers/wait.js'
 
 const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
 export const GIT_USER = 'rk-bot'
@@ -102,30 +104,7 @@ export function pushHook(
   return httpRequest(s.url, 'POST', '/hooks/git', body, headers)
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Polls `fn` until it returns a value other than undefined/false; fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined && v !== false) return v
-      last = v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`)
-    await sleep(everyMs)
-  }
-}
+export { sleep, waitFor }
 
 /** Waits until /status reports `rev` as the last applied revision; returns the status. */
 export async function waitApplied(s: TestServer, rev: string, timeoutMs = 20_000): Promise<any> {

@@ -4,6 +4,7 @@
 // precondition re-check on a rebuild (409), the time budget (503 in our words, nothing left behind),
 // the split down to one write per attempt (progress while the remote keeps moving), a push the
 // remote declines for good (503 at once), and the same budget for a local branch that keeps moving.
+// Real port: a remote (the git server).
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -228,7 +229,7 @@ t.test('the cap bounds a batch that makes progress too slowly: the writes made a
   // Several writes at once are refused; a single one goes through, but slowly (past the cap).
   const { w, s, spy } = await busyRemote(t, { budgetMs: 30_000, capMs: 1000 }, async (commits) => {
     if (commits > 1) return true
-    await new Promise((r) => setTimeout(r, 1200))
+    await new Promise((r) => setTimeout(r, 1200)) // wait: the remote is slow on purpose: past the 1 s cap
     return false
   })
   const ids = ['Cap.A', 'Cap.B', 'Cap.C', 'Cap.D']

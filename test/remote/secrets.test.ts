@@ -1,6 +1,7 @@
 // With a remote: the git token and password (from the environment or from userinfo in the URL), a
 // wrong token, the webhook secret and the API token never appear in any log line or any response,
 // through writes, webhooks, reconciles, an outage, refused credentials and restarts.
+// Real port: a remote (the git server).
 import t from 'tap'
 import { httpRequest, SAMPLE_BODIES, tempDir, type ApiResponse, type TestServer } from '../helpers/rulekeeper.js'
 import { GIT_TOKEN, GIT_USER, hubSignature, pushHook, remoteWorld, WEBHOOK_SECRET } from './remote-fixture.js'

@@ -1,6 +1,7 @@
 // With a remote: API writes reach the remote before they are acknowledged (rebuilt on a moved tip,
 // no merges); a bad or missing webhook signature is a 401 that runs nothing (no request reaches the
 // git server), and a right GitLab token triggers a run. (Merged pull requests: merged-pr.*.ts.)
+// Real port: a remote (the git server).
 import t from 'tap'
 import { httpRequest, SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 import {
@@ -98,7 +99,7 @@ t.test('a webhook with a bad or missing signature is 401 and triggers no run', a
     t.equal(res.status, 401, `${what}: 401`)
     t.type(res.body?.message, 'string', `${what}: a message`)
   }
-  await sleep(1500)
+  await sleep(1500) // wait: no fetch reaches the git server within 1.5 s
   t.equal(w.git.requests, requestsBefore, 'no fetch reached the git server')
   const after = (await s.request('GET', '/status')).body
   t.same(after.lastRun, before.lastRun, 'no run happened')

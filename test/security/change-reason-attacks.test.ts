@@ -4,6 +4,7 @@
 // the wire, NUL, a bare CR and a bare LF, overlong and surrogate encodings, characters past the
 // Basic Multilingual Plane against the 2,000-character limit, and bidi controls. No reason may forge
 // the commit's trailers (the actor the history reports) or get a write through past its limit.
+// Real port: raw header bytes or lying lengths (the exact bytes on the wire).
 import net from 'node:net'
 import t from 'tap'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'

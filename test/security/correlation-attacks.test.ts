@@ -10,7 +10,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const at = (hhmm: string) => `2026-11-20T${hhmm}:00Z`
 const ACTOR = '- KeyName: actor\n  KeyValue:\n    Key: user_email\n'
@@ -21,7 +22,7 @@ const sequence = (lookback: number, schedule = 'RateMinutes: 60') =>
 
 t.test('hostile correlation rules', async (t) => {
   const clock = Date.parse(at('10:30'))
-  const s: TestServer = await startTestServer({
+  const s: InProcessServer = await startInProcess({
     dataDir: tempDir('rk-correl-attack-'),
     env: DETECT_ENV,
     correlationSchedule: { now: () => clock, syncMs: 50 },
@@ -54,7 +55,7 @@ t.test('hostile correlation rules', async (t) => {
     const rec = await s.request('POST', '/reconcile')
     t.equal(rec.status, 200, rec.text)
     t.match(JSON.stringify(rec.body.invalidFiles), /every_second\.yml.*five-field cron expression/, 'reported invalid')
-    await new Promise((r) => setTimeout(r, 2500))
+    await new Promise((r) => setTimeout(r, 2500)) // wait: no run within 2.5 s (nothing happens is the point)
     t.equal(await statusOf('C.EverySecond'), undefined, 'not on the schedule: no run in 2.5 s')
   })
 

@@ -8,31 +8,33 @@
 // it was not given), print frames to stdout, exhaust memory or fork, and return ill-typed values
 // from its alert functions, or sleep just under the per-record clock on every record. Each must leave the server and detection up, other rules' results true,
 // and no secret anywhere.
+// Real port: a remote (the receivers and the trap the sandbox tries to reach; the service runs in process).
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { TOKEN } from '../audit/helpers.js'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const DEST_SECRET = 'hmac-secret-7f3c1a9e5b2d'
 const BOOTSTRAP = 'rk-bootstrap-attack-0123456789abcdef'
 const cmd = (name: string, ts: string) => commandRecord('atk', name, ts)
 
-const alertsOf = async (s: TestServer, ruleId: string) => {
+const alertsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)
   if (res.status !== 200) throw new Error(`alerts: ${res.status} ${res.text.slice(0, 300)}`)
   return res.body.results as any[]
 }
-const errorsOf = async (s: TestServer, ruleId: string) => {
+const errorsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/rule-errors?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)
   if (res.status !== 200) throw new Error(`rule errors: ${res.status} ${res.text.slice(0, 300)}`)
   return res.body.results as any[]
 }
 
 /** How many records the rule matched (alerts group matches). */
-const matchCount = async (s: TestServer, ruleId: string) =>
+const matchCount = async (s: InProcessServer, ruleId: string) =>
   (
     await s.server.detection.store.readMatches(
       Date.parse('2026-11-01T00:00:00Z'),
@@ -41,7 +43,7 @@ const matchCount = async (s: TestServer, ruleId: string) =>
     )
   ).length
 
-async function pyRule(s: TestServer, id: string, body: string, extra: Record<string, unknown> = {}) {
+async function pyRule(s: InProcessServer, id: string, body: string, extra: Record<string, unknown> = {}) {
   const res = await s.request('POST', '/rules', { ...SAMPLE_BODIES.python(id, { body, tests: [] }), ...extra })
   if (res.status !== 200) throw new Error(`rule ${id}: ${res.status} ${res.text}`)
 }
@@ -52,7 +54,7 @@ const only = (name: string) =>
 const matchCommand = (name: string) => `def rule(event):\n${only(name)}    return True\n`
 
 /** Detection is running and its checkpoint is not failed. */
-async function detectionUp(t: Test, s: TestServer): Promise<void> {
+async function detectionUp(t: Test, s: InProcessServer): Promise<void> {
   const st = await s.request('GET', '/status')
   t.equal(st.status, 200)
   t.equal(st.body.detection.failed, false, 'detection has not failed')
@@ -64,7 +66,7 @@ t.test('rule code attacking live detection', async (t) => {
   t.teardown(() => Promise.all([hook.close(), trap.close()]))
   const dataDir = tempDir('rk-detect-attack-')
   const logLines: string[] = []
-  const s = await startTestServer({
+  const s = await startInProcess({
     dataDir,
     logLines,
     env: { ...DETECT_ENV, RULEKEEPER_DEST_HOOK_SECRET: DEST_SECRET, RULEKEEPER_BOOTSTRAP_TOKEN: BOOTSTRAP },
@@ -139,7 +141,7 @@ def destinations(event):
     t.match(context.connect, /^refused: /, 'no socket')
     t.notOk(fs.existsSync(path.join(dataDir, 'pwned')), 'nothing written into the data directory')
     t.notOk(fs.existsSync('/tmp/pwned'), 'nothing written to the host /tmp')
-    await new Promise((r) => setTimeout(r, 300))
+    await new Promise((r) => setTimeout(r, 300)) // wait: the trap receiver gets nothing within 300 ms
     t.equal(trap.got.length, 0, 'the local receiver got nothing (neither from the sandbox nor as a destination)')
     await hook.until(() => hook.acked().size >= 1, 'the alert delivered')
     t.same(

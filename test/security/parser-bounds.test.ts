@@ -3,6 +3,7 @@
 // that cost seconds) are answered 4xx quickly, the server keeps serving and nothing is stored;
 // under several concurrent attackers GET /healthz keeps a median under 100 ms. Then the per-rule
 // limits (rules.maxFileBytes, rules.maxTests) at and one past the limit, on an in-process server.
+// Real port: a second process (a child `rulekeeper serve` that V8 crashes or blocks).
 import { readFileSync } from 'node:fs'
 import t, { type Test as TapTest } from 'tap'
 import { startChild, type ChildServer } from '../helpers/child-server.js'
@@ -182,7 +183,7 @@ t.test('concurrent attackers: /healthz keeps a median under 100 ms', async (tt) 
       const res = await fetch(`${child.url}/healthz`)
       await res.arrayBuffer()
       samples.push(performance.now() - start)
-      await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 20)) // wait: the pace of latency samples
     }
   })()
   await Promise.all(attackers)

@@ -1,6 +1,7 @@
 // Bounded work on the API: a full Python queue answers 503 with Retry-After, a request's Python
 // tests stop at its time budget with every unfinished test saying so, and a client that hangs up
 // frees its run at once (the next caller does not wait for a rule nobody is waiting for).
+// Real port: slow or hanging clients (a client that hangs up mid-run).
 import http from 'node:http'
 import t from 'tap'
 import { startInProcess } from '../helpers/in-process.js'
@@ -19,9 +20,9 @@ t.test('a full queue: 503 with Retry-After and a message', async (t) => {
   })
   t.teardown(() => s.close())
   const first = s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.One', 1))
-  await new Promise((r) => setTimeout(r, 300))
+  await new Promise((r) => setTimeout(r, 300)) // wait: the first job in its sandbox; no signal for it
   const second = s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.Two', 0.1))
-  await new Promise((r) => setTimeout(r, 50))
+  await new Promise((r) => setTimeout(r, 50)) // wait: the second job queued; no signal for it
   const third = await s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.Three', 0.1))
   t.equal(third.status, 503)
   t.match(third.body, { message: /Python tests are busy/ })
@@ -56,7 +57,7 @@ t.test('a client that hangs up frees its run for the next caller', async (t) => 
   })
   req.on('error', () => {})
   req.end(body)
-  await new Promise((r) => setTimeout(r, 500))
+  await new Promise((r) => setTimeout(r, 500)) // wait: the client hangs up mid-run
   req.destroy()
   const started = Date.now()
   const next = await s.request('POST', '/scheduled-rules?run-tests-only=true', rule('D.Next', 0.1))

@@ -3,6 +3,7 @@
 // detection), clients that go away mid-replay (their reader and Python runs must stop, freeing their
 // place), times that do not exist (Feb 30, 24:00, offsets past 23:59) and a range of ten thousand
 // years over the whole stored log.
+// Real port: slow or hanging clients (clients that go away mid-replay).
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
@@ -44,7 +45,7 @@ t.test('POST /replay under attack', async (t) => {
 
   await t.test('a third replay at once is a 503 with Retry-After; the two running finish', async (t) => {
     const first = [replayOf(['Rp.Slow']), replayOf(['Rp.Slow'])]
-    await new Promise((r) => setTimeout(r, 300))
+    await new Promise((r) => setTimeout(r, 300)) // wait: both replays under way; no signal for it
     const third = await replayOf(['Rp.Fast'])
     t.equal(third.status, 503)
     t.ok(Number(third.headers.get('retry-after')) > 0, 'Retry-After')
@@ -59,13 +60,13 @@ t.test('POST /replay under attack', async (t) => {
   await t.test('clients that go away free their places at once (their Python runs are stopped)', async (t) => {
     const controllers = [new AbortController(), new AbortController()]
     const gone = controllers.map((c) => replayOf(['Rp.Slow'], c.signal).catch(() => 'aborted'))
-    await new Promise((r) => setTimeout(r, 500))
+    await new Promise((r) => setTimeout(r, 500)) // wait: the clients go away mid-replay
     for (const c of controllers) c.abort()
     t.same(await Promise.all(gone), ['aborted', 'aborted'])
     const started = Date.now()
     let res = await replayOf(['Rp.Fast'])
     while (res.status === 503 && Date.now() - started < 10_000) {
-      await new Promise((r) => setTimeout(r, 100))
+      await new Promise((r) => setTimeout(r, 100)) // wait: poll interval of a wait on a condition
       res = await replayOf(['Rp.Fast'])
     }
     const ms = Date.now() - started

@@ -6,6 +6,7 @@
 // Every server here is started with a descriptor of its data directory left open and inheritable
 // (fd 9, as a careless init script, `flock 9`, or a CI runner would leave it) to show the run never
 // sees it.
+// Real port: a second process (a real `rulekeeper serve`, as root or an ordinary user).
 import t, { type Test } from 'tap'
 import { attackHarness, isRoot, ordinaryUserUnavailable, startTarget, type Target } from './sandbox-fixture.js'
 

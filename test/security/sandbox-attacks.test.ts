@@ -4,6 +4,7 @@
 // with ?run-tests-only=true and returns True when its attack worked; 204 means the boundary held.
 // After every attack the server still answers, and the protected files of its data directory
 // (tokens, bootstrap token, log-source token, audit records, the repository's refs) are unchanged.
+// Real port: a second process (a real `rulekeeper serve`, as root or an ordinary user).
 import t, { type Test } from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -192,6 +193,7 @@ function attackTests(t: Test, target: () => Target): void {
     async (t) => {
       const sleeper = `import time\ndef rule(event):\n    time.sleep(1.2)\n    return False\n`
       const runs = [target().attack(sleeper), target().attack(sleeper)]
+      // wait: both runs under way (1.2 s each); no outside signal tells a run from a started spare
       await new Promise((r) => setTimeout(r, 700))
       const seen = runnerProcesses(target().server.pid)
       for (const res of await Promise.all(runs)) t.equal(res.status, 204)
@@ -221,6 +223,7 @@ function attackTests(t: Test, target: () => Target): void {
       expected: true,
       name: 'survives',
     })
+    // wait: the victim under way (1.5 s) before the killer starts; no outside signal tells it from a spare
     await new Promise((r) => setTimeout(r, 300))
     const killer = target().attack(
       PRELUDE +

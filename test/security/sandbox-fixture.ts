@@ -4,6 +4,7 @@
 // from the data directory. `attack()` posts a scheduled rule with ?run-tests-only=true (nothing is
 // saved) whose one test expects `False`: the rule returns True when its attack worked, so a 204
 // means the boundary held and a 400 names what got through.
+// Real port: a second process (a real `rulekeeper serve`, as root or an ordinary user).
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
@@ -66,7 +67,7 @@ async function waitForFile(path: string, ms = 10_000): Promise<string> {
   const until = Date.now() + ms
   while (!existsSync(path)) {
     if (Date.now() > until) throw new Error(`${path} did not appear`)
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 50)) // wait: poll interval of a wait on a condition
   }
   return readFileSync(path, 'utf8').trim()
 }

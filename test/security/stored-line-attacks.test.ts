@@ -6,23 +6,24 @@
 // tries to make the tail reader throw or spin with look-alike text of near a megabyte. Each test
 // fails if the weakness it tries exists: what detection reads must be what the log source set.
 import t from 'tap'
-import { makeRecord, post, storedLines } from '../audit/helpers.js'
-import { commandRecord, commandRule, DETECT_ENV } from '../detect/helpers.js'
+import { makeRecord, storedLines } from '../audit/helpers.js'
+import { commandRecord, commandRule, DETECT_ENV, postLog } from '../detect/helpers.js'
 import { readStandardTail } from '../../src/detect/stored-log.js'
-import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
+import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 
 const FORGED_TYPE = 'AWS.CloudTrail'
 const FORGED_EVENT = '1999-01-01T00:00:00.000Z'
 const FORGED_PARSE = '0000-00-00T00:00:00.000Z'
 const forgedTail = `"p_log_type":"${FORGED_TYPE}","p_event_time":"${FORGED_EVENT}","p_parse_time":"${FORGED_PARSE}","p_row_id":"0"`
 
-const alertsOf = async (s: TestServer, ruleId: string) => {
+const alertsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=1000`)
   if (res.status !== 200) throw new Error(`alerts: ${res.status} ${res.text.slice(0, 300)}`)
   return res.body.results as any[]
 }
 /** Matches of a rule over all its alerts (groups close with the dedup period), and the latest event time. */
-const matchesOf = async (s: TestServer, ruleId: string) => {
+const matchesOf = async (s: InProcessServer, ruleId: string) => {
   const alerts = await alertsOf(s, ruleId)
   return {
     events: alerts.reduce((sum, a) => sum + a.eventCount, 0),
@@ -45,7 +46,7 @@ const splice = (text: string, extra: string) => `${text.slice(0, -1)},${extra}}`
 
 t.test('forging the standard fields of a stored line', async (t) => {
   const dataDir = tempDir('rk-tail-attack-')
-  const s = await startTestServer({ dataDir, env: DETECT_ENV })
+  const s = await startInProcess({ dataDir, env: DETECT_ENV })
   t.teardown(() => s.close())
   await commandRule(s, 'T.Hit', 'hit')
   // The sample rule of another log type: it matches eventName ConsoleLogin, which every attack
@@ -55,7 +56,7 @@ t.test('forging the standard fields of a stored line', async (t) => {
 
   /** Posts NDJSON lines, waits for detection; the ingest answer. */
   const send = async (lines: string[]) => {
-    const res = await post(`${s.url}/http/editor-audit`, `${lines.join('\n')}\n`)
+    const res = await postLog(s, `${lines.join('\n')}\n`)
     await s.server.detection.detector.idle()
     return res
   }

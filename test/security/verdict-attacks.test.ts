@@ -3,7 +3,8 @@
 // as JSON overflowed the stack, and the save was a 500. The forger's run must be stopped (its test
 // errors: a 400 naming it) and the server stay up; an honest output 900 levels deep still passes.
 import t from 'tap'
-import { SAMPLE_BODIES, startTestServer } from '../helpers/rulekeeper.js'
+import { startInProcess } from '../helpers/in-process.js'
+import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
 
 const forged = (fn: string, where: 'rule' | 'title') => `import os
 
@@ -22,7 +23,7 @@ ${where === 'title' ? '    deep()\n' : ''}    return "x"
 `
 
 t.test('forged deep outputs in unit tests', async (t) => {
-  const s = await startTestServer()
+  const s = await startInProcess()
   t.teardown(() => s.close())
   const test = { name: 'matches', expectedResult: true, log: { a: 1 } }
   for (const [fn, where] of [

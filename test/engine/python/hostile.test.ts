@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
+import { waitFor } from '../../helpers/wait.js'
 import { contextWith, exampleGlobal, exampleRule, inlineRule, type InlineTest } from './fixtures.js'
 
 const SECRET = `hunter2-${process.pid}`
@@ -194,10 +195,18 @@ t.test('the pool serves the next rule, unharmed', async (t) => {
 })
 
 t.test('a sandbox killed from outside is replaced on the next run', async (t) => {
-  for (let i = 0; i < 100 && pool.pids().length < 1; i++) await new Promise((r) => setTimeout(r, 20))
+  await waitFor('a sandbox in the pool', () => pool.pids().length >= 1, 2000, 20).catch(() => {})
   const [pid] = pool.pids()
   process.kill(-pid!, 'SIGKILL')
-  await new Promise((r) => setTimeout(r, 100))
+  const gone = () => {
+    try {
+      process.kill(pid!, 0)
+      return false
+    } catch {
+      return true
+    }
+  }
+  await waitFor('the killed sandbox gone', gone, 5000, 10)
   const outcomes = await engine.runTests(exampleRule(), contextWith(exampleGlobal()))
   t.ok(outcomes.every((o) => o.passed === true))
   t.notOk(pool.pids().includes(pid!))

@@ -35,6 +35,7 @@ function alive(pid: number): boolean {
 
 /** Waits up to 2 s for a process to be gone (reaped). */
 async function gone(pid: number): Promise<boolean> {
+  // wait: poll interval of a wait on a condition
   for (let i = 0; i < 40 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50))
   return !alive(pid)
 }
@@ -54,6 +55,7 @@ t.test('no process before the first job; real interpreter, empty environment; cl
 
   const outcomes = await engine.runTests(exampleRule(), ctx)
   t.ok(outcomes.every((o) => o.passed))
+  // wait: poll interval of a wait on a condition
   for (let i = 0; i < 100 && pool.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 20))
   const [pid] = pool.pids()
   t.ok(pid && childPids().includes(pid), 'a spare waits for the next job, a child of this process')
@@ -87,6 +89,7 @@ t.test('concurrent rules run side by side on at most poolSize runs', async (t) =
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 2, timeoutMs: 5000 })
   t.teardown(() => pool.close())
   await Promise.all([pool.ping(), pool.ping()])
+  // wait: poll interval of a wait on a condition
   for (let i = 0; i < 200 && pool.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
   t.equal(pool.pids().length, 2, 'two spares ready')
   // Each run reports when its test ran (wall clock inside the child); load-independent overlap check.
@@ -106,6 +109,7 @@ t.test('a spare killed while it waits is replaced; the job still runs', async (t
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 2000 })
   t.teardown(() => pool.close())
   t.ok((await engine.runTests(exampleRule(), ctx)).every((o) => o.passed))
+  // wait: poll interval of a wait on a condition
   for (let i = 0; i < 100 && pool.pids().length < 1; i++) await new Promise((r) => setTimeout(r, 20))
   const [spare] = pool.pids()
   process.kill(-spare!, 'SIGKILL')

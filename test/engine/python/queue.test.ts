@@ -22,6 +22,7 @@ t.test('a full queue answers 503 with Retry-After; per caller too, without refus
   })
   t.teardown(() => pool.close())
   const running = engine.runTests(sleeper(0.8), scoped('a'))
+  // wait: the first job in its sandbox; the pool exposes no signal for it
   await new Promise((r) => setTimeout(r, 200)) // the first job left the queue for its sandbox
   const queued = [engine.runTests(sleeper(0.1), scoped('a')), engine.runTests(sleeper(0.1), scoped('a'))]
   const err = await engine.runTests(sleeper(0.1), scoped('a')).then(
@@ -51,7 +52,7 @@ t.test("round robin: one caller's burst delays another's rule by one job at most
   const burst = Array.from({ length: 6 }, (_, i) =>
     engine.runTests(sleeper(0.15), scoped('burst')).then(() => order.push(`burst-${i}`)),
   )
-  await new Promise((r) => setTimeout(r, 50))
+  await new Promise((r) => setTimeout(r, 50)) // wait: the burst queued first; the pool exposes no signal for it
   const single = engine.runTests(sleeper(0.15), scoped('single')).then(() => order.push('single'))
   await Promise.all([...burst, single])
   t.ok(order.indexOf('single') <= 2, `served after at most one more of the burst: ${order.join(', ')}`)
@@ -61,7 +62,7 @@ t.test('aborted while waiting: never started, every test says why', async (t) =>
   const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000 })
   t.teardown(() => pool.close())
   const busy = engine.runTests(sleeper(0.6), scoped('a'))
-  await new Promise((r) => setTimeout(r, 100))
+  await new Promise((r) => setTimeout(r, 100)) // wait: the busy job in its sandbox; the pool exposes no signal for it
   const controller = new AbortController()
   const waiting = engine.runTests(sleeper(0.1, 2), scoped('b', controller.signal))
   controller.abort(new Error('the client disconnected'))
