@@ -1,7 +1,7 @@
 // The configuration sections owned by other modules, each with the check that lists its problems.
 // loadConfig runs them all with the schema (one error lists everything) and knows their names, so a
 // misspelt section name is an unknown key like any other.
-import { checkAuditConfig } from '../audit/config.js'
+import { checkAuditConfig } from '../ingest/config.js'
 import { checkDetectionConfig } from '../detect/config.js'
 import { checkDestinationConfig } from '../destinations/config.js'
 import type { ConfigProblem } from './problems.js'

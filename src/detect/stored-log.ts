@@ -68,7 +68,7 @@ export function parseObject(line: string): Record<string, unknown> | null {
 }
 
 // The log source writes each record as JSON.stringify of the record with the standard fields
-// appended last, in this order (audit/editor-audit-record.ts), and refuses top-level p_* fields in
+// appended last, in this order (ingest/editor-audit-record.ts), and refuses top-level p_* fields in
 // what it is sent. So the last `,"p_log_type":"` of a stored line starts its standard fields:
 // inside a JSON string every `"` is escaped, so that text is always a key, and the top-level one
 // comes after any nested one. Reading those four fields from the tail spares the parse of the

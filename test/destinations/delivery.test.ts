@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { main } from '../../src/cli/index.js'
-import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
+import { makeRecord, ndjson, post, TOKEN } from '../ingest/helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 

@@ -4,7 +4,7 @@
 // status or error, next retry): delivered, failed and retried, failed for good (a dead letter). No
 // line carries the alert's events or context, a destination's URL or its secret.
 import t from 'tap'
-import { ndjson, TOKEN } from '../audit/helpers.js'
+import { ndjson, TOKEN } from '../ingest/helpers.js'
 import { commandRecord } from '../detect/helpers.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { startReceiver } from '../helpers/receiver.js'

@@ -7,7 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { startTestServer, tempDir, SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
-import { EXAMPLES, ndjson, post } from '../audit/helpers.js'
+import { EXAMPLES, ndjson, post } from '../ingest/helpers.js'
 
 const env = DETECT_ENV
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>

@@ -1,6 +1,6 @@
 // The logSources:/audit: config sections: the defaults load, and every mistake is listed at once.
 import t from 'tap'
-import { checkAuditConfig, resolveLogSources } from '../../src/audit/config.js'
+import { checkAuditConfig, resolveLogSources } from '../../src/ingest/config.js'
 import { loadConfig } from '../../src/config/load.js'
 import { problemLine } from '../../src/config/problems.js'
 

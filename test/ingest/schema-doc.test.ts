@@ -4,8 +4,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { checkEditorAuditRecord } from '../../src/audit/editor-audit-record.js'
-import { editorAuditSchema } from '../../src/audit/editor-audit-schema.js'
+import { checkEditorAuditRecord } from '../../src/ingest/editor-audit-record.js'
+import { editorAuditSchema } from '../../src/ingest/editor-audit-schema.js'
 import { isPlainObject } from '../../src/is-plain-object.js'
 import { EXAMPLES } from './helpers.js'
 
