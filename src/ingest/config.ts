@@ -1,5 +1,5 @@
 // The `logSources:` and `audit:` config sections: their shape, their defaults, and the check that
-// loadConfig runs with every other section (config/sections.ts lists it). resolveLogSources turns
+// loadConfig runs with every other section (config-sections.ts lists it). resolveLogSources turns
 // the raw sections into trusted settings.
 import { type ConfigProblem, formatKeyPath, type KeyPath, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
