@@ -65,6 +65,7 @@ export function checkAuditConfig(config: Record<string, unknown>): ConfigProblem
   if (sources === undefined) return problems
   if (!Array.isArray(sources)) return [...problems, { path: ['logSources'], message: 'must be a list' }]
   const seen = new Set<string>()
+  const logTypes = logTypeNames()
   for (const [i, s] of sources.entries()) {
     const at = ['logSources', i]
     if (!isPlainObject(s)) {
@@ -76,7 +77,6 @@ export function checkAuditConfig(config: Record<string, unknown>): ConfigProblem
       problems.push({ path: [...at, 'id'], message: `must match ${SOURCE_ID.source}` })
     else if (seen.has(s.id)) problems.push({ path: [...at, 'id'], message: `"${s.id}" is used twice` })
     else seen.add(s.id)
-    const logTypes = logTypeNames()
     if (typeof s.logType !== 'string' || !logTypes.includes(s.logType)) {
       problems.push({ path: [...at, 'logType'], message: `must be one of ${logTypes.join(', ')}` })
     }
