@@ -14,7 +14,7 @@ import type { BenchContext, BenchModule, BenchResult } from './lib.js'
 const TARGET = 30_000
 const TOKEN = 'bench-token'
 const BASELINE_BATCH_BYTES = 256 * 1024
-const SERVER = path.resolve(import.meta.dirname, '..', 'test', 'audit', 'fixtures', 'ingest-server.ts')
+const SERVER = path.resolve(import.meta.dirname, '..', 'test', 'ingest', 'fixtures', 'ingest-server.ts')
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {

@@ -18,7 +18,7 @@ import { Dispatcher } from '../src/destinations/dispatcher.js'
 import { DeliveryJournal } from '../src/destinations/journal.js'
 import { createDestinationMetrics } from '../src/destinations/metrics.js'
 import { alertId } from '../src/detect/grouping.js'
-import { makeRecord, ndjson, post, TOKEN } from '../test/audit/helpers.js'
+import { makeRecord, ndjson, post, TOKEN } from '../test/ingest/helpers.js'
 import { SAMPLE_BODIES, startTestServer } from '../test/helpers/rulekeeper.js'
 import { percentile, type BenchContext, type BenchModule, type BenchResult } from './lib.js'
 

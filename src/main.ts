@@ -10,13 +10,14 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
-import { createLogSources } from './audit/index.js'
+import { createLogSources } from './ingest/index.js'
 import { liveCompilers } from './detect/compilers.js'
 import { replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
-import { loadConfig, PACKAGE_ROOT } from './config/load.js'
+import { PACKAGE_ROOT } from './config/load.js'
+import { loadServiceConfig } from './config-sections.js'
 import type { Config } from './config/schema.js'
 import { closeEngines, createEngineRegistry } from './engine/registry.js'
 import { createPythonFor } from './engine/simple-python/index.js'
@@ -131,7 +132,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 }
 
 export async function createService(opts: StartOptions): Promise<Service> {
-  const config = loadConfig(opts.env, opts.configOverrides, { resolveSecrets: true })
+  const config = loadServiceConfig(opts.env, opts.configOverrides, { resolveSecrets: true })
   const logger = opts.logger ?? createLogger({ level: config.log.level, pretty: opts.pretty })
   const dataDir = path.resolve(config.dataDir)
   // Private from the first byte: the umask applies before the data directory is even created.

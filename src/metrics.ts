@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client): only the registry. One registry per server instance so that
 // tests can run several servers in one process; each folder registers its own series on it
 // (service/catalog-metrics.ts, engine/engine-metrics.ts, engine/python/pool-metrics.ts, detect/,
-// destinations/, audit/, reconcile/, api/observe.ts). docs/operations.md lists them all.
+// destinations/, ingest/, reconcile/, api/observe.ts). docs/operations.md lists them all.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 export { Registry, Counter, Gauge, Histogram }

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { loadConfig } from '../config/load.js'
+import { loadServiceConfig } from '../config-sections.js'
 import { lockDataDir } from '../data-dir/data-dir-lock.js'
 import { restrictUmask } from '../data-dir/data-dir-privacy.js'
 import { TEMPLATE_DIR } from '../main.js'
@@ -68,7 +68,7 @@ async function initFrom(
   if (positionals.length > 0)
     throw new UsageError("--from seeds the server's data directory and takes no DIR (use --data-dir DIR)")
   if (options['data-dir'] === true || options['data-dir'] === '') throw new UsageError('--data-dir needs a directory')
-  const config = loadConfig(env)
+  const config = loadServiceConfig(env)
   const dataDir = path.resolve(typeof options['data-dir'] === 'string' ? options['data-dir'] : config.dataDir)
   const branch = typeof options.branch === 'string' ? options.branch : config.git.branch
   const gitdir = path.join(dataDir, 'repo.git')

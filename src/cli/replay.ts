@@ -2,7 +2,7 @@
 // served branch's tip (or REV) over the data directory's stored records of [from, to), as
 // `POST /replay` answers; reads only, so the server may be running or not (detect/replay.ts).
 import path from 'node:path'
-import { loadConfig } from '../config/load.js'
+import { loadServiceConfig } from '../config-sections.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { liveCompilers } from '../detect/compilers.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
@@ -38,7 +38,7 @@ export async function replayCommand(argv: string[], env: Record<string, string |
   if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
     throw new UsageError('--revision must be a full commit id (40 hex digits)')
   const dataDir = dataDirOf(args.options['data-dir'], env)
-  const config = loadConfig(env)
+  const config = loadServiceConfig(env)
   const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), config.git.branch)
   // Python streaming rules run in this process's own sandboxed pool, with the server's settings.
   const { command, poolSize, timeoutMs } = config.python

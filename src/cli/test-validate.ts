@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
-import { loadConfig } from '../config/load.js'
+import { loadServiceConfig } from '../config-sections.js'
 import { parseDestinationConfig } from '../destinations/config.js'
 import { unknownOutputIdWarnings } from '../destinations/routing.js'
 import { RulekeeperError } from '../errors.js'
@@ -72,7 +72,7 @@ interface Options {
 /** The destination ids of a config file, read as `serve` reads it; the secrets' variables need not be set. */
 function configuredDestinationIds(file: string, env: Record<string, string | undefined>): ReadonlySet<string> {
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`--config: ${file} is not a file`)
-  const config = loadConfig({ ...env, RULEKEEPER_CONFIG: file }) as unknown as Record<string, unknown>
+  const config = loadServiceConfig({ ...env, RULEKEEPER_CONFIG: file }) as unknown as Record<string, unknown>
   return new Set(parseDestinationConfig(config, env, { resolveEnv: false }).destinations.map((d) => d.id))
 }
 

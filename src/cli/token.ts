@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PERMISSION_FLAGS, TokenStore, type Permission } from '../auth/token-store.js'
-import { loadConfig } from '../config/load.js'
+import { loadServiceConfig } from '../config-sections.js'
 import { restrictUmask } from '../data-dir/data-dir-privacy.js'
 import { parseArgs, UsageError } from './args.js'
 
@@ -30,9 +30,9 @@ document whose "secret" field holds it.
 export function dataDirOf(option: string | true | undefined, env: Record<string, string | undefined>): string {
   if (typeof option === 'string' && option !== '') return path.resolve(option)
   if (option === true) throw new UsageError('--data-dir needs a directory')
-  const configured = loadConfig(env).dataDir
+  const configured = loadServiceConfig(env).dataDir
   const dir = path.resolve(configured)
-  const explicit = Boolean(env.RULEKEEPER_DATA_DIR) || configured !== loadConfig({}).dataDir
+  const explicit = Boolean(env.RULEKEEPER_DATA_DIR) || configured !== loadServiceConfig({}).dataDir
   if (explicit || fs.existsSync(dir)) return dir
   throw new Error(
     `no data directory at ${dir} (the default, relative to the current folder): run this where the server runs, ` +

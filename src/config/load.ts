@@ -13,7 +13,7 @@ import { isPlainObject } from '../is-plain-object.js'
 import { type ConfigProblem, configInvalid, formatKeyPath, type KeyPath, problemLine } from './problems.js'
 import { configSchema, type Config } from './schema.js'
 import { schemaProblems } from './schema-problems.js'
-import { CONFIG_SECTIONS } from './sections.js'
+import type { ConfigSection } from './sections.js'
 
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const DEFAULT_CONFIG_PATH = path.join(PACKAGE_ROOT, 'config', 'default.yaml')
@@ -94,18 +94,21 @@ function envOverrides(env: Env): { values: Record<string, unknown>; from: Map<st
   return { values, from }
 }
 
-let validator: ValidateFunction | undefined
+/** The compiled schema per list of sections (the list is built once, above config/). */
+const validators = new WeakMap<readonly ConfigSection[], ValidateFunction>()
 
 /** The schema with the sections' names added and no other top-level key allowed. */
-function validate(raw: unknown): ConfigProblem[] {
+function validate(raw: unknown, sections: readonly ConfigSection[]): ConfigProblem[] {
+  let validator = validators.get(sections)
   if (!validator) {
-    const sections = Object.fromEntries(CONFIG_SECTIONS.flatMap((s) => s.keys.map((k) => [k, {}])))
+    const names = Object.fromEntries(sections.flatMap((s) => s.keys.map((k) => [k, {}])))
     const schema = {
       ...configSchema,
       additionalProperties: false,
-      properties: { ...configSchema.properties, ...sections },
+      properties: { ...configSchema.properties, ...names },
     }
     validator = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema)
+    validators.set(sections, validator)
   }
   return validator(raw) ? [] : schemaProblems(validator.errors ?? [], raw)
 }
@@ -115,16 +118,25 @@ export interface LoadOptions {
   resolveSecrets?: boolean
 }
 
-export function loadConfig(env: Env, overrides: unknown = {}, opts: LoadOptions = {}): Config {
+/**
+ * `sections`: the top-level sections other folders own, each with its check (the service's list:
+ * config-sections.ts, which callers use through loadServiceConfig).
+ */
+export function loadConfig(
+  sections: readonly ConfigSection[],
+  env: Env,
+  overrides: unknown = {},
+  opts: LoadOptions = {},
+): Config {
   let raw = readYamlFile(DEFAULT_CONFIG_PATH).value
   const file = env.RULEKEEPER_CONFIG ? readYamlFile(env.RULEKEEPER_CONFIG) : undefined
   if (file) raw = layer(raw, file.value)
   const fromEnv = envOverrides(env)
   raw = layer(raw, fromEnv.values)
   raw = layer(raw, overrides)
-  const problems = validate(raw)
+  const problems = validate(raw, sections)
   if (isPlainObject(raw))
-    for (const section of CONFIG_SECTIONS) problems.push(...section.check(raw, opts.resolveSecrets ? env : undefined))
+    for (const section of sections) problems.push(...section.check(raw, opts.resolveSecrets ? env : undefined))
   if (problems.length === 0) return raw as Config
   // Each problem with where it came from; those of the file in the file's order, then the rest.
   const located = problems.map((p) => {

@@ -1,9 +1,8 @@
-// The configuration sections owned by other modules, each with the check that lists its problems.
-// loadConfig runs them all with the schema (one error lists everything) and knows their names, so a
-// misspelt section name is an unknown key like any other.
-import { checkAuditConfig } from '../audit/config.js'
-import { checkDetectionConfig } from '../detect/config.js'
-import { checkDestinationConfig } from '../destinations/config.js'
+// What a configuration section owned by a feature folder gives the loader: its top-level keys and
+// the check that lists its problems. config/ imports no feature folder: the sections are
+// assembled above the features (config-sections.ts) and handed to loadConfig, which runs them all
+// with the schema (one error lists everything) and knows their names, so a misspelt section name is
+// an unknown key like any other.
 import type { ConfigProblem } from './problems.js'
 
 type Env = Record<string, string | undefined>
@@ -14,9 +13,3 @@ export interface ConfigSection {
   /** `env` is given when the variables the section names must be set (serve), else undefined. */
   check(config: Record<string, unknown>, env: Env | undefined): ConfigProblem[]
 }
-
-export const CONFIG_SECTIONS: readonly ConfigSection[] = [
-  { keys: ['logSources', 'audit'], check: (config) => checkAuditConfig(config) },
-  { keys: ['detection'], check: (config) => checkDetectionConfig(config) },
-  { keys: ['destinations', 'delivery'], check: checkDestinationConfig },
-]

@@ -1,5 +1,5 @@
 // The `detection:` config section: the limits of `POST /replay` (how many run at once, how many
-// stored bytes one may read). Checked by loadConfig with every other section (config/sections.ts
+// stored bytes one may read). Checked by loadConfig with every other section (config-sections.ts
 // lists it); `replayLimits` turns the raw section into trusted settings with the defaults.
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
@@ -15,7 +15,7 @@ export const DEFAULT_REPLAY_LIMITS: ReplayLimits = { concurrency: 1, maxBytes: 8
 
 const isPositiveInt = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1
 
-/** Every problem of the `detection:` section (config/sections.ts runs it with the others). */
+/** Every problem of the `detection:` section (config-sections.ts runs it with the others). */
 export function checkDetectionConfig(config: Record<string, unknown>): ConfigProblem[] {
   const d = config.detection
   if (d === undefined) return []

@@ -9,6 +9,7 @@ import { isAscii } from 'node:buffer'
 import { type FileHandle, open } from 'node:fs/promises'
 import path from 'node:path'
 import { listSorted } from '../dir-list.js'
+import { STORED_TAIL_FIELDS } from '../ingest/log-type.js'
 
 /** What a damaged line (standard fields readable, the whole not a JSON object) reads as: never evaluated. */
 const UNREADABLE: Record<string, unknown> = Object.freeze({})
@@ -68,13 +69,13 @@ export function parseObject(line: string): Record<string, unknown> | null {
 }
 
 // The log source writes each record as JSON.stringify of the record with the standard fields
-// appended last, in this order (audit/editor-audit-record.ts), and refuses top-level p_* fields in
-// what it is sent. So the last `,"p_log_type":"` of a stored line starts its standard fields:
-// inside a JSON string every `"` is escaped, so that text is always a key, and the top-level one
-// comes after any nested one. Reading those four fields from the tail spares the parse of the
-// whole record; a line that does not fit this shape (other writers, older data) is parsed whole.
-const STANDARD_TAIL = ['p_log_type', 'p_event_time', 'p_parse_time', 'p_row_id'] as const
-const TAIL_START = ',"p_log_type":"'
+// appended last, STORED_TAIL_FIELDS first and in that order (every log type of the registry,
+// ingest/log-type.ts), and refuses top-level p_* fields in what it is sent. So the last
+// `,"p_log_type":"` of a stored line starts its standard fields: inside a JSON string every `"` is
+// escaped, so that text is always a key, and the top-level one comes after any nested one. Reading
+// those four fields from the tail spares the parse of the whole record; a line that does not fit
+// this shape (other writers, older data) is parsed whole.
+const TAIL_START = `,"${STORED_TAIL_FIELDS[0]}":"`
 
 /** [logType, eventTime, parseTime, rowId] read from the tail of a line the log source wrote, or null. */
 export function readStandardTail(line: string): [string, string, string, string] | null {
@@ -83,7 +84,7 @@ export function readStandardTail(line: string): [string, string, string, string]
   if (at < 0) return null
   at++ // at the key's opening quote
   const out: string[] = []
-  for (const key of STANDARD_TAIL) {
+  for (const key of STORED_TAIL_FIELDS) {
     if (out.length > 0) {
       if (line.charCodeAt(at) !== 0x2c) return null // ,
       at++

@@ -1,6 +1,6 @@
 // The domain model shared by every layer: a rule as read from its file
 // (file form: PascalCase keys, exactly the YAML structure), and the problems found in one.
-// Pure types and tiny helpers; imports nothing from api/, git/, reconcile/ or audit/.
+// Pure types and tiny helpers; imports nothing from api/, git/, reconcile/ or ingest/.
 
 // The kinds are defined in rules/kinds/ (one module each, one registry); the name type is theirs.
 export type { RuleKind } from './kinds/index.js'

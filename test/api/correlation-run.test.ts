@@ -4,7 +4,7 @@
 // alert; /status shows the run. 404 for an unknown id or a rule of another kind, 409 for a disabled
 // rule and for a run already due, 403 without Manage Rules, 503 once detection has stopped.
 import t from 'tap'
-import { ndjson, TOKEN } from '../audit/helpers.js'
+import { ndjson, TOKEN } from '../ingest/helpers.js'
 import { commandRecord, DETECT_ENV } from '../detect/helpers.js'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'

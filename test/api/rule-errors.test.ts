@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { ndjson, TOKEN } from '../audit/helpers.js'
+import { ndjson, TOKEN } from '../ingest/helpers.js'
 import { commandRecord, DETECT_ENV } from '../detect/helpers.js'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'

@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { loadConfig } from '../../src/config/load.js'
+import { loadServiceConfig } from '../../src/config-sections.js'
 import { editDistance, nearestKey } from '../../src/config/problems.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/rulekeeper.js'
@@ -57,7 +57,7 @@ function messageOf(fn: () => unknown): string {
 
 t.test('every problem of a file, at every depth, in one error with its key path and line', async (t) => {
   const file = writeConfig(BAD)
-  const message = messageOf(() => loadConfig({ RULEKEEPER_CONFIG: file }))
+  const message = messageOf(() => loadServiceConfig({ RULEKEEPER_CONFIG: file }))
   t.same(message.split('\n'), [
     `invalid configuration: 9 problems (${file} layered over the defaults):`,
     `  server.port: must be <= 65535 (${file}:3)`,
@@ -74,7 +74,7 @@ t.test('every problem of a file, at every depth, in one error with its key path 
 
 t.test('unknown keys: the nearest known key, or the known keys when none is near', async (t) => {
   const problems = (over: unknown) =>
-    messageOf(() => loadConfig({}, over))
+    messageOf(() => loadServiceConfig({}, over))
       .split('\n')
       .slice(1)
   t.same(problems({ datadir: './d', git: { remote: { timeout: 5 } }, api: { zzz: 1 } }), [
@@ -94,7 +94,7 @@ t.test('unknown keys: the nearest known key, or the known keys when none is near
 
 t.test('a wrong value from a RULEKEEPER_* variable names the variable; the schema messages are plain', async (t) => {
   const message = messageOf(() =>
-    loadConfig(
+    loadServiceConfig(
       { RULEKEEPER_PORT: 'eighty', RULEKEEPER_LOG_LEVEL: 'loud', RULEKEEPER_BACKEND: 'oracle' },
       { git: { remote: { url: 5 } } },
     ),
@@ -114,7 +114,7 @@ t.test('serve also lists the secrets a destination names and the environment lac
     server: { port: -1 },
   }
   t.same(
-    messageOf(() => loadConfig({}, over, { resolveSecrets: true }))
+    messageOf(() => loadServiceConfig({}, over, { resolveSecrets: true }))
       .split('\n')
       .slice(1),
     [
@@ -123,14 +123,14 @@ t.test('serve also lists the secrets a destination names and the environment lac
     ],
   )
   t.same(
-    messageOf(() => loadConfig({}, over))
+    messageOf(() => loadServiceConfig({}, over))
       .split('\n')
       .slice(1),
     ['  server.port: must be >= 0'],
     'the CLI reading a config for its data directory or destination ids needs no secrets',
   )
   t.doesNotThrow(() =>
-    loadConfig(
+    loadServiceConfig(
       { RK_TEST_UNSET_SLACK: 'https://hooks.slack.example/x' },
       { destinations: over.destinations },
       { resolveSecrets: true },
@@ -153,7 +153,7 @@ t.test('rulekeeper serve prints every problem and exits 1, without a stack trace
 
 /** The fenced YAML blocks of the docs that are service configuration (their first key is a config key). */
 function docConfigs(): Array<{ where: string; text: string }> {
-  const topKeys = Object.keys(loadConfig({}))
+  const topKeys = Object.keys(loadServiceConfig({}))
   const pages = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
     f.endsWith('.md'),
   )
@@ -170,10 +170,10 @@ function docConfigs(): Array<{ where: string; text: string }> {
 }
 
 t.test('valid configurations still load: the defaults and every configuration the docs show', async (t) => {
-  const defaults = loadConfig({})
+  const defaults = loadServiceConfig({})
   t.equal(defaults.server.port, 8080)
   const docs = docConfigs()
   t.ok(docs.length >= 2, 'the docs show configurations (log sources, destinations)')
   for (const { where, text } of docs)
-    t.doesNotThrow(() => loadConfig({ RULEKEEPER_CONFIG: writeConfig(text) }), `${where} loads`)
+    t.doesNotThrow(() => loadServiceConfig({ RULEKEEPER_CONFIG: writeConfig(text) }), `${where} loads`)
 })

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
-import { EXAMPLES, TOKEN as AUDIT_TOKEN, post } from '../audit/helpers.js'
+import { EXAMPLES, TOKEN as AUDIT_TOKEN, post } from '../ingest/helpers.js'
 import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
 
 if (!hasChromium) {

@@ -8,7 +8,7 @@
 import path from 'node:path'
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
-import { ndjson, post, TOKEN } from '../audit/helpers.js'
+import { ndjson, post, TOKEN } from '../ingest/helpers.js'
 import { commandRecord, DETECT_ENV } from '../detect/helpers.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'

@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { main } from '../../src/cli/index.js'
-import { makeRecord, ndjson, TOKEN } from '../audit/helpers.js'
+import { makeRecord, ndjson, TOKEN } from '../ingest/helpers.js'
 import { postLog } from '../detect/helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'

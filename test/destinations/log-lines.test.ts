@@ -5,7 +5,7 @@
 // line carries the alert's events or context, a destination's URL or its secret.
 // Real port: a remote (the receivers; the service runs in process).
 import t from 'tap'
-import { ndjson, TOKEN } from '../audit/helpers.js'
+import { ndjson, TOKEN } from '../ingest/helpers.js'
 import { commandRecord } from '../detect/helpers.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { startReceiver } from '../helpers/receiver.js'

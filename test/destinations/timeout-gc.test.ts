@@ -6,7 +6,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t from 'tap'
-import { ndjson, TOKEN } from '../audit/helpers.js'
+import { ndjson, TOKEN } from '../ingest/helpers.js'
 import { commandRecord } from '../detect/helpers.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { startReceiver } from '../helpers/receiver.js'

@@ -8,7 +8,7 @@ import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, postLog, sendAndDetect } from './helpers.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
 import { tempDir, SAMPLE_BODIES } from '../helpers/rulekeeper.js'
-import { EXAMPLES, ndjson } from '../audit/helpers.js'
+import { EXAMPLES, ndjson } from '../ingest/helpers.js'
 
 const env = DETECT_ENV
 const cmd = (name: string, timestamp: string, extra: Record<string, unknown> = {}) =>

@@ -1,6 +1,6 @@
 // Shared by the detection tests: records whose command name picks a scenario's rule, and sending
 // them through the real ingest route, then waiting until detection has evaluated them.
-import { makeRecord, ndjson, post, TOKEN } from '../audit/helpers.js'
+import { makeRecord, ndjson, post, TOKEN } from '../ingest/helpers.js'
 import type { InProcessServer } from '../helpers/in-process.js'
 import { SAMPLE_BODIES, type TestServer } from '../helpers/rulekeeper.js'
 

@@ -4,7 +4,7 @@
 // kill at a chosen moment, and the last start's catch-up (re-send, wait for detection, list alerts).
 // What each test checks afterwards stays in the test.
 import http from 'node:http'
-import { ndjson, post } from '../audit/helpers.js'
+import { ndjson, post } from '../ingest/helpers.js'
 import { startChild, type ChildServer } from './child-server.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { alertId } from '../../src/detect/grouping.js'
-import { makeRecord, TOKEN as SOURCE_TOKEN } from '../audit/helpers.js'
+import { makeRecord, TOKEN as SOURCE_TOKEN } from '../ingest/helpers.js'
 import { CrashServer, IngestLoad } from '../helpers/crash-harness.js'
 import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 

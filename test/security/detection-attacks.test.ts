@@ -12,7 +12,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { TOKEN } from '../audit/helpers.js'
+import { TOKEN } from '../ingest/helpers.js'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'

@@ -6,7 +6,7 @@
 // tries to make the tail reader throw or spin with look-alike text of near a megabyte. Each test
 // fails if the weakness it tries exists: what detection reads must be what the log source set.
 import t from 'tap'
-import { makeRecord, storedLines } from '../audit/helpers.js'
+import { makeRecord, storedLines } from '../ingest/helpers.js'
 import { commandRecord, commandRule, DETECT_ENV, postLog } from '../detect/helpers.js'
 import { readStandardTail } from '../../src/detect/stored-log.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'

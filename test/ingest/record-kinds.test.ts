@@ -1,7 +1,7 @@
 // How a record's event kind is found and checked, table-driven over checkEditorAuditRecord itself:
 // one listed kind, unknown kinds, ambiguous records, reserved p_ keys, prototype-named keys, counts.
 import t from 'tap'
-import { checkEditorAuditRecord } from '../../src/audit/editor-audit-record.js'
+import { checkEditorAuditRecord } from '../../src/ingest/editor-audit-record.js'
 
 const ctx = { sourceId: 'editor-audit', parseTime: '2026-11-21T00:00:00.000Z', rowId: 'r1' }
 const envelope = () => ({ ip_address: '203.0.113.1', metadata: { id: 'm1', timestamp: '2026-11-20T08:00:00Z' } })

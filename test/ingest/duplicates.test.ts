@@ -3,7 +3,7 @@
 import { appendFile, mkdir, utimes } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { DuplicateFilter } from '../../src/audit/duplicate-filter.js'
+import { DuplicateFilter } from '../../src/ingest/duplicate-filter.js'
 import { startIngestServer } from './fixtures/ingest-app.js'
 import { TOKEN, makeRecord, ndjson, post, storedRecords, tempDataDir } from './helpers.js'
 

@@ -1,4 +1,4 @@
-// The stored form of an accepted record (storedLine in src/audit/editor-audit-record.ts), for
+// The stored form of an accepted record (storedLine in src/ingest/log-type.ts), for
 // NDJSON text in every shape JSON allows: whitespace, tabs and carriage returns between tokens,
 // duplicate keys, raw and escaped Unicode, 1.0 / 1e2 / big integers / 1e400, `__proto__` keys,
 // nested keys named like standard fields, counts sent as strings. The stored line is one line of
@@ -7,7 +7,8 @@
 // from the line's tail (readStandardTail). Also through the real ingest endpoint, including the
 // duplicate filter's rebuild across a restart for a record sent with a carriage return.
 import t, { type Test } from 'tap'
-import { checkEditorAuditRecord, storedLine } from '../../src/audit/editor-audit-record.js'
+import { checkEditorAuditRecord } from '../../src/ingest/editor-audit-record.js'
+import { storedLine } from '../../src/ingest/log-type.js'
 import { readStandardTail } from '../../src/detect/stored-log.js'
 import { startIngestServer } from './fixtures/ingest-app.js'
 import { TOKEN, makeRecord, post, storedLines, tempDataDir } from './helpers.js'

@@ -3,11 +3,13 @@
 // root, prints `bannerLines`, and awaits `close()` on shutdown so queued lines are flushed.
 import type { Router } from '@koa/router'
 import type { Registry } from 'prom-client'
+import { RulekeeperError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { resolveLogSources } from './config.js'
 import { createIngestMetrics } from './ingest-metrics.js'
 import { createIngestRouter } from './ingest-router.js'
 import { LogSource } from './log-source.js'
+import { findLogType } from './log-types.js'
 
 export interface LogSources {
   router: Router
@@ -30,10 +32,18 @@ export async function createLogSources(opts: {
   const sources = new Map<string, LogSource>()
   try {
     for (const config of configs) {
+      const logType = findLogType(config.logType)
+      // checkAuditConfig (run by loadConfig and by resolveLogSources) refuses any other name.
+      if (!logType)
+        throw new RulekeeperError(
+          'ConfigInvalid',
+          `log source ${config.id}: log type ${config.logType} is not registered`,
+        )
       sources.set(
         config.id,
         await LogSource.open({
           config,
+          logType,
           settings: audit,
           dataDir: opts.dataDir,
           env: opts.env,

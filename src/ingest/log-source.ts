@@ -1,14 +1,14 @@
-// One running log source: its authenticator, its writer and duplicate filter, and storeDelivery,
-// which sorts a parsed delivery into accepted, rejected and duplicate records, queues the lines,
-// and answers only once they are durable.
+// One running log source: its log type (a registry entry, log-types.ts), its authenticator, its
+// writer and duplicate filter, and storeDelivery, which sorts a parsed delivery into accepted,
+// rejected and duplicate records, queues the lines, and answers only once they are durable.
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { AuditSettings, LogSourceConfig } from './config.js'
 import { DuplicateFilter } from './duplicate-filter.js'
-import { checkEditorAuditRecord, storedLine } from './editor-audit-record.js'
 import { GroupCommitWriter } from './group-commit-writer.js'
 import type { IngestMetrics } from './ingest-metrics.js'
+import { type LogType, storedLine } from './log-type.js'
 import { MAX_RECORD_DEPTH, cutAtDepth, exceedsDepth, hasIllFormedText, type ParsedPayload } from './parse-payload.js'
 import { recoverSourceFiles } from './recover-store.js'
 import { createSourceAuthenticator, type SourceAuthenticator } from './source-auth.js'
@@ -32,6 +32,7 @@ export class LogSource {
 
   private constructor(
     readonly config: LogSourceConfig,
+    readonly logType: LogType,
     readonly auth: SourceAuthenticator,
     private readonly settings: AuditSettings,
     logsRoot: string,
@@ -57,6 +58,8 @@ export class LogSource {
 
   static async open(opts: {
     config: LogSourceConfig
+    /** The registry entry of `config.logType`. */
+    logType: LogType
     settings: AuditSettings
     dataDir: string
     env: Record<string, string | undefined>
@@ -65,10 +68,10 @@ export class LogSource {
   }): Promise<LogSource> {
     const auth = await createSourceAuthenticator(opts.config, opts.dataDir, opts.env)
     const root = path.join(opts.dataDir, 'logs')
-    const source = new LogSource(opts.config, auth, opts.settings, root, opts.metrics)
+    const source = new LogSource(opts.config, opts.logType, auth, opts.settings, root, opts.metrics)
     const report = await recoverSourceFiles({
       root,
-      logType: opts.config.logType,
+      logType: opts.logType.name,
       sourceId: opts.config.id,
       filter: source.filter,
       now: Date.now(),
@@ -99,7 +102,8 @@ export class LogSource {
     const now = Date.now()
     const receivedAt = new Date(now).toISOString()
     const sourceId = this.config.id
-    const logType = this.config.logType
+    const logType = this.logType.name
+    const normalize = this.logType.normalize
     const rejectedDir = `_rejected/${logType}/dt=${receivedAt.slice(0, 10)}`
     const result: DeliveryResult = { accepted: 0, rejected: 0, duplicates: 0, unknownKind: 0, errors: [] }
     // Lines by partition directory; hour partitions are looked up by the hour's start (a number),
@@ -152,7 +156,7 @@ export class LogSource {
         )
         continue
       }
-      const verdict = checkEditorAuditRecord(item.value, {
+      const verdict = normalize(item.value, {
         sourceId,
         parseTime: receivedAt,
         rowId: `${this.rowPrefix}${(this.rowSeq++).toString(36).padStart(8, '0')}`,

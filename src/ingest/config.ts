@@ -1,8 +1,9 @@
 // The `logSources:` and `audit:` config sections: their shape, their defaults, and the check that
-// loadConfig runs with every other section (config/sections.ts lists it). resolveLogSources turns
+// loadConfig runs with every other section (config-sections.ts lists it). resolveLogSources turns
 // the raw sections into trusted settings.
 import { type ConfigProblem, formatKeyPath, type KeyPath, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
+import { logTypeNames } from './log-types.js'
 
 type AuthMethod = 'Bearer'
 
@@ -28,7 +29,6 @@ export interface AuditSettings {
   maxErrorsInResponse: number
 }
 
-const SUPPORTED_LOG_TYPES = ['Editor.Audit'] as const
 const SUPPORTED_AUTH: readonly string[] = ['Bearer']
 const SOURCE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/
@@ -65,6 +65,7 @@ export function checkAuditConfig(config: Record<string, unknown>): ConfigProblem
   if (sources === undefined) return problems
   if (!Array.isArray(sources)) return [...problems, { path: ['logSources'], message: 'must be a list' }]
   const seen = new Set<string>()
+  const logTypes = logTypeNames()
   for (const [i, s] of sources.entries()) {
     const at = ['logSources', i]
     if (!isPlainObject(s)) {
@@ -76,8 +77,8 @@ export function checkAuditConfig(config: Record<string, unknown>): ConfigProblem
       problems.push({ path: [...at, 'id'], message: `must match ${SOURCE_ID.source}` })
     else if (seen.has(s.id)) problems.push({ path: [...at, 'id'], message: `"${s.id}" is used twice` })
     else seen.add(s.id)
-    if (!(SUPPORTED_LOG_TYPES as readonly unknown[]).includes(s.logType)) {
-      problems.push({ path: [...at, 'logType'], message: `must be one of ${SUPPORTED_LOG_TYPES.join(', ')}` })
+    if (typeof s.logType !== 'string' || !logTypes.includes(s.logType)) {
+      problems.push({ path: [...at, 'logType'], message: `must be one of ${logTypes.join(', ')}` })
     }
     if (!isPlainObject(s.auth)) problems.push({ path: [...at, 'auth'], message: 'must be a map' })
     else {

@@ -1,11 +1,11 @@
 // The logSources:/audit: config sections: the defaults load, and every mistake is listed at once.
 import t from 'tap'
-import { checkAuditConfig, resolveLogSources } from '../../src/audit/config.js'
-import { loadConfig } from '../../src/config/load.js'
+import { checkAuditConfig, resolveLogSources } from '../../src/ingest/config.js'
+import { loadServiceConfig } from '../../src/config-sections.js'
 import { problemLine } from '../../src/config/problems.js'
 
 t.test('the default config has the editor-audit source with the documented limits', async (t) => {
-  const { sources, audit } = resolveLogSources(loadConfig({}))
+  const { sources, audit } = resolveLogSources(loadServiceConfig({}))
   t.same(sources, [
     {
       id: 'editor-audit',
@@ -31,7 +31,7 @@ t.test('loadConfig lists every log-source problem', async (t) => {
     ],
     audit: { dedupWindowHours: -1, surprise: 1 },
   }
-  t.throws(() => loadConfig({}, bad), { code: 'ConfigInvalid' })
+  t.throws(() => loadServiceConfig({}, bad), { code: 'ConfigInvalid' })
   const problems = checkAuditConfig(bad).map(problemLine)
   for (const re of [
     /^logSources\[0\]\.id: must match/,

@@ -2,6 +2,7 @@
 // counts sent as strings turned into numbers) plus the standard p_* fields that rules and
 // correlation rules join on.
 import {
+  EDITOR_AUDIT,
   EDITOR_AUDIT_KINDS,
   EMAIL_FIELDS,
   ENVELOPE_KEYS,
@@ -9,25 +10,7 @@ import {
   editorAuditValidator,
 } from './editor-audit-schema.js'
 import { isPlainObject } from '../is-plain-object.js'
-
-export type RecordVerdict =
-  | {
-      ok: true
-      stored: Record<string, unknown>
-      eventMs: number
-      eventTime: string
-      id: string | undefined
-      unknownKind: boolean
-    }
-  | { ok: false; reason: string }
-
-export interface StandardFieldContext {
-  sourceId: string
-  parseTime: string
-  rowId: string
-}
-
-const LOG_TYPE = 'Editor.Audit'
+import type { RecordVerdict, StandardFieldContext } from './log-type.js'
 
 const INTEGER_FIELDS: Record<string, string[]> = Object.fromEntries(
   Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [
@@ -98,7 +81,7 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
   // Added onto the freshly parsed record rather than spread into a copy: an object spread costs
   // ~10 µs per record here, the whole check ~3 µs.
   const stored = value as Record<string, unknown>
-  stored.p_log_type = LOG_TYPE
+  stored.p_log_type = EDITOR_AUDIT
   stored.p_event_time = eventTime
   stored.p_parse_time = ctx.parseTime
   stored.p_row_id = ctx.rowId
@@ -115,18 +98,4 @@ export function checkEditorAuditRecord(value: unknown, ctx: StandardFieldContext
     id: typeof metadata.id === 'string' && metadata.id !== '' ? metadata.id : undefined,
     unknownKind: kind === undefined,
   }
-}
-
-/**
- * The line stored for an accepted record: the record serialized, the standard fields last in this
- * order (checkEditorAuditRecord adds them last), which detection reads back from the end of the
- * line (detect/stored-log.ts). Not the NDJSON text as sent with the fields appended: that text can
- * read differently elsewhere — a carriage return between tokens is a line break to node:readline
- * (the duplicate filter's rebuild at start-up would lose the record's id), a key given twice makes
- * DuckDB's read_json refuse the whole file (JSON.parse keeps the last), a number out of double
- * range reads as Infinity where the serialized record holds null — and checking for those cost more
- * than serializing (3.5 µs vs 2.4 µs a record; docs/decisions.md).
- */
-export function storedLine(verdict: Extract<RecordVerdict, { ok: true }>): string {
-  return JSON.stringify(verdict.stored)
 }

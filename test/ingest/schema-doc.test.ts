@@ -1,11 +1,13 @@
 // docs/editor-audit-schema.md lists exactly the fields of the Editor.Audit schema, each with the
 // schema's type and required flag, and exactly the p_* fields a stored record gets: a field added
-// to or removed from the schema without the page (or the other way round) fails here.
+// to or removed from the schema without the page (or the other way round) fails here. The log-type
+// registry (GET /log-types) serves the same fields with the page's meanings, in the page's order.
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { checkEditorAuditRecord } from '../../src/audit/editor-audit-record.js'
-import { editorAuditSchema } from '../../src/audit/editor-audit-schema.js'
+import { checkEditorAuditRecord } from '../../src/ingest/editor-audit-record.js'
+import { editorAuditSchema } from '../../src/ingest/editor-audit-schema.js'
+import { listLogTypes } from '../../src/ingest/log-types.js'
 import { isPlainObject } from '../../src/is-plain-object.js'
 import { EXAMPLES } from './helpers.js'
 
@@ -20,11 +22,18 @@ interface Row {
 /** The page's field rows: a table row whose first cell is one `name`. */
 function pageRows(): Map<string, Row> {
   const rows = new Map<string, Row>()
+  for (const [name, row] of pageRowsWithMeaning()) rows.set(name, { type: row.type, required: row.required })
+  return rows
+}
+
+/** The rows with their "meaning" column, in the page's order. */
+function pageRowsWithMeaning(): Map<string, Row & { meaning: string }> {
+  const rows = new Map<string, Row & { meaning: string }>()
   for (const line of PAGE.split('\n')) {
-    const cells = /^\| `([a-z_.]+)` \| ([^|]+) \| ([^|]+) \|/.exec(line)
+    const cells = /^\| `([a-z_.]+)` \| ([^|]+) \| ([^|]+) \| ([^|]*) \|/.exec(line)
     if (!cells) continue
     t.notOk(rows.has(cells[1]!), `${cells[1]} is listed once`)
-    rows.set(cells[1]!, { type: cells[2]!.trim(), required: cells[3]!.trim() })
+    rows.set(cells[1]!, { type: cells[2]!.trim(), required: cells[3]!.trim(), meaning: cells[4]!.trim() })
   }
   return rows
 }
@@ -71,4 +80,17 @@ t.test('the page lists exactly the p_* fields a stored record gets', async (t) =
     t.equal(row.type, Array.isArray(value) ? 'list of strings' : typeof value, `${name}: type`)
     t.equal(row.required, 'always added')
   }
+})
+
+t.test('the registry lists the fields of the page, in its order, with its types, flags and meanings', async (t) => {
+  const entry = listLogTypes().find((lt) => lt.name === 'Editor.Audit')
+  if (!entry) throw new Error('Editor.Audit is not registered')
+  const page = [...pageRowsWithMeaning()].map(([name, row]) => ({
+    name,
+    type: row.type,
+    required: row.required !== 'no',
+    description: row.meaning,
+  }))
+  t.ok(page.length > 100, 'the page rows are read')
+  t.same(entry.fields, page)
 })

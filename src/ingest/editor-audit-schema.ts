@@ -1,8 +1,13 @@
 // The `Editor.Audit` log type: the JSON Schema of the envelope and of every event kind the spec
 // lists (generated from one kinds table so that the schema, the integer coercion and the e-mail
-// indicators cannot drift apart), compiled once with ajv.
+// indicators cannot drift apart), each property described (editor-audit-meanings.ts), compiled
+// once with ajv.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { EDITOR_AUDIT_FIELD_MEANINGS } from './editor-audit-meanings.js'
+
+/** The log type's name: `p_log_type`, the data folder under `logs/`, a rule's `LogTypes` entry. */
+export const EDITOR_AUDIT = 'Editor.Audit'
 
 /** s string, b boolean, i integer (JSON number or decimal string), sa list of strings. */
 type FieldType = 's' | 'b' | 'i' | 'sa'
@@ -84,7 +89,7 @@ export const ENVELOPE_KEYS = new Set(['ip_address', 'team_id', 'user_email', 'me
 
 const INTEGER_TEXT = '^-?[0-9]{1,16}$'
 
-function fieldSchema(t: FieldType): object {
+function fieldSchema(t: FieldType): Record<string, unknown> {
   switch (t) {
     case 's':
       return { type: 'string' }
@@ -97,39 +102,47 @@ function fieldSchema(t: FieldType): object {
   }
 }
 
+/** The property schema at a dotted path, with the field's meaning as its description. */
+function described(at: string, schema: Record<string, unknown>): Record<string, unknown> {
+  const description = EDITOR_AUDIT_FIELD_MEANINGS[at]
+  return description === undefined ? schema : { ...schema, description }
+}
+
 /** Unlisted fields are allowed everywhere: the vendor adds fields over time and they are kept. */
 export const editorAuditSchema = {
-  $id: 'Editor.Audit',
+  $id: EDITOR_AUDIT,
   type: 'object',
   required: ['metadata'],
   properties: {
-    ip_address: { type: 'string' },
-    team_id: { type: 'string' },
-    user_email: { type: 'string' },
-    metadata: {
+    ip_address: described('ip_address', { type: 'string' }),
+    team_id: described('team_id', { type: 'string' }),
+    user_email: described('user_email', { type: 'string' }),
+    metadata: described('metadata', {
       type: 'object',
       required: ['timestamp'],
       properties: {
-        id: { type: 'string' },
-        timestamp: { type: 'string', format: 'date-time' },
-        context: {
+        id: described('metadata.id', { type: 'string' }),
+        timestamp: described('metadata.timestamp', { type: 'string', format: 'date-time' }),
+        context: described('metadata.context', {
           type: 'object',
           properties: {
-            auth_id: { type: 'string' },
-            ghost_mode: { type: 'boolean' },
-            privacy_mode: { type: 'string' },
-            request_id: { type: 'string' },
+            auth_id: described('metadata.context.auth_id', { type: 'string' }),
+            ghost_mode: described('metadata.context.ghost_mode', { type: 'boolean' }),
+            privacy_mode: described('metadata.context.privacy_mode', { type: 'string' }),
+            request_id: described('metadata.context.request_id', { type: 'string' }),
           },
-        },
+        }),
       },
-    },
+    }),
     ...Object.fromEntries(
       Object.entries(EDITOR_AUDIT_KINDS).map(([kind, fields]) => [
         kind,
-        {
+        described(kind, {
           type: 'object',
-          properties: Object.fromEntries(Object.entries(fields).map(([f, t]) => [f, fieldSchema(t)])),
-        },
+          properties: Object.fromEntries(
+            Object.entries(fields).map(([f, t]) => [f, described(`${kind}.${f}`, fieldSchema(t))]),
+          ),
+        }),
       ]),
     ),
   },
@@ -149,7 +162,7 @@ export function editorAuditValidator(): ValidateFunction {
 
 /** One readable reason from ajv's first error, phrased with the record's own field path. */
 export function describeSchemaError(errors: ErrorObject[] | null | undefined): string {
-  if (!errors || errors.length === 0) return 'the record does not match the Editor.Audit schema'
+  if (!errors || errors.length === 0) return `the record does not match the ${EDITOR_AUDIT} schema`
   // Under anyOf ajv lists each branch first; the anyOf entry itself is the one to report.
   const e = errors.find((x) => x.keyword === 'anyOf') ?? errors[0]!
   const where = e.instancePath.slice(1).replaceAll('/', '.')
