@@ -231,7 +231,7 @@ t.test('detection on ingest', async (t) => {
 
 t.test('rule errors are recorded and never block the other rules', async (t) => {
   const dataDir = tempDir('rk-detect-')
-  const { simpleLiveCompiler } = await import('../../src/detect/live-rules.js')
+  const { simpleLive } = await import('../../src/engine/simple/live.js')
   const s = await startTestServer({ dataDir, env })
   await s.close()
   const { startServer } = await import('../../src/main.js')
@@ -241,11 +241,17 @@ t.test('rule errors are recorded and never block the other rules', async (t) => 
     configOverrides: { server: { host: '127.0.0.1', port: 0 }, reconcile: { schedule: '0 0 1 1 *' } },
     logger: (await import('pino')).pino({ level: 'silent' }),
     defaultMetrics: false,
-    detectionCompilers: {
-      simple: (r, index) => {
-        const inner = simpleLiveCompiler(r, index)
-        if (typeof inner !== 'function' || r.id !== 'T.Raises') return inner
-        return (ev: any) => (ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : inner(ev))
+    detectionEngines: {
+      simple: {
+        live: (r, ctx) => {
+          const inner = simpleLive(r, ctx)
+          if (!('evaluate' in inner) || r.id !== 'T.Raises') return inner
+          const evaluate = inner.evaluate
+          return {
+            evaluate: (ev: any) =>
+              ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : evaluate(ev),
+          }
+        },
       },
     },
   })
