@@ -145,3 +145,21 @@ t.test('a chunk the worker cannot evaluate answers null, and the worker is not u
   t.equal(failures.length, 1, 'told once')
   t.equal(await worker.ready(), false)
 })
+
+t.test('the worker builds any engine’s offloaded rules, from the module their `live` member names', async (t) => {
+  const { equalsLive } = await import('../helpers/live-kind.js')
+  const failures: string[] = []
+  const worker = new RuleWorker((m) => failures.push(m))
+  t.teardown(() => worker.close())
+  const rule = { id: 'T.Equals', kind: 'equals', file: { data: { field: 'team_id', value: '4803' } } }
+  const compiled = equalsLive(rule as unknown as IndexedRule, {} as never)
+  if (!('evaluate' in compiled)) throw new Error(JSON.stringify(compiled))
+  t.match(compiled.offload?.module, /live-kind\.ts$/, 'the rule names its own module, not the simple engine')
+  const live = index([{ meta: meta('T.Equals'), ...compiled }, unicodeRule])
+  t.equal(await worker.ready(), true)
+  const out = await worker.evaluate(live, lines)
+  t.same(out!.covered.get('Editor.Audit'), { slots: [true, true], all: true }, 'both kinds run on the worker')
+  t.same(out!.hits, inProcess(live))
+  t.match(out!.hits[3], [[0, { matched: true, title: 'team_id is 4803' }]])
+  t.same(failures, [])
+})
