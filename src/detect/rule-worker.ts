@@ -2,8 +2,8 @@
 // worker thread"): the detector hands a chunk's stored lines (one string) to the worker, which
 // parses and evaluates them with the revision's rules that carry offloadable data (their engine's
 // `live` member says how to build them there, engine/live.ts; sent once per revision) and answers
-// only the matches and errors, by record index and rule slot. Everything stateful (grouping, output, the
-// checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
+// only the matches and errors, by record index and rule slot. Everything stateful (grouping,
+// output, the checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
 // in tests and benches, which can take seconds on a loaded machine) and after any failure, the
 // answer is null: the detector then evaluates in-process (after a failure, for good).
 import type { Worker } from 'node:worker_threads'
