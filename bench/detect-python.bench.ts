@@ -13,13 +13,12 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pino } from 'pino'
-import { batchLiveCompiler } from '../src/detect/python-rules.js'
-import { simpleLiveCompiler } from '../src/detect/live-rules.js'
 import { AlertBook } from '../src/detect/alert-book.js'
 import { DetectionStore } from '../src/detect/detection-store.js'
 import { Detector } from '../src/detect/detector.js'
 import { createPythonEngine } from '../src/engine/python/index.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../src/engine/registry.js'
+import { simpleEngine } from '../src/engine/simple/index.js'
 import { loadDirectory } from '../src/service/directory-loader.js'
 import type { BenchContext, BenchModule, BenchResult } from './lib.js'
 
@@ -281,7 +280,7 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
       dataDir,
       logTypes: ['Editor.Audit'],
       catalog: { index },
-      compilers: { simple: simpleLiveCompiler, python: batchLiveCompiler({ evaluateBatch: engine.evaluateBatch }) },
+      engines: { simple: simpleEngine, python: { live: engine.live } },
       book,
       logger,
     })

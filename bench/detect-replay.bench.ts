@@ -7,9 +7,9 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { DEFAULT_COMPILERS } from '../src/detect/live-rules.js'
 import { replay } from '../src/detect/replay.js'
 import { createEngineRegistry } from '../src/engine/registry.js'
+import { simpleEngine } from '../src/engine/simple/index.js'
 import { RuleIndex } from '../src/rules/rule-index.js'
 import { loadDirectory } from '../src/service/directory-loader.js'
 import type { BenchContext, BenchModule, BenchResult } from './lib.js'
@@ -85,7 +85,7 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
     const r = await replay({
       logsRoot,
       index,
-      compilers: DEFAULT_COMPILERS,
+      engines: { simple: simpleEngine },
       fromMs: Date.UTC(2026, 10, 20),
       toMs: Date.UTC(2026, 10, 21),
     })

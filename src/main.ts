@@ -11,9 +11,8 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
-import { liveCompilers } from './detect/compilers.js'
 import { replayLimits } from './detect/config.js'
-import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
+import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
 import { PACKAGE_ROOT } from './config/load.js'
@@ -45,8 +44,8 @@ export interface StartOptions {
   engines?: EngineRegistry
   /** Log lines for a person instead of JSON (`serve --pretty`, or stdout on a terminal). */
   pretty?: boolean
-  /** Live evaluators by rule kind instead of this build's (tests of rule errors). */
-  detectionCompilers?: Readonly<Record<string, LiveCompiler>>
+  /** The engines whose `live` members detection runs, instead of this build's (tests inject evaluators). */
+  detectionEngines?: LiveEngines
   /** The correlation schedule's clock and minute length (tests of correlation rules). */
   correlationSchedule?: Parameters<typeof createDetection>[0]['correlation']
 }
@@ -222,7 +221,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logSources,
       logger,
       metrics,
-      compilers: opts.detectionCompilers ?? liveCompilers(engines),
+      engines: opts.detectionEngines ?? engines,
       correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),

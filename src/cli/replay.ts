@@ -4,7 +4,6 @@
 import path from 'node:path'
 import { loadServiceConfig } from '../config-sections.js'
 import { rfc3339Ms } from '../rfc3339.js'
-import { liveCompilers } from '../detect/compilers.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
@@ -51,7 +50,7 @@ export async function replayCommand(argv: string[], env: Record<string, string |
     const result = await replay({
       logsRoot: path.join(dataDir, 'logs'),
       index,
-      compilers: liveCompilers(engines),
+      engines,
       ruleIds: args.lists.rule,
       fromMs,
       toMs,

@@ -1,8 +1,8 @@
-// The stateless half of live detection: a chunk of stored records is evaluated (simple rules on the
-// rule worker when there is one, a chunk's batch rules and the rest in-process: evaluate-records.ts),
-// then passed in stored order, each rule's answer on each record becoming nothing, a rule error or
-// a match handed to the alert book (alert-book.ts), which groups it. The loop (detector.ts) starts
-// a chunk here and finishes it when its turn in stored order comes.
+// The stateless half of live detection: a chunk of stored records is evaluated (offloadable rules
+// on the rule worker when there is one, a chunk's batch rules and the rest in-process:
+// evaluate-records.ts), then passed in stored order, each rule's answer on each record becoming
+// nothing, a rule error or a match handed to the alert book (alert-book.ts), which groups it. The
+// loop (detector.ts) starts a chunk here and finishes it when its turn in stored order comes.
 import type { AlertBook } from './alert-book.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
 import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'

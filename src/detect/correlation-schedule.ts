@@ -1,6 +1,7 @@
-// Correlation rules on their schedule (alerts.md §5): each enabled correlation rule of the served
-// revision runs when it first appears (at start, or when added, enabled or rescheduled) and then
-// every RateMinutes, or per its CronExpression (node-cron, UTC). Runs go one at a time, beside
+// Correlation rules on their schedule (alerts.md §5): each enabled rule of the served revision whose
+// kind runs on signals (its kind definition's `schedule`, rules/kinds/) runs when it first appears
+// (at start, or when added, enabled or rescheduled) and then every RateMinutes, or per its
+// CronExpression (node-cron, UTC). Runs go one at a time, beside
 // ingest and detection, never inside a request. A run first waits until detection has evaluated
 // every record announced before it (at most TimeoutMinutes; else the run is skipped with a rule
 // error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
@@ -8,6 +9,7 @@
 // `runNow` puts one run in the same queue on demand and answers what it did (api/correlation-run-route.ts).
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Logger } from '../log.js'
+import { runsOnSignals } from '../rules/kinds/index.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
@@ -143,7 +145,7 @@ export class CorrelationScheduler {
     this.syncedIndex = index
     const seen = new Set<string>()
     for (const rule of index.rules.values()) {
-      if (rule.kind !== 'correlation' || rule.view.enabled === false) continue
+      if (!runsOnSignals(rule.kind) || rule.view.enabled === false) continue
       const schedule = scheduleOf(rule.file.data)
       if (schedule === null) continue
       seen.add(rule.id)
@@ -254,7 +256,7 @@ export class CorrelationScheduler {
   runNow(ruleId: string): Promise<CorrelationRunResult> {
     if (this.closed) throw unavailable('detection is shutting down')
     const rule = this.o.catalog.index.rules.get(ruleId)
-    if (rule?.kind !== 'correlation') throw notFound(`correlation rule ${ruleId} not found`)
+    if (!rule || !runsOnSignals(rule.kind)) throw notFound(`correlation rule ${ruleId} not found`)
     if (rule.view.enabled === false)
       throw conflict(`correlation rule ${ruleId} is disabled: enable it to run it (its unit tests run without it)`)
     if (this.o.detector.status().failed)
@@ -280,7 +282,7 @@ export class CorrelationScheduler {
     // Read the served rule now, synchronously (an index is a snapshot only until the next publish).
     const index = this.o.catalog.index
     const rule = index.rules.get(ruleId)
-    if (rule?.kind !== 'correlation' || rule.view.enabled === false) return null
+    if (!rule || !runsOnSignals(rule.kind) || rule.view.enabled === false) return null
     const at = this.now()
     const started = Date.now()
     if (state?.task) state.nextRunAt = state.task.getNextRun()?.getTime() ?? null

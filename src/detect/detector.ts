@@ -11,7 +11,8 @@ import type { AlertBook } from './alert-book.js'
 import { passChunk, type PassCounts, type StartedChunk, startChunk } from './chunk-pass.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
-import { buildLiveIndex, type LiveCompiler, type LiveIndex } from './live-rules.js'
+import type { LiveEngines } from '../engine/engine.js'
+import { buildLiveIndex, type LiveIndex } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
 import { chunkFor, LineCursor, listDataFiles, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
@@ -26,14 +27,15 @@ export interface DetectorOptions {
   dataDir: string
   logTypes: readonly string[]
   catalog: { readonly index: RuleIndex }
-  compilers: Readonly<Record<string, LiveCompiler>>
+  /** The engines whose `live` members evaluate the records (engine/live.ts). */
+  engines: LiveEngines
   /** Where the output goes, and the checkpoint (the alert book). */
   book: LoopBook
   logger: Logger
   metrics?: Pick<DetectMetrics, 'records' | 'evaluations' | 'lag'>
   /** Records per commit (default 5,000). */
   batchRecords?: number
-  /** Simple rules on a worker thread (rule-worker.ts; default true); false: all in-process. */
+  /** Rules with offloadable data on a worker thread (rule-worker.ts; default true); false: all in-process. */
   ruleWorker?: boolean
 }
 
@@ -63,7 +65,7 @@ export class Detector {
       o.ruleWorker === false
         ? null
         : new RuleWorker((message) =>
-            o.logger.warn({ message }, 'simple rules are evaluated in-process from now on (rule worker failed)'),
+            o.logger.warn({ message }, 'rules are evaluated in-process from now on (rule worker failed)'),
           )
   }
 
@@ -146,7 +148,7 @@ export class Detector {
     const index = this.o.catalog.index
     const broken: RuleErrorRecord[] = []
     if (this.live === null || this.liveFrom !== index) {
-      this.live = buildLiveIndex(index, this.o.compilers)
+      this.live = buildLiveIndex(index, this.o.engines)
       this.liveFrom = index
       const time = new Date().toISOString()
       for (const b of this.live.broken)

@@ -2,8 +2,8 @@
 // batch rules (Python) go first: each over the chunk's records of its log types in one call (one
 // worker run per rule and chunk, the rules' runs side by side on the pool), awaited together. The
 // caller's pass then takes the records in stored order and asks `of(rule, i, record)` for each
-// rule: the batch result, or the in-process evaluator (simple rules) run on the spot, so grouping
-// sees every rule's matches in the same order as before.
+// rule: the batch result, or the in-process evaluator (e.g. a simple rule's) run on the spot, so
+// grouping sees every rule's matches in the same order as before.
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 
 /** A record of a chunk: its log type, and the record itself (parsed when asked for). */

@@ -4,7 +4,11 @@
 // alert once it has Threshold matches. Live detection and replay run the same code.
 import { createHash } from 'node:crypto'
 import { compileKeySpec, MISSING, parseKeyPath, type Resolver } from '../engine/simple/index.js'
+import type { MatchFields } from '../engine/live.js'
 import type { AlertStatus } from './alert-status.js'
+
+/** What a match contributes to its alert, and the longest dedup string it keeps (engine/live.ts). */
+export { MAX_DEDUP, type MatchFields } from '../engine/live.js'
 
 export { STATUSES, type AlertStatus } from './alert-status.js'
 
@@ -22,17 +26,6 @@ export interface RuleMeta {
   runbook: string
   reference: string
   outputIds: string[]
-}
-
-export interface MatchFields {
-  title: string
-  dedup: string
-  severity: string
-  alertContext: Record<string, unknown>
-  /** A Python rule's description()/reference()/runbook(), over the rule's own fields when set. */
-  description?: string
-  reference?: string
-  runbook?: string
 }
 
 /** A group of matches; an alert once `alert` is true. Stored whole, one line per change. */
@@ -66,8 +59,6 @@ export interface Group {
   /** attribute → JSON text of a value → count, over every match of the group. */
   summaryCounts: Record<string, Record<string, number>>
 }
-
-export const MAX_DEDUP = 1000
 
 const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)
 

@@ -13,7 +13,7 @@ import { AlertReads } from './alert-reads.js'
 import { createDetectMetrics } from './detect-metrics.js'
 import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
-import { DEFAULT_COMPILERS, type LiveCompiler } from './live-rules.js'
+import type { LiveEngines } from '../engine/engine.js'
 import type { AlertHook } from './alert-hook.js'
 import { withAlertLog } from './alert-log.js'
 import { replayRuns } from './replay-runs.js'
@@ -50,8 +50,8 @@ export async function createDetection(opts: {
   }
   logger: Logger
   metrics: Registry
-  /** Live evaluators by rule kind (default: simple rules); tests replace them. */
-  compilers?: Readonly<Record<string, LiveCompiler>>
+  /** The engines whose `live` members evaluate the records, by kind (main.ts: the build's; tests inject their own). */
+  engines: LiveEngines
   /** Told of new alerts (destinations); `restored` is called before detection starts. */
   alertHook?: AlertHook
   /** The rules of another commit, for `POST /replay` with a revision (null: no such commit). */
@@ -62,14 +62,13 @@ export async function createDetection(opts: {
   replayLimits?: ReplayLimits
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
-  const compilers = opts.compilers ?? DEFAULT_COMPILERS
   const metrics = createDetectMetrics(opts.metrics)
   const book = new AlertBook(store, { alertHook: withAlertLog(opts.logger, opts.alertHook), metrics })
   const detector = new Detector({
     dataDir: opts.dataDir,
     logTypes: opts.logSources.logTypes,
     catalog: opts.catalog,
-    compilers,
+    engines: opts.engines,
     book,
     logger: opts.logger,
     metrics,
@@ -105,7 +104,7 @@ export async function createDetection(opts: {
       detector,
       logsRoot,
       catalog: opts.catalog,
-      compilers,
+      engines: opts.engines,
       rulesAt: opts.rulesAt ?? (async () => null),
       limits: opts.replayLimits ?? DEFAULT_REPLAY_LIMITS,
     }),
@@ -118,5 +117,5 @@ export async function createDetection(opts: {
   }
 }
 
-export type { LiveCompiler, LiveEvaluator, Evaluation } from './live-rules.js'
+export type { LiveEngines } from '../engine/engine.js'
 export type { AlertHook } from './alert-hook.js'

@@ -1,44 +1,22 @@
-// The rules detection runs, per served revision: every enabled rule with a live evaluator, indexed
-// by log type, compiled once per revision (the simple engine's compilation is cached by the rule's
-// file object, so an unchanged rule is not compiled again when another one changes). Simple rules
-// evaluate in-process, one record at a time; Python streaming rules evaluate whole batches
-// (python-rules.ts, evaluate-records.ts).
+// The rules detection runs, per served revision: every enabled rule whose engine has a `live`
+// member (engine/live.ts), indexed by log type, compiled once per revision (an engine may cache its
+// compilation by the rule's file object, so an unchanged rule is not compiled again when another
+// one changes). A rule evaluates in-process, one record at a time (on the rule worker when it
+// carries offloadable data, rule-worker.ts), or in batches (evaluate-records.ts).
+import type { LiveEngines } from '../engine/engine.js'
+import type { BatchEvaluator, InProcessRule, Offload } from '../engine/live.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
-import type { MatchFields, RuleMeta } from './grouping.js'
-import { simpleEvaluator } from './simple-evaluator.js'
+import { indexContext } from '../service/rule-views.js'
+import type { RuleMeta } from './grouping.js'
 
-/** One rule on one record: no match, a match with its alert fields, or a rule error. */
-// `destinations`: what a Python rule's destinations() returned (undefined: no such function);
-// `errors`: alert functions that raised on a match (the match stands, with Panther's fallbacks).
-export type Evaluation =
-  | { matched: false }
-  | ({ matched: true } & MatchFields & { destinations?: unknown; errors?: string[] })
-  | { error: string }
-
-export type LiveEvaluator = (event: unknown) => Evaluation
-
-/**
- * Many records at once (Python: one worker run per rule and batch): one Evaluation per record, in
- * order, or why the rule cannot run at all (then it is not run again at this revision).
- */
-export type BatchEvaluator = (
-  events: readonly Record<string, unknown>[],
-  signal?: AbortSignal,
-) => Promise<Evaluation[] | { error: string }>
-
-/**
- * Builds the evaluator of one rule (in-process, or batched), or says why it cannot run; keyed by
- * kind. `index` is the revision the rule belongs to (its globals and data models).
- */
-export type LiveCompiler = (
-  rule: IndexedRule,
-  index: RuleIndex,
-) => LiveEvaluator | { batch: BatchEvaluator } | { error: string }
+export type { BatchEvaluator, Evaluation, LiveEvaluator } from '../engine/live.js'
 
 export type LiveRule = { meta: RuleMeta } & (
-  | { evaluate: LiveEvaluator; batch?: undefined }
+  | (InProcessRule & { batch?: undefined; offload?: Offload })
   | {
       evaluate?: undefined
+      requires?: undefined
+      offload?: undefined
       batch: BatchEvaluator
       /** Set when a batch could not run at all: the rule is skipped for the rest of this revision. */
       failed?: string
@@ -56,20 +34,6 @@ export interface LiveIndex {
 }
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
-
-/**
- * Evaluators of the simple compiler, with the rule data they were compiled from: the detector may
- * evaluate these on its rule worker instead (simple-rule-worker.ts), which compiles the same data.
- */
-export const offloadableData = new WeakMap<LiveEvaluator, Readonly<Record<string, unknown>>>()
-
-export const simpleLiveCompiler: LiveCompiler = (rule) => {
-  const evaluate = simpleEvaluator(rule.file.data)
-  if (typeof evaluate === 'function') offloadableData.set(evaluate, rule.file.data)
-  return evaluate
-}
-
-export const DEFAULT_COMPILERS: Readonly<Record<string, LiveCompiler>> = { simple: simpleLiveCompiler }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
 const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
@@ -96,20 +60,21 @@ export function ruleMeta(rule: IndexedRule, revision: string | null): RuleMeta {
 /** `select`: the rules to run, enabled or not (replay of named rules); default: the enabled ones. */
 export function buildLiveIndex(
   index: RuleIndex,
-  compilers: Readonly<Record<string, LiveCompiler>>,
+  engines: LiveEngines,
   select: (rule: IndexedRule) => boolean = (rule) => rule.view.enabled !== false,
 ): LiveIndex {
   const byLogType = new Map<string, LiveRule[]>()
   const broken: LiveIndex['broken'] = []
   const batched: LiveRule[] = []
+  const ctx = indexContext(index)
   let rules = 0
   for (const rule of index.rules.values()) {
-    const compile = compilers[rule.kind]
+    const compile = engines[rule.kind]?.live
     if (!compile || !select(rule)) continue
     const meta = ruleMeta(rule, index.revision)
-    let compiled: ReturnType<LiveCompiler>
+    let compiled: ReturnType<typeof compile>
     try {
-      compiled = compile(rule, index)
+      compiled = compile(rule, ctx)
     } catch (err) {
       compiled = { error: errorText(err) }
     }
@@ -118,8 +83,7 @@ export function buildLiveIndex(
       continue
     }
     rules++
-    const live: LiveRule =
-      typeof compiled === 'function' ? { meta, evaluate: compiled } : { meta, batch: compiled.batch }
+    const live: LiveRule = 'batch' in compiled ? { meta, batch: compiled.batch } : { meta, ...compiled }
     if (live.batch) batched.push(live)
     for (const lt of meta.logTypes) {
       const list = byLogType.get(lt) ?? []

@@ -4,7 +4,7 @@
 import { badRequest, validationFailed } from '../errors.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { ReplayLimits } from './config.js'
-import type { LiveCompiler } from './live-rules.js'
+import type { LiveEngines } from '../engine/engine.js'
 import { replay, ReplayRequestError } from './replay.js'
 
 export interface ReplayRequest {
@@ -22,7 +22,7 @@ export function replayRuns(deps: {
   detector: { durableLength(file: string): number }
   logsRoot: string
   catalog: { readonly index: RuleIndex }
-  compilers: Readonly<Record<string, LiveCompiler>>
+  engines: LiveEngines
   /** The rules of another commit, or null when the repository has no such commit. */
   rulesAt: (revision: string) => Promise<RuleIndex | null>
   limits: ReplayLimits
@@ -41,7 +41,7 @@ export function replayRuns(deps: {
         return await replay({
           logsRoot: deps.logsRoot,
           index,
-          compilers: deps.compilers,
+          engines: deps.engines,
           ruleIds: req.ruleIds,
           fromMs: req.fromMs,
           toMs: req.toMs,

@@ -8,7 +8,8 @@ import type { RuleIndex } from '../rules/rule-index.js'
 import { eventTimeMs } from './event-time.js'
 import { alertView, Grouper } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
-import { buildLiveIndex, type LiveCompiler, type LiveRule } from './live-rules.js'
+import type { LiveEngines } from '../engine/engine.js'
+import { buildLiveIndex, type LiveRule } from './live-rules.js'
 import { prefilterOfLiveRules } from './rule-prefilter.js'
 import { chunkFor, LineCursor, listDataFiles, partitionsMeeting, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
@@ -16,7 +17,8 @@ import { StoredLogMerge } from './stored-merge.js'
 export interface ReplayOptions {
   logsRoot: string
   index: RuleIndex
-  compilers: Readonly<Record<string, LiveCompiler>>
+  /** The engines whose `live` members evaluate the records. */
+  engines: LiveEngines
   /** The rules to run, enabled or not; absent: every enabled rule. */
   ruleIds?: readonly string[]
   fromMs: number
@@ -64,7 +66,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   if (!(o.fromMs < o.toMs)) throw new ReplayRequestError('from must be earlier than to')
   const wanted = o.ruleIds?.length ? new Set(o.ruleIds) : null
   if (wanted) {
-    const unknown = [...wanted].filter((id) => !o.index.rules.has(id) || !o.compilers[o.index.rules.get(id)!.kind])
+    const unknown = [...wanted].filter((id) => !o.index.rules.has(id) || !o.engines[o.index.rules.get(id)!.kind]?.live)
     if (unknown.length)
       throw new ReplayRequestError(
         `no rule detection can run with id ${unknown
@@ -73,7 +75,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
           .join(', ')} at this revision`,
       )
   }
-  const live = buildLiveIndex(o.index, o.compilers, wanted ? (rule) => wanted.has(rule.id) : undefined)
+  const live = buildLiveIndex(o.index, o.engines, wanted ? (rule) => wanted.has(rule.id) : undefined)
   // Data files are partitioned by event hour: only the hours that meet [from, to) are read.
   const keep = partitionsMeeting(o.fromMs, o.toMs)
 

@@ -1,15 +1,15 @@
-// Simple rules of live detection on a worker thread (docs/decisions.md, "Simple rules on a worker
-// thread"): the detector hands a chunk's stored lines (one string) to the worker, which parses and
-// evaluates them with the revision's simple rules (sent once per revision) and answers only the
-// matches and errors, by record index and rule slot. Everything stateful (grouping, output, the
-// checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
+// In-process rules of live detection on a worker thread (docs/decisions.md, "Simple rules on a
+// worker thread"): the detector hands a chunk's stored lines (one string) to the worker, which
+// parses and evaluates them with the revision's rules that carry offloadable data (their engine's
+// `live` member says how to build them there, engine/live.ts; sent once per revision) and answers
+// only the matches and errors, by record index and rule slot. Everything stateful (grouping,
+// output, the checkpoint) stays with the detector, in stored order. Until the worker has loaded (tsx compiles it
 // in tests and benches, which can take seconds on a loaded machine) and after any failure, the
 // answer is null: the detector then evaluates in-process (after a failure, for good).
 import type { Worker } from 'node:worker_threads'
 import { startModuleWorker } from '../module-worker.js'
 import type { Evaluation, LiveIndex } from './live-rules.js'
-import { offloadableData } from './live-rules.js'
-import type { RuleWorkerAnswer, RuleWorkerRequest } from './simple-rule-worker.js'
+import type { RuleWorkerAnswer, RuleWorkerRequest } from './rule-worker-entry.js'
 
 /** What the worker evaluated for a chunk. */
 export interface OffloadedChunk {
@@ -80,11 +80,11 @@ export class RuleWorker {
     const logTypes: Extract<RuleWorkerRequest, { type: 'rules' }>['logTypes'] = []
     const covered: OffloadedChunk['covered'] = new Map()
     for (const [logType, rules] of live.byLogType) {
-      const list: Array<[number, string, Readonly<Record<string, unknown>>]> = []
+      const list: Array<[number, string, string, Readonly<Record<string, unknown>>]> = []
       const slots = rules.map((rule, slot) => {
-        const data = rule.evaluate ? offloadableData.get(rule.evaluate) : undefined
-        if (data) list.push([slot, rule.meta.id, data])
-        return data !== undefined
+        const o = rule.offload
+        if (o) list.push([slot, rule.meta.id, o.module, o.data])
+        return o !== undefined
       })
       if (list.length === 0) continue
       logTypes.push([logType, list])
@@ -98,7 +98,7 @@ export class RuleWorker {
   ready(): Promise<boolean> {
     if (this.disabled) return Promise.resolve(false)
     this.loaded ??= new Promise<boolean>((resolve) => {
-      const w = startModuleWorker(import.meta.url, 'simple-rule-worker')
+      const w = startModuleWorker(import.meta.url, 'rule-worker-entry')
       this.worker = w
       w.unref()
       w.on('message', (answer: RuleWorkerAnswer) => {

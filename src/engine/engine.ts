@@ -1,7 +1,10 @@
 // The seam between the rules service and the rule languages: one RuleEngine per kind checks a
-// rule beyond its JSON schema (the detection language) and runs its unit tests. Engines are pure
-// with respect to storage: they get the rule in file form and a read-only view of its neighbours.
+// rule beyond its JSON schema (the detection language), runs its unit tests, and (`live`) gives
+// detection its evaluator of stored records. Engines are pure with respect to storage: they get
+// the rule in file form and a read-only view of its neighbours.
 import type { RuleFile, RuleKind, RuleProblem, SupportFile } from '../rules/model.js'
+import type { IndexedRule } from '../rules/rule-index.js'
+import type { LiveCompiled } from './live.js'
 
 /** What an engine may look up while checking or testing a rule. */
 export interface EngineContext {
@@ -49,7 +52,7 @@ export interface TestOutcome {
  */
 export type RecordOutcome = null | { error: string } | { functions: Record<string, FunctionOutcome> }
 
-/** A batch of records: one outcome per record, in order, or why the rule cannot run at all. */
+/** A batch of records (Python's evaluateBatch): one outcome per record, in order, or why the rule cannot run at all. */
 export type BatchOutcome = { results: RecordOutcome[] } | { error: string }
 
 export interface CheckResult {
@@ -107,16 +110,11 @@ export interface RuleEngine {
    */
   checkAsync?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   /**
-   * Detection: evaluates the rule on many records at once (Python: its worker runs take whole
-   * batches). Engines that evaluate in-process leave this out (detection compiles them itself).
+   * Detection: compiles an enabled rule to its live evaluator (engine/live.ts): in-process per
+   * record (with what the rule worker needs to build it on its thread), or over batches of records
+   * (Python streaming rules on the pool). Kinds detection does not run per record leave it out.
    */
-  evaluateBatch?(
-    rule: RuleFile,
-    ctx: EngineContext,
-    events: readonly Record<string, unknown>[],
-    /** Replay: its client went away (queued and running work is dropped). */
-    signal?: AbortSignal,
-  ): Promise<BatchOutcome>
+  live?: LiveCompiler
   /**
    * Compiles and imports many modules at once (every Python file of a revision's changes), in one
    * sandboxed run where it can; resolves a verdict per unit key, never rejects.
@@ -133,3 +131,12 @@ export interface RuleEngine {
  * from engine/registry.ts; what a missing one means is the kind's `missingEngine`.
  */
 export type EngineRegistry = Partial<Record<RuleKind, RuleEngine>>
+
+/**
+ * An engine's `live` member: compiles one rule of a revision for detection. `ctx` looks up the
+ * rest of that revision (globals, data models), as in check() and runTests().
+ */
+export type LiveCompiler = (rule: IndexedRule, ctx: EngineContext) => LiveCompiled
+
+/** What detection reads of the engines: their `live` members, by kind (tests pass their own). */
+export type LiveEngines = Readonly<Partial<Record<string, { readonly live?: LiveCompiler }>>>

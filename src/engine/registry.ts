@@ -1,8 +1,9 @@
 // The engines compiled into this build. A kind without one answers 501 on writes that must run
 // its tests, and `rulekeeper test` reports its tests as not run. The Python engine (scheduled and
 // streaming rules, policies) needs its settings (interpreter, pool size, timeout) and owns worker
-// processes: closeEngines() ends them. Python streaming rules also evaluate records for detection
-// (`evaluateBatch`, on the same pool); policies only run their tests (no resource ingest here).
+// processes: closeEngines() ends them. Simple and Python streaming rules also evaluate records for
+// detection (their `live` member: simple rules in-process, Python ones in batches on the same pool);
+// policies only run their tests (no resource ingest here).
 import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
@@ -60,7 +61,7 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
       check: engine.check,
       runTests: engine.runTests,
       checkAsync: registry.scheduled.checkAsync,
-      evaluateBatch: python.evaluateBatch,
+      live: python.live,
     }
     // Policies: policy(resource) in the same sandbox and pool, False the alert (docs/policies.md).
     registry.policy = {

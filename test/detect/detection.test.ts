@@ -232,17 +232,23 @@ t.test('detection on ingest', async (t) => {
 
 t.test('rule errors are recorded and never block the other rules', async (t) => {
   const dataDir = tempDir('rk-detect-')
-  const { simpleLiveCompiler } = await import('../../src/detect/live-rules.js')
+  const { simpleLive } = await import('../../src/engine/simple/live.js')
   // The same service, with the simple evaluator raising on one command name for one rule.
   const server = await startInProcess({
     dataDir,
     env,
     start: {
-      detectionCompilers: {
-        simple: (r, index) => {
-          const inner = simpleLiveCompiler(r, index)
-          if (typeof inner !== 'function' || r.id !== 'T.Raises') return inner
-          return (ev: any) => (ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : inner(ev))
+      detectionEngines: {
+        simple: {
+          live: (r, ctx) => {
+            const inner = simpleLive(r, ctx)
+            if (!('evaluate' in inner) || r.id !== 'T.Raises') return inner
+            const evaluate = inner.evaluate
+            return {
+              evaluate: (ev: any) =>
+                ev.team_command?.command_name === 'boom' ? { error: 'ValueError: boom' } : evaluate(ev),
+            }
+          },
         },
       },
     },

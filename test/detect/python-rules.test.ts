@@ -1,11 +1,11 @@
 // The alert fields of a Python rule's match from what its functions reported (Panther's fallbacks,
-// src/detect/python-rules.ts): title → DisplayName → RuleID, dedup → title, severity → Severity,
+// src/engine/python/live-evaluation.ts): title → DisplayName → RuleID, dedup → title, severity → Severity,
 // alert_context → {}, description/reference/runbook over the rule's fields, destinations as
 // returned; a function that raised is a fallback and an error; no match and rule() errors.
 import t from 'tap'
 import type { FunctionOutcome } from '../../src/engine/engine.js'
 import { MAX_DEDUP } from '../../src/detect/grouping.js'
-import { pythonEvaluation } from '../../src/detect/python-rules.js'
+import { pythonEvaluation } from '../../src/engine/python/live-evaluation.js'
 
 const rule = { id: 'Py.Rule', displayName: 'A rule', severity: 'MEDIUM' }
 const ok = (output: unknown): FunctionOutcome => ({ output, error: null })

@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
-import { DEFAULT_COMPILERS } from '../../src/detect/live-rules.js'
+import { simpleEngine } from '../../src/engine/simple/index.js'
 import { replay as runReplay } from '../../src/detect/replay.js'
 import { listDataFiles } from '../../src/detect/stored-log.js'
 import { RuleIndex } from '../../src/rules/rule-index.js'
@@ -60,7 +60,7 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
   t.ok(hour10 > 0 && day > hour10, `hour 10: ${hour10} bytes of ${day}`)
   // A replay stops at its next yield once its signal is aborted (the route aborts when the
   // connection closes); progress is reported on the way.
-  const base0 = { logsRoot, index: RuleIndex.empty(), compilers: DEFAULT_COMPILERS }
+  const base0 = { logsRoot, index: RuleIndex.empty(), engines: { simple: simpleEngine } }
   const range = { fromMs: Date.parse(DAY.from), toMs: Date.parse(DAY.to) }
   const seen: Array<[number, number]> = []
   const full = await runReplay({ ...base0, ...range, progress: (read, total) => seen.push([read, total]) })

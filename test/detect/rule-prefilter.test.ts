@@ -8,7 +8,9 @@
 // Seeded (the seed is printed) so a failure reproduces.
 import t, { type Test } from 'tap'
 import { RulePrefilter } from '../../src/detect/rule-prefilter.js'
-import { NO_MATCH, simpleEvaluator, type SimpleEvaluation } from '../../src/detect/simple-evaluator.js'
+import type { Evaluation } from '../../src/engine/live.js'
+import { NO_MATCH, simpleEvaluator } from '../../src/engine/simple/live-evaluator.js'
+import { requirementsOf } from '../../src/engine/simple/requirements.js'
 import { compileRule } from '../../src/engine/simple/index.js'
 import { SeededRandom } from '../helpers/seeded-random.js'
 
@@ -17,7 +19,7 @@ const rnd = new SeededRandom(seed)
 t.comment(`seed ${seed} (SEED=${seed} reproduces)`)
 
 type Data = Record<string, unknown>
-type Evaluator = (event: unknown) => SimpleEvaluation
+type Evaluator = (event: unknown) => Evaluation
 
 /** A small value pool, so that rules and records meet: '1' / 1 / true / 'true' side by side. */
 const SCALARS: ReadonlyArray<string | number | boolean> = [
@@ -167,7 +169,7 @@ function build(rules: Data[]): { evaluators: Array<Evaluator | null>; prefilter:
     return typeof e === 'function' ? e : null
   })
   const trees = rules.map((d) => compileRule(d).rule?.tree ?? null)
-  return { evaluators, prefilter: new RulePrefilter(trees) }
+  return { evaluators, prefilter: new RulePrefilter(trees.map((tree) => (tree ? requirementsOf(tree) : null))) }
 }
 
 /** Checks one record; returns the number of mismatches (each reported once per rule). */

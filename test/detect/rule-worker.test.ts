@@ -1,17 +1,12 @@
-// The rule worker of live detection (src/detect/rule-worker.ts): simple rules evaluated on the
-// worker thread answer exactly what the in-process evaluators answer, per record and rule slot;
+// The rule worker of live detection (src/detect/rule-worker.ts): simple rules (offloaded by their
+// engine's `live` member, src/engine/simple/live.ts) evaluated on the worker thread answer exactly what the in-process evaluators answer, per record and rule slot;
 // rules it cannot take stay in-process; a new revision replaces the rules; until it has loaded, and
 // after a chunk it cannot evaluate, it answers null (the detector then evaluates in-process).
 import t from 'tap'
 import type { IndexedRule } from '../../src/rules/rule-index.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
-import {
-  type Evaluation,
-  type LiveIndex,
-  type LiveRule,
-  offloadableData,
-  simpleLiveCompiler,
-} from '../../src/detect/live-rules.js'
+import type { Evaluation, LiveIndex, LiveRule } from '../../src/detect/live-rules.js'
+import { simpleLive } from '../../src/engine/simple/live.js'
 import { RuleWorker } from '../../src/detect/rule-worker.js'
 
 function meta(id: string): RuleMeta {
@@ -34,9 +29,10 @@ function meta(id: string): RuleMeta {
 function simple(id: string, data: Record<string, unknown>): LiveRule {
   // The simple compiler reads only the rule's file data.
   const rule = { id, kind: 'simple', file: { data: { RuleID: id, ...data } } } as unknown as IndexedRule
-  const evaluate = simpleLiveCompiler(rule, {} as never)
-  if (typeof evaluate !== 'function') throw new Error(`rule ${id}: ${JSON.stringify(evaluate)}`)
-  return { meta: meta(id), evaluate }
+  const compiled = simpleLive(rule, {} as never)
+  if (!('evaluate' in compiled)) throw new Error(`rule ${id}: ${JSON.stringify(compiled)}`)
+  t.ok(compiled.offload, `rule ${id} carries what the worker builds it from`)
+  return { meta: meta(id), ...compiled }
 }
 
 function index(rules: LiveRule[]): LiveIndex {
@@ -140,7 +136,7 @@ t.test('a chunk the worker cannot evaluate answers null, and the worker is not u
   // A rule whose file data (what the worker compiles) does not compile there: the worker cannot
   // take the revision, which the main thread compiled (a bug, never a rule error).
   const broken = simple('T.Broken', { Severity: 'LOW', Detection: [{ KeyPath: 'team_id', Condition: 'Exists' }] })
-  offloadableData.set(broken.evaluate!, { RuleID: 'T.Broken', Severity: 'LOW', Detection: 'not a list' })
+  broken.offload = { ...broken.offload!, data: { RuleID: 'T.Broken', Severity: 'LOW', Detection: 'not a list' } }
   const live = index([broken])
   t.equal(await worker.evaluate(live, lines), null)
   t.equal(failures.length, 1)
@@ -148,4 +144,22 @@ t.test('a chunk the worker cannot evaluate answers null, and the worker is not u
   t.equal(await worker.evaluate(index([teamRule]), lines), null, 'the detector evaluates in-process from now on')
   t.equal(failures.length, 1, 'told once')
   t.equal(await worker.ready(), false)
+})
+
+t.test('the worker builds any engine’s offloaded rules, from the module their `live` member names', async (t) => {
+  const { equalsLive } = await import('../helpers/live-kind.js')
+  const failures: string[] = []
+  const worker = new RuleWorker((m) => failures.push(m))
+  t.teardown(() => worker.close())
+  const rule = { id: 'T.Equals', kind: 'equals', file: { data: { field: 'team_id', value: '4803' } } }
+  const compiled = equalsLive(rule as unknown as IndexedRule, {} as never)
+  if (!('evaluate' in compiled)) throw new Error(JSON.stringify(compiled))
+  t.match(compiled.offload?.module, /live-kind\.ts$/, 'the rule names its own module, not the simple engine')
+  const live = index([{ meta: meta('T.Equals'), ...compiled }, unicodeRule])
+  t.equal(await worker.ready(), true)
+  const out = await worker.evaluate(live, lines)
+  t.same(out!.covered.get('Editor.Audit'), { slots: [true, true], all: true }, 'both kinds run on the worker')
+  t.same(out!.hits, inProcess(live))
+  t.match(out!.hits[3], [[0, { matched: true, title: 'team_id is 4803' }]])
+  t.same(failures, [])
 })

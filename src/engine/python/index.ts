@@ -1,13 +1,14 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
 // scheduled-rule engine on top of it (and the policies' engine, the same on policy(resource)), the
-// import checks the API calls, and the check of a revision's Python files at index time
-// (module-check.ts). The caller (engine registry / main) owns the pool's life: close() kills every
+// import checks the API calls, the check of a revision's Python files at index time
+// (module-check.ts), and streaming rules' detection (`live`, live-evaluation.ts). The caller (engine registry / main) owns the pool's life: close() kills every
 // sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
-import type { EngineContext, RuleEngine } from '../engine.js'
-import { createLiveDetection } from './live-detect.js'
+import type { EngineContext, LiveCompiler, RuleEngine } from '../engine.js'
+import { createLiveDetection, type EvaluateBatch } from './live-detect.js'
+import { batchLive } from './live-evaluation.js'
 import { createModuleCheck } from './module-check.js'
 import type { RunLimits } from './protocol.js'
 import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.js'
@@ -65,7 +66,9 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   runModuleTests: ScheduledEngine['runModuleTests']
   /** Detection: a Python streaming rule over a batch of records (live-detect.ts). */
-  evaluateBatch: NonNullable<RuleEngine['evaluateBatch']>
+  evaluateBatch: EvaluateBatch
+  /** The streaming rules' `live` member: batches through evaluateBatch (live-evaluation.ts). */
+  live: LiveCompiler
   /** Indexing: a revision's Python files compiled and imported in one run (module-check.ts). */
   checkModules: NonNullable<RuleEngine['checkModules']>
   /** Policies: their tests and import check, on the same pool. */
@@ -102,12 +105,14 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     },
   }
   const policy = createScheduledEngine(workers, limits, 'policy')
+  const evaluateBatch = createLiveDetection(workers, limits)
   return {
     engine,
     pool,
     checkPythonModule,
     runModuleTests,
-    evaluateBatch: createLiveDetection(workers, limits),
+    evaluateBatch,
+    live: batchLive(evaluateBatch),
     checkModules: createModuleCheck(workers, limits),
     policy,
   }

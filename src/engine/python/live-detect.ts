@@ -59,15 +59,15 @@ function recordOutcome(record: TestRecord): RecordOutcome {
   return null
 }
 
-export function createLiveDetection(
-  pool: WorkerPool,
-  limits: RunLimits,
-): (
+/** A Python streaming rule over a batch of records; `signal`: replay's client went away. */
+export type EvaluateBatch = (
   rule: RuleFile,
   ctx: EngineContext,
   events: readonly Record<string, unknown>[],
   signal?: AbortSignal,
-) => Promise<BatchOutcome> {
+) => Promise<BatchOutcome>
+
+export function createLiveDetection(pool: WorkerPool, limits: RunLimits): EvaluateBatch {
   return async (rule, ctx, events, signal) => {
     const missing = moduleProblems(rule)
     if (missing.length > 0) return { error: missing[0]!.message }

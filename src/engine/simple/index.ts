@@ -1,7 +1,9 @@
 // The simple-rule (YAML detection) engine behind the RuleEngine seam, and the public surface of
-// the language for later work (the Python transpiler walks `RuleTree`; the benchmark and any live
-// evaluation use `compileRule` / `evaluateRule`). Pipeline: file form → validate → tree → closures.
+// the language for later work (the Python transpiler walks `RuleTree`; the benchmark uses
+// `compileRule` / `evaluateRule`; detection the `live` member, live.ts). Pipeline: file form →
+// validate → tree → closures.
 import type { RuleEngine } from '../engine.js'
+import { simpleLive } from './live.js'
 import { compileRule } from './rule.js'
 import { runSimpleRuleTests } from './run-tests.js'
 
@@ -15,6 +17,7 @@ export const simpleEngine: RuleEngine = {
     const { rule: compiled, errors } = compileRule(rule.data)
     return runSimpleRuleTests(rule.data, compiled, errors)
   },
+  live: simpleLive,
 }
 
 export type * from './ast.js'

@@ -1,6 +1,7 @@
 // Correlation rules: a sequence or group of other rules' alerts (engine/correlation/). Their
 // `correlationRuleReferenceIds` and `logTypes` are derived when read (the engine's describe()),
-// and they load after the rules they refer to.
+// they load after the rules they refer to, and detection runs them on their schedule over the
+// signals (the stored matches of those rules), not per record.
 import {
   COMMON_EXTRA_FIELDS,
   CORRELATION_TESTS,
@@ -30,4 +31,5 @@ export const correlation: RuleKindDef<'correlation'> = {
   loadRank: 1,
   unavailableOn: ['databricks'],
   missingEngine: 'the correlation-rule test evaluator is not available in this build',
+  schedule: 'signals',
 }

@@ -28,6 +28,11 @@ export function isRuleKind(name: unknown): name is RuleKind {
   return typeof name === 'string' && BY_NAME.has(name)
 }
 
+/** Whether detection runs rules of the kind on their schedule over other rules' signals (correlation). */
+export function runsOnSignals(kind: RuleKind): boolean {
+  return kindDef(kind).schedule === 'signals'
+}
+
 /** The kind of an analysis file's data, from its `AnalysisType` (and the kind's own test). */
 export function kindOfData(data: Readonly<Record<string, unknown>>): RuleKind | undefined {
   return KINDS.find((k) => data.AnalysisType === k.analysisType && (k.isKind?.(data) ?? true))?.name

@@ -64,4 +64,9 @@ export interface RuleKindDef<N extends string = string> {
   readonly unavailableOn: ReadonlyArray<'snowflake' | 'databricks'>
   /** What is missing when the build has no engine for it (501 messages, `notRun` reasons). */
   readonly missingEngine: string
+  /**
+   * Rules detection runs on their own schedule rather than per record (that is the engine's `live`
+   * member): `signals`, over the stored matches of other rules (detect/correlation-schedule.ts).
+   */
+  readonly schedule?: 'signals'
 }

@@ -50,7 +50,7 @@ const VERSIONING = 'def policy(resource):\n    return resource.get("Versioning")
 t.test('the registry has a policy engine', async (t) => {
   t.equal(engine?.kind, 'policy')
   t.type(engine?.checkAsync, 'function')
-  t.equal(engine?.evaluateBatch, undefined, 'no detection: there is no resource ingest')
+  t.equal(engine?.live, undefined, 'no detection: there is no resource ingest')
 })
 
 t.test('True is compliant, False the alert: ExpectedResult is what policy() returns', async (t) => {

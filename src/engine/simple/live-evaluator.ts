@@ -1,20 +1,15 @@
 // The live evaluator of one simple rule from its file data: no match, a match with its alert
-// fields, or a rule error. Shared by the in-process compiler (live-rules.ts) and the rule worker
-// (simple-rule-worker.ts), so a record gets the same answer on either thread.
-import { compileRule } from '../engine/simple/index.js'
-import { MAX_DEDUP, type MatchFields } from './grouping.js'
-
-/** live-rules.ts's Evaluation, as a simple rule answers it. */
-export type SimpleEvaluation = { matched: false } | ({ matched: true } & MatchFields) | { error: string }
+// fields, or a rule error. The simple engine's `live` member (live.ts) builds it in-process and on
+// the rule worker alike, so a record gets the same answer on either thread.
+import { type Evaluation, type LiveEvaluator, MAX_DEDUP } from '../live.js'
+import { compileRule } from './rule.js'
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
 
 /** The answer of most evaluations, shared (frozen) rather than allocated per rule and record. */
-export const NO_MATCH: SimpleEvaluation = Object.freeze({ matched: false })
+export const NO_MATCH: Evaluation = Object.freeze({ matched: false })
 
-export function simpleEvaluator(
-  data: Readonly<Record<string, unknown>>,
-): ((event: unknown) => SimpleEvaluation) | { error: string } {
+export function simpleEvaluator(data: Readonly<Record<string, unknown>>): LiveEvaluator | { error: string } {
   const { rule: compiled, errors } = compileRule(data)
   if (compiled === null) return { error: `the rule is invalid: ${errors[0]?.message ?? 'unknown problem'}` }
   return (event) => {

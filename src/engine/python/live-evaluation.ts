@@ -1,5 +1,5 @@
-// Python streaming rules in detection: the live compiler over an engine's `evaluateBatch` (the
-// sandboxed pool, engine/python/live-detect.ts), and the alert fields of a match with Panther's
+// Python streaming rules in detection: the Python engine's `live` member over its `evaluateBatch`
+// (the sandboxed pool, live-detect.ts), and the alert fields of a match with Panther's
 // semantics for the functions' outputs (pypanther's Rule.run in batch mode): title() else the
 // DisplayName else the RuleID; dedup() else the title (alerts.md §2: then the rule id); severity()
 // over `Severity` (DEFAULT: `Severity`); alert_context() else `{}`; description()/reference()/
@@ -11,12 +11,11 @@
 // that is not one, a title that is not text (a long one is cut as the runtime cuts it), a context that is not an object or is nested past
 // MAX_CONTEXT_DEPTH (which would make every later write or read of the alert throw), or destinations
 // that are not names.
-import type { FunctionOutcome, RecordOutcome, RuleEngine } from '../engine/engine.js'
-import { MAX_JSON_DEPTH, nestedWithin } from '../json-depth.js'
-import { SEVERITIES } from '../rules/severity.js'
-import { indexContext } from '../service/rule-views.js'
-import { MAX_DEDUP } from './grouping.js'
-import type { Evaluation, LiveCompiler } from './live-rules.js'
+import { MAX_JSON_DEPTH, nestedWithin } from '../../json-depth.js'
+import { SEVERITIES } from '../../rules/severity.js'
+import type { FunctionOutcome, LiveCompiler, RecordOutcome } from '../engine.js'
+import { type Evaluation, MAX_DEDUP } from '../live.js'
+import type { EvaluateBatch } from './live-detect.js'
 
 /** The Python name of each reported function, for messages. */
 const PYTHON_NAMES: Record<string, string> = { alertContext: 'alert_context', detection: 'rule' }
@@ -116,10 +115,9 @@ export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields)
   return out
 }
 
-/** The live compiler of an engine that evaluates batches (registered for the `python` kind). */
-export function batchLiveCompiler(engine: Required<Pick<RuleEngine, 'evaluateBatch'>>): LiveCompiler {
-  return (rule, index) => {
-    const ctx = indexContext(index)
+/** The `live` member over a batch evaluation (the Python streaming rules' engine). */
+export function batchLive(evaluateBatch: EvaluateBatch): LiveCompiler {
+  return (rule, ctx) => {
     const fields: PythonRuleFields = {
       id: rule.id,
       displayName: typeof rule.view.displayName === 'string' ? rule.view.displayName : '',
@@ -127,7 +125,7 @@ export function batchLiveCompiler(engine: Required<Pick<RuleEngine, 'evaluateBat
     }
     return {
       batch: async (events, signal) => {
-        const out = await engine.evaluateBatch(rule.file, ctx, events, signal)
+        const out = await evaluateBatch(rule.file, ctx, events, signal)
         if ('error' in out) return out
         return out.results.map((r) => pythonEvaluation(r, fields))
       },
