@@ -20,6 +20,7 @@ export function kindSummary(def: RuleKindDef): Record<string, unknown> {
     idField: 'id',
     idFileKey: id?.file ?? 'RuleID',
     python: def.companion !== undefined,
+    pythonView: def.pythonView,
     logTypeFilter: def.listFilters.some((f) => f.field === 'logTypes'),
     readOnlyFields: [...def.fields, ...def.extraFields].filter((f) => f.readOnly).map((f) => f.api),
     template: def.template,

@@ -18,6 +18,7 @@ export const CATALOG_SCHEMAS: Record<string, Obj> = {
       'idField',
       'idFileKey',
       'python',
+      'pythonView',
       'logTypeFilter',
       'readOnlyFields',
       'template',
@@ -30,6 +31,10 @@ export const CATALOG_SCHEMAS: Record<string, Obj> = {
       idField: { type: 'string', description: 'The API field holding a rule’s id.' },
       idFileKey: { type: 'string', description: 'The file key holding it (`RuleID`, `PolicyID`).' },
       python: { type: 'boolean', description: 'Whether its rules carry Python code (the `body` field).' },
+      pythonView: {
+        type: 'boolean',
+        description: 'Whether `include-python=true` returns its rules as generated Python (`pythonBody`).',
+      },
       logTypeFilter: { type: 'boolean', description: 'Whether its list takes the `log-type` filter.' },
       readOnlyFields: { ...strList, description: 'Fields the server computes; a write ignores them.' },
       template: {

@@ -26,7 +26,12 @@ t.test('every registered kind, as the API names it', async (t) => {
     t.equal(k.title, def.title, `${def.name}: title`)
     t.equal(k.idField, 'id')
     t.equal(k.python, def.companion?.apiField === 'body', `${def.name}: Python code`)
-    t.equal(k.logTypeFilter, def.listFilters.some((f) => f.param === 'log-type'), `${def.name}: log-type filter`)
+    t.equal(k.pythonView, def.pythonView, `${def.name}: generated Python`)
+    t.equal(
+      k.logTypeFilter,
+      def.listFilters.some((f) => f.param === 'log-type'),
+      `${def.name}: log-type filter`,
+    )
     t.ok(k.readOnlyFields.includes('createdAt') && k.readOnlyFields.includes('lastModifiedBy'), 'history fields')
     t.notOk(k.readOnlyFields.includes('id') || k.readOnlyFields.includes('body'), 'written fields are not read-only')
     t.same(k.template, def.template, `${def.name}: its template`)
