@@ -3,6 +3,7 @@
 import { simple } from '../rules/kinds/simple.js'
 import { kindSummary } from './kinds-route.js'
 import { AUTH_ERRORS, err, json, type Obj, ref } from './openapi-common.js'
+import { LOG_TYPE_EXAMPLE } from './openapi-examples.js'
 
 const strList = { type: 'array', items: { type: 'string' } }
 
@@ -103,21 +104,7 @@ export function catalogPaths(): Record<string, unknown> {
           'Every log type this server ingests: its name (as rules name it in `logTypes`), its table, and its fields. Any known token may ask, whatever its permissions.',
         operationId: 'listLogTypes',
         responses: answers('The log types.', 'LogTypeList', {
-          logTypes: [
-            {
-              name: 'Editor.Audit',
-              table: 'panther_logs.public.editor_audit',
-              fields: [
-                {
-                  name: 'metadata.timestamp',
-                  type: 'string',
-                  required: true,
-                  description: 'when the event happened',
-                },
-                { name: 'login.success', type: 'boolean', required: false, description: 'whether the login succeeded' },
-              ],
-            },
-          ],
+          logTypes: [LOG_TYPE_EXAMPLE],
         }),
       },
     },

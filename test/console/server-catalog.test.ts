@@ -4,6 +4,7 @@
 // rules list's kind filter and Kind column, the new-rule kind picker and its log-type picker show
 // them, and the template's log types follow the log type picked; the server's own answers show the
 // server's own names.
+// Real port: a real client (a browser).
 import t from 'tap'
 import type { Browser, Page, Route } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
