@@ -1,6 +1,7 @@
 // The console's only way to the server: the public REST API with the user's token in X-API-Key.
 // The token lives in sessionStorage (this tab only; never a cookie, a URL or the page's markup).
-// The token's permissions come from `GET /whoami`, so buttons can be disabled with a reason.
+// The token's permissions come from `GET /whoami`, so buttons can be disabled with a reason; the
+// rule kinds and log types from `GET /kinds` and `GET /log-types`, loaded once a session (app.js).
 
 const BASE = document.querySelector('meta[name="rulekeeper-base-path"]')?.getAttribute('content') ?? ''
 const KEY = 'rulekeeper.token'
@@ -11,6 +12,7 @@ export const session = {
   signOut: () => {
     sessionStorage.removeItem(KEY)
     perms = null
+    loaded = null
   },
 }
 
@@ -89,6 +91,24 @@ export async function permissions() {
   if (r.ok) perms = known
   return known
 }
+
+let loaded = null
+/**
+ * The server's rule kinds (`GET /kinds`: name, path, label, python, logTypeFilter, readOnlyFields,
+ * template…) and log types (`GET /log-types`: name, table, fields), asked once a session; app.js
+ * awaits it before a page is shown, so `catalog()` answers at once in every view.
+ */
+export async function loadCatalog() {
+  if (loaded) return loaded
+  const [k, l] = await Promise.all([api('GET', '/kinds'), api('GET', '/log-types')])
+  if (!k.ok) throw new Error(`The rule kinds could not be read: ${problemText(k)}`)
+  if (!l.ok) throw new Error(`The log types could not be read: ${problemText(l)}`)
+  loaded = { kinds: k.body.kinds, logTypes: l.body.logTypes }
+  return loaded
+}
+
+/** The catalog loadCatalog() read (empty lists before it has). */
+export const catalog = () => loaded ?? { kinds: [], logTypes: [] }
 
 /** One line for a failed answer: its message, and the first problems of a validation error. */
 export function problemText(r) {

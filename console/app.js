@@ -1,7 +1,8 @@
 // The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
-// `#/alerts[/<id>]`, `#/rule-errors`), the sign-in gate, focus moved to each page's heading for keyboard and
-// screen-reader users, and a confirmation before leaving a page with unsaved edits.
-import { SignedOut, session } from './api.js'
+// `#/alerts[/<id>]`, `#/rule-errors`), the sign-in gate, the server's kinds and log types loaded before
+// the first page, focus moved to each page's heading for keyboard and screen-reader users, and a
+// confirmation before leaving a page with unsaved edits.
+import { loadCatalog, SignedOut, session } from './api.js'
 import { h, message, replace } from './dom.js'
 import { clearLeaveGuard, confirmLeave } from './leave-guard.js'
 import { rulesView } from './views/rules.js'
@@ -58,6 +59,8 @@ async function route() {
       params[n] = decodeURIComponent(m[i + 1])
     })
     try {
+      // The server's kinds and log types, once a session: every view reads them (kinds.js).
+      await loadCatalog()
       await view(main, params, query)
     } catch (e) {
       if (e instanceof SignedOut) return signInView(main, `Signed out: ${e.message}`)

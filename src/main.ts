@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
+import { listLogTypes } from './ingest/log-types.js'
 import { replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
@@ -261,6 +262,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
       ruleWarnings: destinations.ruleWarnings,
+      logTypes: { listLogTypes },
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {

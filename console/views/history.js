@@ -5,7 +5,7 @@
 import { api, permissions, reasonHeaders, reasonProblem, rulePath } from '../api.js'
 import { actorText, field, fmtTime, h, message, replace } from '../dom.js'
 import { highlightDiff } from '../highlight.js'
-import { ruleHeader, tabs } from './rule.js'
+import { ruleHeader, tabs } from './rule-header.js'
 
 const short = (rev) => (rev ? rev.slice(0, 10) : '')
 
@@ -128,7 +128,8 @@ export async function historyPanel(main, kind, id, params) {
     const { ruleToYaml } = await import('./rule-form.js')
     const { highlight } = await import('../highlight.js')
     const pre = h('pre', { class: 'code-view', tabindex: '0', 'aria-label': `The rule at ${short(c.revision)}` })
-    pre.innerHTML = highlight('yaml', ruleToYaml(kind, v.body))
+    const { revision: _shown, ...rule } = v.body
+    pre.innerHTML = highlight('yaml', ruleToYaml(kind, rule))
     const py = v.body.body ? h('pre', { class: 'code-view', tabindex: '0', 'aria-label': 'Python body' }) : null
     if (py) py.innerHTML = highlight('python', v.body.body)
     replace(detail, h('h2', { tabindex: '-1' }, `The rule at ${short(c.revision)}`), pre, py)

@@ -7,13 +7,11 @@ import { api, reasonProblem } from '../api.js'
 import { field, h, message, onSubmit as submitted, replace } from '../dom.js'
 import { codeEditor } from '../editor.js'
 import { setLeaveGuard } from '../leave-guard.js'
-import { READ_ONLY, READ_ONLY_BY_KIND } from '../kinds.js'
+import { writableFields } from '../kinds.js'
 
 /** The writable fields of a rule, as YAML (the Python body is edited apart). */
 export function ruleToYaml(kind, rule) {
-  const skip = READ_ONLY_BY_KIND[kind.path] ?? new Set()
-  const out = {}
-  for (const [k, v] of Object.entries(rule)) if (!READ_ONLY.has(k) && !skip.has(k) && k !== 'body') out[k] = v
+  const { body: _python, ...out } = writableFields(kind, rule)
   return stringify(out, { lineWidth: 0 })
 }
 

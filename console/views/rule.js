@@ -1,43 +1,13 @@
 // A rule's page (`#/rules/<kind>/<id>`): its fields, its file in the editors, Run tests, and Save with
 // a change reason, sent with `If-Match: <the ETag of the version shown>` so a concurrent edit is a 412
-// (shown by the form), never a silent overwrite. Its History tab is history.js; its Rule errors link
-// opens the rule-errors page filtered to it.
+// (shown by the form), never a silent overwrite. Its History tab is history.js (the header and tabs
+// both show are rule-header.js); its Rule errors link opens the rule-errors page filtered to it.
 import { api, permissions, reasonHeaders, rulePath } from '../api.js'
 import { actorText, fmtTime, h, message, replace } from '../dom.js'
 import { kindOf } from '../kinds.js'
 import { historyPanel } from './history.js'
 import { ruleForm } from './rule-form.js'
-
-export function tabs(kindPath, id, current) {
-  const base = `#/rules/${kindPath}/${encodeURIComponent(id)}`
-  const tab = (name, href) =>
-    h('a', { href, class: 'tab', 'aria-current': name === current ? 'page' : undefined }, name)
-  return h(
-    'nav',
-    { class: 'tabs', 'aria-label': 'Rule views' },
-    tab('Rule', base),
-    tab('History', `${base}/history`),
-    // The rule's errors on stored records: the rule-errors page, filtered to this rule.
-    tab('Rule errors', `#/rule-errors?${new URLSearchParams({ 'rule-id': id })}`),
-  )
-}
-
-export function ruleHeader(kind, id, rule) {
-  return h(
-    'div',
-    { class: 'rule-head' },
-    h('p', { class: 'crumbs' }, h('a', { href: '#/rules' }, 'Rules'), ` / ${kind.label}`),
-    h('h1', { tabindex: '-1' }, id),
-    rule
-      ? h(
-          'p',
-          { class: 'sub' },
-          h('span', { class: `sev sev-${rule.severity}` }, rule.severity),
-          ` ${rule.enabled === false ? 'disabled' : 'enabled'} · ${rule.displayName || 'no display name'}`,
-        )
-      : null,
-  )
-}
+import { ruleHeader, tabs } from './rule-header.js'
 
 function facts(rule) {
   const row = (k, v) => (v === undefined || v === '' ? null : [h('dt', null, k), h('dd', null, v)])
@@ -102,7 +72,7 @@ export async function ruleView(main, params) {
     message('info', typeof w === 'string' ? w : (w.message ?? JSON.stringify(w))),
   )
   replace(main, ruleHeader(kind, rule.id, rule), tabs(kind.path, rule.id, 'Rule'), warnings, factsEl, saved, form.el)
-  if (kind.path === 'simple-rules') main.append(await generatedPython(kind, rule.id))
+  if (kind.pythonView) main.append(await generatedPython(kind, rule.id))
 }
 
 /** A simple rule's generated Python (read-only), folded away. */

@@ -2,7 +2,7 @@
 // merged by id (each kind's pages are in id order, so the merge is too), paged 50 at a time.
 import { api, SignedOut } from '../api.js'
 import { actorText, field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'
-import { KINDS, kindOf, SEVERITIES } from '../kinds.js'
+import { kinds as allKinds, kindOf, logTypeNames, SEVERITIES } from '../kinds.js'
 
 const PAGE = 50
 
@@ -48,7 +48,7 @@ export async function rulesView(main, _params, query) {
   document.title = 'Rules · rulekeeper'
   const q = (k) => query.get(k) ?? ''
   const search = h('input', { type: 'search', name: 'q', value: q('q'), autocomplete: 'off' })
-  const kind = select([['', 'All kinds'], ...KINDS.map((k) => [k.path, k.label])], q('kind'))
+  const kind = select([['', 'All kinds'], ...allKinds().map((k) => [k.path, k.label])], q('kind'))
   const severity = select([['', 'Any severity'], ...SEVERITIES.map((s) => [s, s])], q('severity'))
   const state = select(
     [
@@ -59,7 +59,13 @@ export async function rulesView(main, _params, query) {
     q('state'),
   )
   const tag = h('input', { type: 'text', value: q('tag'), autocomplete: 'off' })
-  const logType = h('input', { type: 'text', value: q('log-type'), autocomplete: 'off' })
+  // Any log type may be typed (a rule may name one this server does not ingest); the server's are offered.
+  const logTypeList = h(
+    'datalist',
+    { id: 'log-type-list' },
+    logTypeNames().map((n) => h('option', { value: n })),
+  )
+  const logType = h('input', { type: 'text', value: q('log-type'), autocomplete: 'off', list: 'log-type-list' })
   const filters = () => {
     const p = new URLSearchParams()
     const set = (k, v) => v && p.set(k, v)
@@ -91,6 +97,7 @@ export async function rulesView(main, _params, query) {
     field('State', state),
     field('Tag', tag),
     field('Log type', logType),
+    logTypeList,
     h('button', { type: 'submit' }, 'Filter'),
   )
   for (const s of [kind, severity, state]) s.addEventListener('change', apply)
@@ -122,7 +129,9 @@ export async function rulesView(main, _params, query) {
     if (get('state')) apiQuery.state = get('state')
     if (get('tag')) apiQuery.tag = get('tag')
     if (get('log-type')) apiQuery['log-type'] = get('log-type')
-    const kinds = KINDS.filter((k) => (!get('kind') || k.path === get('kind')) && (!get('log-type') || k.logTypeFilter))
+    const kinds = allKinds().filter(
+      (k) => (!get('kind') || k.path === get('kind')) && (!get('log-type') || k.logTypeFilter),
+    )
     list = { streams: kinds.map((k) => new KindStream(k, apiQuery)), pages: [] }
     await show(0, ++loading)
   }

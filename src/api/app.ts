@@ -1,8 +1,8 @@
 // The Koa application: request id, observability and the error funnel around two routers — the
 // root one (/healthz, /metrics, /hooks/git, log sources) and the one under `api.basePath` (rules,
-// /status, /reconcile, /whoami, /openapi.json, alerts, replay, rule errors, redelivery) — and the
-// console's static files at `/` (console-route.ts). Every route is in api/, over the narrow
-// interfaces main.ts hands over (the features implement them); listens nowhere (main.ts does).
+// /status, /reconcile, /whoami, /kinds, /log-types, /openapi.json, alerts, replay, rule errors,
+// redelivery) — and the console's static files at `/` (console-route.ts). Every route is in api/,
+// over the narrow interfaces main.ts hands over (the features implement them); listens nowhere.
 import Koa from 'koa'
 import Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
@@ -28,6 +28,8 @@ import { addReplayRoute, type Replays } from './replay-route.js'
 import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js'
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
+import { addKindsRoute } from './kinds-route.js'
+import { addLogTypesRoute, type LogTypeSource } from './log-types-route.js'
 
 export interface AppDeps {
   /** What reads are served from (the published index and its history metadata). */
@@ -64,6 +66,8 @@ export interface AppDeps {
   replays?: Replays
   /** Destinations' redelivery (POST /alerts/{id}/deliveries/retry). */
   redeliveries?: Redeliveries
+  /** The log types ingested (GET /log-types). */
+  logTypes: LogTypeSource
 }
 
 function normalizeBasePath(p: string): string {
@@ -84,6 +88,8 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })
   addWhoamiRoute(api, deps.tokens)
+  addKindsRoute(api, deps.tokens)
+  addLogTypesRoute(api, deps.tokens, deps.logTypes)
   for (const kind of RULE_KINDS) {
     addRuleRoutes(api, kind, {
       catalog: deps.catalog,

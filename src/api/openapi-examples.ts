@@ -1,6 +1,6 @@
 // Examples of the OpenAPI document: a write body and the rule it reads back as, per kind (a kind
-// without one is documented without examples), and an error answer. Spectral checks each against
-// its schema (oas3-valid-media-example), so they cannot drift from the schemas.
+// without one is documented without examples), an error answer, and a log type. Spectral checks
+// each against its schema (oas3-valid-media-example), so they cannot drift from the schemas.
 import type { RuleKind } from '../rules/model.js'
 
 const META = {
@@ -101,4 +101,14 @@ export const ERROR_EXAMPLES = {
       { path: '/detection', message: 'invalid YAML: unexpected end of the stream', line: 3, column: 1 },
     ],
   },
+}
+
+/** One log type as `GET /log-types` lists it (two of its fields). */
+export const LOG_TYPE_EXAMPLE = {
+  name: 'Editor.Audit',
+  table: 'panther_logs.public.editor_audit',
+  fields: [
+    { name: 'metadata.timestamp', type: 'string', required: true, description: 'when the event happened' },
+    { name: 'login.success', type: 'boolean', required: false, description: 'whether the login succeeded' },
+  ],
 }

@@ -109,7 +109,7 @@ export function kindPaths(kind: RuleKind): Record<string, unknown> {
   const listParams = [
     q('cursor', { type: 'string' }, 'The `next` of the previous page.'),
     q('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, 'Page size.'),
-    q('name-contains', { type: 'string' }, 'Case-insensitive substring of displayName (or id).'),
+    q('name-contains', { type: 'string' }, 'Case-insensitive substring of the id or of displayName.'),
     q('state', { type: 'string', enum: ['enabled', 'disabled'] }, 'Only enabled or only disabled rules.'),
     q('severity', list, 'Any of these severities (comma-separated or repeated).'),
     q('tag', list, 'Has any of these tags (case-insensitive).'),

@@ -1,10 +1,11 @@
 // The OpenAPI 3.0.3 document of every route the app serves, assembled from its parts by tag: the
 // rule kinds (openapi-rules.ts, generated from the same JSON Schemas the server validates with, so
 // the contract and the checks cannot disagree), their history, operations, alerts, rule errors,
-// correlation runs, and the root routes; the shared shapes (Error with its stable `code`) are in
-// openapi-common.ts.
+// correlation runs, the kinds and log types offered, and the root routes; the shared shapes (Error
+// with its stable `code`) are in openapi-common.ts.
 import { KINDS } from '../rules/kinds/index.js'
 import { ALERT_SCHEMAS, alertPaths } from './openapi-alerts.js'
+import { CATALOG_SCHEMAS, catalogPaths } from './openapi-catalog.js'
 import { ERROR_SCHEMAS, type Obj } from './openapi-common.js'
 import { CORRELATION_RUN_SCHEMAS, correlationRunPaths } from './openapi-correlation-run.js'
 import { HISTORY_SCHEMAS } from './openapi-history.js'
@@ -31,6 +32,7 @@ export function openApiDocument(basePath: string): Obj {
     ...RULE_ERROR_SCHEMAS,
     ...CORRELATION_RUN_SCHEMAS,
     ...HISTORY_SCHEMAS,
+    ...CATALOG_SCHEMAS,
   }
   const paths: Record<string, unknown> = {}
   for (const { name: k } of KINDS) {
@@ -38,7 +40,7 @@ export function openApiDocument(basePath: string): Obj {
     Object.assign(paths, kindPaths(k))
   }
   Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths())
-  Object.assign(paths, operationsPaths(), documentPath())
+  Object.assign(paths, operationsPaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')
   Object.assign(paths, rootPaths(server === '/' ? undefined : [{ url: '/', description: 'The root' }]))
   return {

@@ -47,8 +47,8 @@ export interface IndexedRule {
   file: RuleFile
   /** The API view without history metadata. */
   view: Record<string, unknown>
-  /** Lower-cased name (display name, else id) and tags, computed once for the list filters. */
-  search: { name: string; tags: string[] }
+  /** Lower-cased display name (else id), id and tags, computed once for the list filters. */
+  search: { name: string; id: string; tags: string[] }
   warnings: RuleProblem[]
   /** Served from its last valid version because the file in the current revision is invalid. */
   stale?: boolean

@@ -123,6 +123,7 @@ export function searchKeys(id: string, view: Record<string, unknown>): IndexedRu
   const name = typeof view.displayName === 'string' && view.displayName !== '' ? view.displayName : id
   return {
     name: name.toLowerCase(),
+    id: id.toLowerCase(),
     tags: Array.isArray(view.tags) ? view.tags.map((t) => String(t).toLowerCase()) : [],
   }
 }

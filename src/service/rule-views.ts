@@ -113,7 +113,9 @@ function matches(rc: ReadContext, r: IndexedRule, q: ListQuery): boolean {
   const v = r.view
   if (q.state && (v.enabled === true) !== (q.state === 'enabled')) return false
   if (q.severity && !q.severity.includes(v.severity as string)) return false
-  if (q.nameContains !== undefined && !r.search.name.includes(q.nameContains)) return false
+  // The id or the display name (the console's `Search rules` box promises both).
+  if (q.nameContains !== undefined && !r.search.name.includes(q.nameContains) && !r.search.id.includes(q.nameContains))
+    return false
   if (q.tag && !q.tag.some((t) => r.search.tags.includes(t))) return false
   if (q.anyOf)
     for (const f of q.anyOf) if (!f.values.some((t) => ((v[f.field] as string[]) ?? []).includes(t))) return false

@@ -153,8 +153,8 @@ for (const basePath of ['/', '/v1']) {
         const open = Array.isArray(op.security) && op.security.length === 0
         const expectOpen = ['GET /healthz', 'GET /metrics', 'GET /openapi.json'].includes(name)
         t.equal(open, expectOpen, `${name} is ${expectOpen ? 'open' : 'authenticated'} in the document`)
-        // GET /whoami takes any known token (no permission, so no 403).
-        if (name === 'GET /whoami')
+        // GET /whoami, /kinds and /log-types take any known token (no permission, so no 403).
+        if (['GET /whoami', 'GET /kinds', 'GET /log-types'].includes(name))
           t.ok(op.responses?.['401'] && !op.responses?.['403'], `${name} documents 401, no 403`)
         else if (!open && !op.security)
           t.ok(op.responses?.['401'] && op.responses?.['403'], `${name} (X-API-Key) documents 401 and 403`)

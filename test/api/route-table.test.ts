@@ -123,6 +123,8 @@ for (const basePath of ['/', '/v1']) {
         `GET ${prefix}/status`,
         `POST ${prefix}/reconcile`,
         `GET ${prefix}/whoami`,
+        `GET ${prefix}/kinds`,
+        `GET ${prefix}/log-types`,
         `GET ${prefix}/openapi.json`,
         'GET /healthz',
         'GET /metrics',
@@ -212,8 +214,8 @@ for (const basePath of ['/', '/v1']) {
         }
         const lacking = isGet ? manageOnly : view
         const a = await send(s.url, r.method, p, { headers: { 'X-API-Key': lacking }, body })
-        if (r.path === `${prefix}/whoami`) {
-          // Any known token may learn what it is, whatever its permissions.
+        if ([`${prefix}/whoami`, `${prefix}/kinds`, `${prefix}/log-types`].includes(r.path)) {
+          // Any known token may learn what it is and what the server offers, whatever its permissions.
           t.equal(a.status, 200, `${label} with a token without View Rules: 200`)
           checked++
           continue

@@ -12,9 +12,22 @@ import {
 } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
+/** A new correlation rule: one rule's alert followed by another's for the same actor. */
+const TEMPLATE = {
+  id: 'Custom.NewCorrelationRule',
+  displayName: 'A new correlation rule',
+  severity: 'HIGH',
+  enabled: true,
+  detection:
+    '- Sequence:\n    - ID: First\n      RuleID: Some.Rule.Id\n    - ID: Then\n      RuleID: Another.Rule.Id\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
+  tests: [],
+}
+
 export const correlation: RuleKindDef<'correlation'> = {
   name: 'correlation',
   title: 'CorrelationRule',
+  label: 'Correlation',
+  template: TEMPLATE,
   apiPath: 'correlation-rules',
   analysisType: 'correlation_rule',
   folder: 'correlation_rules',

@@ -36,6 +36,13 @@ export interface RuleKindDef<N extends string = string> {
   readonly title: string
   /** The API path segment, e.g. `simple-rules`. */
   readonly apiPath: string
+  /** What people call the kind (the console's kind picker and list), e.g. `Simple`. */
+  readonly label: string
+  /**
+   * The rule a new one of the kind starts from (`GET /kinds`, the console's New rule), as an API body:
+   * valid, and its tests pass (test/api/kinds.test.ts creates each one).
+   */
+  readonly template: Readonly<Record<string, unknown>>
   /** The `AnalysisType` a file of this kind has (and new files get). */
   readonly analysisType: string
   /** Among files with that `AnalysisType`, whether this one is of the kind (default: all of them). */

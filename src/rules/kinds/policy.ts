@@ -6,9 +6,25 @@ import { managedField, POLICY_TESTS, ruleFieldsAs, STRING_LIST_SCHEMA, STRING_SC
 import type { RuleKindDef } from './kind.js'
 import { PYTHON_MODULE_KIND } from './python-module.js'
 
+/** A new policy: policy() and title() over a bucket, a compliant and a non-compliant resource. */
+const TEMPLATE = {
+  id: 'Custom.NewPolicy',
+  displayName: 'A new policy',
+  severity: 'MEDIUM',
+  enabled: true,
+  resourceTypes: ['AWS.S3.Bucket'],
+  tests: [
+    { name: 'a versioned bucket', expectedResult: true, resource: { Name: 'logs', Versioning: 'Enabled' } },
+    { name: 'an unversioned bucket', expectedResult: false, resource: { Name: 'logs', Versioning: 'Suspended' } },
+  ],
+  body: 'def policy(resource):\n    # True: the resource is compliant; False raises the alert (in Panther)\n    return resource.get("Versioning") == "Enabled"\n\n\ndef title(resource):\n    return f"bucket {resource.get(\'Name\')} is not versioned"\n',
+}
+
 export const policy: RuleKindDef<'policy'> = {
   name: 'policy',
   title: 'Policy',
+  label: 'Policy',
+  template: TEMPLATE,
   apiPath: 'policies',
   analysisType: 'policy',
   folder: 'policies',

@@ -5,9 +5,25 @@ import { INLINE_FILTERS_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_SC
 import type { RuleKindDef } from './kind.js'
 import { PYTHON_ALERT_KEY_FIELDS, PYTHON_MODULE_KIND } from './python-module.js'
 
+/** A new Python streaming rule: rule() and title(), a test that matches and one that does not. */
+const TEMPLATE = {
+  id: 'Custom.NewPythonRule',
+  displayName: 'A new Python rule',
+  severity: 'MEDIUM',
+  enabled: true,
+  logTypes: ['AWS.CloudTrail'],
+  tests: [
+    { name: 'a console login', expectedResult: true, log: { eventName: 'ConsoleLogin' } },
+    { name: 'another event', expectedResult: false, log: { eventName: 'GetObject' } },
+  ],
+  body: 'def rule(event):\n    return event.get("eventName") == "ConsoleLogin"\n\n\ndef title(event):\n    return f"console login by {event.get(\'userIdentity\', {}).get(\'arn\')}"\n',
+}
+
 export const python: RuleKindDef<'python'> = {
   name: 'python',
   title: 'PythonRule',
+  label: 'Python',
+  template: TEMPLATE,
   apiPath: 'rules',
   analysisType: 'rule',
   // A `rule` with a Detection is a simple rule (simple.ts); one naming a module is this kind.

@@ -4,9 +4,25 @@ import { INLINE_FILTERS_FIELD, managedField, PYTHON_TESTS, ruleFields, STRING_LI
 import type { RuleKindDef } from './kind.js'
 import { PYTHON_ALERT_KEY_FIELDS, PYTHON_MODULE_KIND } from './python-module.js'
 
+/** A new scheduled rule over one scheduled query's rows, a test that matches and one that does not. */
+const TEMPLATE = {
+  id: 'Custom.NewScheduledRule',
+  displayName: 'A new scheduled rule',
+  severity: 'MEDIUM',
+  enabled: true,
+  scheduledQueries: ['My.Scheduled.Query'],
+  tests: [
+    { name: 'many grants', expectedResult: true, log: { grants: 3 } },
+    { name: 'one grant', expectedResult: false, log: { grants: 1 } },
+  ],
+  body: 'def rule(event):\n    return event.get("grants", 0) > 1\n',
+}
+
 export const scheduled: RuleKindDef<'scheduled'> = {
   name: 'scheduled',
   title: 'ScheduledRule',
+  label: 'Scheduled',
+  template: TEMPLATE,
   apiPath: 'scheduled-rules',
   analysisType: 'scheduled_rule',
   folder: 'scheduled_rules',

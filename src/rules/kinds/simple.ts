@@ -13,9 +13,25 @@ import {
 } from '../fields.js'
 import type { RuleKindDef } from './kind.js'
 
+/** A new simple rule: one condition, a test that matches and one that does not. */
+const TEMPLATE = {
+  id: 'Custom.NewSimpleRule',
+  displayName: 'A new simple rule',
+  severity: 'MEDIUM',
+  enabled: true,
+  logTypes: ['AWS.CloudTrail'],
+  detection: '- KeyPath: eventName\n  Condition: Equals\n  Value: ConsoleLogin\n',
+  tests: [
+    { name: 'a console login', expectedResult: true, log: { eventName: 'ConsoleLogin' } },
+    { name: 'another event', expectedResult: false, log: { eventName: 'GetObject' } },
+  ],
+}
+
 export const simple: RuleKindDef<'simple'> = {
   name: 'simple',
   title: 'SimpleRule',
+  label: 'Simple',
+  template: TEMPLATE,
   apiPath: 'simple-rules',
   analysisType: 'rule',
   isKind: (data) => 'Detection' in data,
