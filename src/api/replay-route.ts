@@ -1,7 +1,7 @@
 // `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
 // matches, each rule's counts and — for a token with View Alerts too — the alerts a run of those
 // rules over the stored records of [from, to) would give (detection's replay runs, handed over by
-// main.ts; they store and deliver nothing). Replays take fair places (replay-queue.ts), the answer
+// main.ts; they store and deliver nothing). Replays take fair places (detect/replay-queue.ts), the answer
 // is streamed as it is built (detect/replay-json.ts) and a replay whose caller went away stops
 // (docs/decisions.md, "Replay limits", "Replay: bounded, fair, within its permission").
 import { Readable } from 'node:stream'
@@ -9,17 +9,18 @@ import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
 import { replayJsonChunks } from '../detect/replay-json.js'
 import type { ReplayResult } from '../detect/replay.js'
+import type { ReplayQueue } from '../detect/replay-queue.js'
 import { badRequest, isRulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { requirePermission, tokenHas } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
-import { ReplayQueue } from './replay-queue.js'
 
 /** What the route needs of detection (detect/replay-runs.ts); `run` throws the 400s of a replay. */
 export interface Replays {
-  limits: { concurrency: number; queue: number }
+  /** The fair places replays take (per token, round robin). */
+  queue: ReplayQueue
   run(req: {
     ruleIds?: string[]
     fromMs: number
@@ -42,9 +43,9 @@ async function* answer(result: ReplayResult, alerts: boolean): AsyncGenerator<st
 
 export function addReplayRoute(
   router: Router<ApiState>,
-  deps: { tokens: TokenStore; maxBodyBytes: number; replays: Replays; queue?: ReplayQueue },
+  deps: { tokens: TokenStore; maxBodyBytes: number; replays: Replays },
 ): void {
-  const queue = deps.queue ?? new ReplayQueue(deps.replays.limits)
+  const { queue } = deps.replays
   router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')

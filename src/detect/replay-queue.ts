@@ -1,7 +1,7 @@
-// Fair places for `POST /replay`: at most `concurrency` replays run at once and one per token; the
-// next ones wait in one queue (at most `queue` waiting, one per token) and a freed place goes to the
-// oldest waiting replay whose token has none running — round robin over tokens, so one token cannot
-// hold every place. A full queue (or a token's second waiting replay) is a 503 with Retry-After.
+// Fair places for `POST /replay` (api/replay-route.ts): at most `concurrency` replays run at once and
+// one per token; the next ones wait (at most `queue` waiting, one per token) and a freed place goes
+// round robin over tokens: to the waiting replay whose token was served longest ago (never: first),
+// ties by arrival. One token cannot hold every place; a full queue is a 503 with Retry-After.
 import { RulekeeperError } from '../errors.js'
 
 /** A place a replay holds while it runs and its answer is written. */
@@ -23,16 +23,22 @@ interface Waiter {
   grant: (place: ReplayPlace) => void
 }
 
+/** Tokens remembered for round robin (the least recently served are forgotten past it). */
+const MAX_REMEMBERED = 10_000
+
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 export class ReplayQueue {
   /** Token id → its running replay (one per token). */
   private readonly running = new Map<string, Running>()
   private readonly waiting: Waiter[] = []
+  /** Token id → when it was last given a place (a counter); insertion order is service order. */
+  private readonly served = new Map<string, number>()
+  private turns = 0
 
   constructor(private readonly limits: { concurrency: number; queue: number }) {}
 
-  /** Replays running and waiting now (for tests and /status-like reports). */
+  /** Replays running and waiting now. */
   get size(): { running: number; waiting: number } {
     return { running: this.running.size, waiting: this.waiting.length }
   }
@@ -85,22 +91,31 @@ export class ReplayQueue {
     })
   }
 
-  /** Gives free places to the oldest waiting replays whose tokens have none running. */
+  /** Gives the free places, each to the waiting replay (of a token with none running) served longest ago. */
   private pump(): void {
-    for (let i = 0; i < this.waiting.length && this.running.size < this.limits.concurrency; ) {
-      const w = this.waiting[i]!
-      if (this.running.has(w.tokenId)) {
-        i++
-        continue
-      }
-      this.waiting.splice(i, 1)
-      w.grant(this.place(w.tokenId))
+    while (this.running.size < this.limits.concurrency) {
+      let next = -1
+      let nextTurn = Number.POSITIVE_INFINITY
+      this.waiting.forEach((w, i) => {
+        if (this.running.has(w.tokenId)) return
+        const turn = this.served.get(w.tokenId) ?? -1
+        if (turn < nextTurn) {
+          next = i
+          nextTurn = turn
+        }
+      })
+      if (next < 0) return
+      const [w] = this.waiting.splice(next, 1)
+      w!.grant(this.place(w!.tokenId))
     }
   }
 
   private place(tokenId: string): ReplayPlace {
     const run: Running = { startedAt: Date.now(), read: 0, total: 0 }
     this.running.set(tokenId, run)
+    this.served.delete(tokenId)
+    this.served.set(tokenId, this.turns++)
+    if (this.served.size > MAX_REMEMBERED) this.served.delete(this.served.keys().next().value!)
     let held = true
     return {
       progress: (read, total) => {
