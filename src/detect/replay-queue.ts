@@ -48,12 +48,12 @@ export class ReplayQueue {
    * when the queue is full or the token already has a replay waiting; rejects with the signal's
    * reason (and leaves the queue) when the signal is aborted while waiting.
    */
-  acquire(tokenId: string, signal: AbortSignal): Promise<ReplayPlace> {
+  async acquire(tokenId: string, signal: AbortSignal): Promise<ReplayPlace> {
     signal.throwIfAborted()
     if (this.waiting.some((w) => w.tokenId === tokenId)) {
       const wait = this.retryAfter([this.running.get(tokenId)])
       throw this.busy(
-        `replay is busy for this token: it has a replay running and one waiting (one of each per token); retry in ${wait} s`,
+        `replay is busy for this token: it has a replay waiting already (one per token, beside one running); retry in ${wait} s`,
         wait,
       )
     }
