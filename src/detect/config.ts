@@ -21,7 +21,7 @@ export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
   concurrency: 2,
   queue: 8,
   maxBytes: 8 * 1024 ** 3,
-  maxGroups: 100_000,
+  maxGroups: 20_000,
   maxContentBytes: 64 * 1024 ** 2,
 }
 

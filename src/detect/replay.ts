@@ -67,7 +67,9 @@ export class ReplayRequestError extends Error {}
 
 /** Records per evaluation chunk (live detection's commit batch). */
 const CHUNK_RECORDS = 5000
-const YIELD_EVERY = 4096
+/** Records between looks at the clock, and the longest the replay runs before it lets other work run. */
+const CLOCK_EVERY = 256
+const YIELD_AFTER_MS = 10
 const mib = (n: number) => `${(n / 1024 ** 2).toFixed(n < 10 * 1024 ** 2 ? 1 : 0)} MiB`
 const EMPTY_CONTEXT: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
 
@@ -200,20 +202,25 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     })
     batch = []
   }
-  // The merge is synchronous between reads: no promise per record. Every YIELD_EVERY records the
-  // replay lets other work run (a server answers requests and ingests meanwhile).
+  // The merge is synchronous between reads: no promise per record. After YIELD_AFTER_MS of work
+  // (looked at every CLOCK_EVERY records) the replay lets other work run (a server answers requests
+  // and ingests meanwhile): on a busy machine the pieces get shorter, not longer.
   const merge = new StoredLogMerge(cursors)
   let bytes = 0
-  let sinceYield = 0
+  let sinceClock = 0
+  let lastYield = performance.now()
   try {
     while (await merge.read()) {
       for (let rec = merge.next(); rec !== null; rec = merge.next()) {
         bytes += rec.next - rec.offset
-        if (++sinceYield >= YIELD_EVERY) {
-          sinceYield = 0
-          o.progress?.(bytes, total)
-          await new Promise<void>((resolve) => setImmediate(resolve))
-          o.signal?.throwIfAborted()
+        if (++sinceClock >= CLOCK_EVERY) {
+          sinceClock = 0
+          if (performance.now() - lastYield >= YIELD_AFTER_MS) {
+            o.progress?.(bytes, total)
+            await new Promise<void>((resolve) => setImmediate(resolve))
+            lastYield = performance.now()
+            o.signal?.throwIfAborted()
+          }
         }
         const eventMs = eventTimeMs(rec.eventTime)
         if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
