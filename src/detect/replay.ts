@@ -71,6 +71,7 @@ const CHUNK_RECORDS = 5000
 const CLOCK_EVERY = 256
 const YIELD_AFTER_MS = 10
 const mib = (n: number) => `${(n / 1024 ** 2).toFixed(n < 10 * 1024 ** 2 ? 1 : 0)} MiB`
+const sizeText = (n: number) => (n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : mib(n))
 const EMPTY_CONTEXT: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
 
 /** A rule's meta without what only the alert content needs (summary attributes, texts). */
@@ -178,7 +179,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     contentBytes += out.title.length + out.dedup.length + jsonLength(out.alertContext)
     if (contentBytes > o.maxContentBytes)
       throw new ReplayRequestError(
-        `this replay would hold more than ${mib(o.maxContentBytes)} of alert titles, dedup strings and contexts (config detection.replay.maxContentBytes): narrow the range or name fewer rules`,
+        `this replay would hold more than ${sizeText(o.maxContentBytes)} of alert titles, dedup strings and contexts (config detection.replay.maxContentBytes): narrow the range or name fewer rules`,
       )
   }
   // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
