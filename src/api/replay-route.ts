@@ -9,7 +9,7 @@ import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
 import { replayJsonChunks } from '../detect/replay-json.js'
 import type { ReplayResult } from '../detect/replay.js'
-import type { ReplayQueue } from '../detect/replay-queue.js'
+import type { ReplayPlace, ReplayQueue } from '../detect/replay-queue.js'
 import { badRequest, isRulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { rfc3339Ms } from '../rfc3339.js'
@@ -72,7 +72,7 @@ export function addReplayRoute(
       if (!ctx.res.writableFinished) abort.abort(new Error('the client disconnected'))
     }
     ctx.res.once('close', onClose)
-    let place: Awaited<ReturnType<ReplayQueue['acquire']>> | undefined
+    let place: ReplayPlace | undefined
     let streaming = false
     try {
       place = await queue.acquire(ctx.state.token!.id, abort.signal)
