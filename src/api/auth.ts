@@ -1,6 +1,7 @@
 // Route guards: `X-API-Key` → token → permission. Runs before any body is read, so an
 // unauthenticated or unauthorized caller never costs a parse: 401 for a missing or unknown token,
-// 403 for a known token without the permission the method needs (requireToken: any known token).
+// 403 for a known token without the permission the method needs (requireToken: any known token;
+// tokenHas: a further permission that changes what a route answers, e.g. replay's alert content).
 import type Koa from 'koa'
 import { RulekeeperError } from '../errors.js'
 import { type Permission, type TokenRecord, type TokenStore, tokenIdOf } from '../auth/token-store.js'
@@ -37,4 +38,9 @@ export function requireToken(tokens: TokenStore): Koa.Middleware<ApiState> {
     ctx.state.token = authenticate(tokens, ctx)
     await next()
   }
+}
+
+/** Whether the request's token (set by a guard above) has `permission` too: a route's answer may depend on it. */
+export function tokenHas(ctx: Koa.ParameterizedContext<ApiState>, permission: Permission): boolean {
+  return ctx.state.token?.permissions.includes(permission) ?? false
 }

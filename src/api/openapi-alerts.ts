@@ -132,11 +132,34 @@ export const ALERT_SCHEMAS: Obj = {
   },
   ReplayResult: {
     type: 'object',
-    required: ['records', 'matches', 'alerts'],
+    required: ['records', 'matches', 'rules', 'alertCount'],
     properties: {
       records: { type: 'integer', description: 'Stored records with an event time in [from, to).' },
       matches: { type: 'integer', description: 'Matches and signals.' },
-      alerts: { type: 'array', items: ref('Alert'), description: 'The alerts that would exist (same ids).' },
+      rules: {
+        type: 'array',
+        description: 'Every rule run, by id, with its counts.',
+        items: {
+          type: 'object',
+          required: ['ruleId', 'matches', 'alerts', 'errors'],
+          properties: {
+            ruleId: { type: 'string' },
+            matches: { type: 'integer', description: 'Matches and signals of this rule.' },
+            alerts: { type: 'integer', description: 'Alerts this rule would raise.' },
+            errors: {
+              type: 'integer',
+              description: 'Evaluations that raised an error (and a batch rule that could not run at all, once).',
+            },
+          },
+        },
+      },
+      alertCount: { type: 'integer', description: 'The alerts that would exist.' },
+      alerts: {
+        type: 'array',
+        items: ref('Alert'),
+        description:
+          'The alerts that would exist (same ids), by first event time, then id. Only for a token with View Alerts too (alert content); absent otherwise.',
+      },
     },
   },
 }
@@ -232,19 +255,22 @@ export function alertPaths(): Obj {
         tags: ['Alerts'],
         summary: 'Replay rules over stored records',
         description:
-          'Evaluates the rules over the stored records whose event time is in [from, to), in stored order, with the served (or given) revision, and answers what a live run would give. Stores and delivers nothing. One replay runs at a time by default (others: 503 with Retry-After); a replay stops when its caller goes away. Needs View Rules.',
+          'Evaluates the rules over the stored records whose event time is in [from, to), in stored order, with the served (or given) revision, and answers what a live run would give: counts, per rule, and — for a token with View Alerts too — the alerts (titles, dedup strings, contexts and summaries are alert content; a token with View Rules alone gets the counts only). Stores and delivers nothing. The answer is streamed (chunked) as it is built. Replays take fair places: config detection.replay.concurrency at once (default 2) and one per token; the next wait (detection.replay.queue, default 8, one per token) and a freed place goes round robin over tokens. A replay stops, and frees its place, when its caller goes away. Needs View Rules.',
         operationId: 'replay',
         requestBody: { required: true, content: json(ref('ReplayRequest')) },
         responses: {
-          '200': { description: 'Counts and the alerts.', content: json(ref('ReplayResult')) },
+          '200': {
+            description: 'The counts, and the alerts for a token with View Alerts.',
+            content: json(ref('ReplayResult')),
+          },
           '400': err(
-            'A bad time, from not before to, an unknown field, rule id or revision; or [from, to) covers more stored bytes than one replay may read (config detection.replay.maxBytes): narrow the range.',
+            'A bad time, from not before to, an unknown field, rule id or revision; [from, to) covers more stored bytes than one replay may read (config detection.replay.maxBytes); or the replay would hold more alert groups (detection.replay.maxGroups, default 20,000) or alert content (detection.replay.maxContentBytes, default 64 MiB) than allowed — the message names the limit: narrow the range or name fewer rules.',
           ),
           '413': err('The body is too large.'),
           '415': err('The body is not JSON.'),
           '503': {
             ...err(
-              'Replay is busy: as many replays as config detection.replay.concurrency allows (default 1) are running. Retry after the seconds Retry-After gives (estimated from the running replay’s progress).',
+              'Replay is busy: as many replays as config detection.replay.concurrency allows are running and as many as detection.replay.queue allows are waiting, or this token already has a replay waiting. Retry after the seconds Retry-After gives (estimated from the running replays’ progress).',
             ),
             headers: { 'Retry-After': { description: 'Seconds, 1 to 3600.', schema: { type: 'integer', minimum: 1 } } },
           },

@@ -1,49 +1,51 @@
 // `POST /replay` (alerts.md §3, View Rules): `{ ruleIds?, from, to, revision? }` → the records, the
-// matches and the alerts a run of those rules over the stored records of [from, to) would give,
-// with the served revision or the given one (detection's replay runs, handed over by main.ts; they
-// store and deliver nothing). At most `limits.concurrency` replays run at once (one more: 503 with
-// Retry-After, estimated from the running ones' progress), each reads at most `limits.maxBytes` of
-// stored records (more: 400), and a replay whose caller went away stops (docs/decisions.md, "Replay
-// limits"). Times must be real calendar times: 2026-02-30 or 24:00 is a 400, not a day later.
+// matches, each rule's counts and — for a token with View Alerts too — the alerts a run of those
+// rules over the stored records of [from, to) would give (detection's replay runs, handed over by
+// main.ts; they store and deliver nothing). Replays take fair places (detect/replay-queue.ts), the answer
+// is streamed as it is built (detect/replay-json.ts) and a replay whose caller went away stops
+// (docs/decisions.md, "Replay limits", "Replay: bounded, fair, within its permission").
+import { Readable } from 'node:stream'
 import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
-import { badRequest, isRulekeeperError, RulekeeperError, validationFailed } from '../errors.js'
+import { replayJsonChunks } from '../detect/replay-json.js'
+import type { ReplayResult } from '../detect/replay.js'
+import type { ReplayPlace, ReplayQueue } from '../detect/replay-queue.js'
+import { badRequest, isRulekeeperError, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { rfc3339Ms } from '../rfc3339.js'
-import { requirePermission } from './auth.js'
+import { requirePermission, tokenHas } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 
 /** What the route needs of detection (detect/replay-runs.ts); `run` throws the 400s of a replay. */
 export interface Replays {
-  limits: { concurrency: number }
+  /** The fair places replays take (per token, round robin). */
+  queue: ReplayQueue
   run(req: {
     ruleIds?: string[]
     fromMs: number
     toMs: number
     revision?: string
+    /** Keep the alerts' content (false: counts only). */
+    content: boolean
     signal: AbortSignal
     progress: (read: number, total: number) => void
-  }): Promise<unknown>
+  }): Promise<ReplayResult>
+}
+
+/** The answer's chunks, letting other work run between them (the client's pace sets the rest). */
+async function* answer(result: ReplayResult, alerts: boolean): AsyncGenerator<string> {
+  for (const chunk of replayJsonChunks(result, { alerts })) {
+    yield chunk
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
 }
 
 export function addReplayRoute(
   router: Router<ApiState>,
   deps: { tokens: TokenStore; maxBodyBytes: number; replays: Replays },
 ): void {
-  const { limits } = deps.replays
-  /** The replays running now: when each started and how far it has read. */
-  const running = new Set<{ startedAt: number; read: number; total: number }>()
-  /** Seconds until the first running replay should end (from its progress so far), 1 to 3600. */
-  const retryAfter = () => {
-    let soonest = Number.POSITIVE_INFINITY
-    for (const r of running) {
-      const elapsed = (Date.now() - r.startedAt) / 1000
-      const left = r.read > 0 ? (elapsed * (r.total - r.read)) / r.read : 5
-      soonest = Math.min(soonest, left)
-    }
-    return Math.min(3600, Math.max(1, Math.ceil(soonest)))
-  }
+  const { queue } = deps.replays
   router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')
@@ -62,43 +64,47 @@ export function addReplayRoute(
     if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
       errors.push({ path: '/revision', message: 'revision must be a full commit id (40 hex digits)' })
     if (errors.length) throw validationFailed(errors)
-    if (running.size >= limits.concurrency) {
-      const wait = retryAfter()
-      throw new RulekeeperError(
-        'Unavailable',
-        `replay is busy: ${running.size} replay${running.size === 1 ? ' is' : 's are'} running (at most ${limits.concurrency} at once); retry in ${wait} s`,
-        {},
-        { 'Retry-After': String(wait) },
-      )
-    }
-    const slot = { startedAt: Date.now(), read: 0, total: 0 }
-    running.add(slot)
-    // The caller going away (the connection closed before the answer) stops the replay.
+    // Alert content (titles, dedup strings, contexts, summaries of event values) is View Alerts'.
+    const content = tokenHas(ctx, 'View Alerts')
+    // The caller going away (the connection closed before the answer) stops the replay, or its wait.
     const abort = new AbortController()
     const onClose = () => {
       if (!ctx.res.writableFinished) abort.abort(new Error('the client disconnected'))
     }
     ctx.res.once('close', onClose)
+    let place: ReplayPlace | undefined
+    let streaming = false
     try {
-      ctx.body = await deps.replays.run({
+      place = await queue.acquire(ctx.state.token!.id, abort.signal)
+      const result = await deps.replays.run({
         ruleIds: ids as string[] | undefined,
         fromMs: fromMs!,
         toMs: toMs!,
         revision: rev as string | undefined,
+        content,
         signal: abort.signal,
-        progress: (read, total) => {
-          slot.read = read
-          slot.total = total
-        },
+        progress: place.progress,
       })
+      // The place is held until the answer is written or the connection closes (Koa destroys the stream).
+      const stream = Readable.from(answer(result, content), { objectMode: false })
+      const held = place
+      stream.once('close', () => {
+        ctx.res.off('close', onClose)
+        held.release()
+      })
+      ctx.type = 'application/json'
+      ctx.body = stream
+      streaming = true
     } catch (err) {
       // nobody reads the answer; a plain 4xx keeps it out of the server-error log
       if (abort.signal.aborted && !isRulekeeperError(err))
         throw badRequest('the client disconnected before the replay finished')
       throw err
     } finally {
-      ctx.res.off('close', onClose)
-      running.delete(slot)
+      if (!streaming) {
+        ctx.res.off('close', onClose)
+        place?.release()
+      }
     }
   })
 }

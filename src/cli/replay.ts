@@ -1,10 +1,12 @@
 // `rulekeeper replay [--rule ID]… --from T --to T [--revision REV] [--json]`: the rules of the
 // served branch's tip (or REV) over the data directory's stored records of [from, to), as
-// `POST /replay` answers; reads only, so the server may be running or not (detect/replay.ts).
+// `POST /replay` answers (written as it is built); reads only, so the server may be running or not
+// (detect/replay.ts).
 import path from 'node:path'
 import { loadServiceConfig } from '../config-sections.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
+import { replayJsonChunks } from '../detect/replay-json.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
 import { RuleIndex } from '../rules/rule-index.js'
@@ -16,8 +18,8 @@ const HELP = `Usage: rulekeeper replay [--rule ID]... --from TIME --to TIME [--r
 
 Runs the rules (each --rule, enabled or not; else every enabled rule) over the stored records whose
 event time is in [--from, --to) (RFC 3339), in stored order, with the rules of the served branch's
-tip or of commit REV, and prints the records, matches and the alerts that would exist (the same ids
-as live detection). Stores and delivers nothing; the server may be running.
+tip or of commit REV, and prints the records, matches, each rule's matches, alerts and errors, and
+the alerts that would exist (the same ids as live detection). Stores and delivers nothing; the server may be running.
 The data directory is the server's: --data-dir, else $RULEKEEPER_DATA_DIR, else dataDir of
 $RULEKEEPER_CONFIG, else ./data.
 `
@@ -57,15 +59,22 @@ export async function replayCommand(argv: string[], env: Record<string, string |
     }).catch((err: unknown) => {
       throw err instanceof ReplayRequestError ? new UsageError(err.message) : err
     })
+    // Written as it is built (an answer of many alerts never exists whole), waiting for stdout to drain.
+    const write = async (text: string) => {
+      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve))
+    }
     if (args.options.json) {
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      for (const chunk of replayJsonChunks(result, { alerts: true, indent: 2 })) await write(chunk)
+      await write('\n')
       return 0
     }
-    process.stdout.write(
-      `revision ${commit}: ${result.records} records, ${result.matches} matches, ${result.alerts.length} alerts\n`,
+    await write(
+      `revision ${commit}: ${result.records} records, ${result.matches} matches, ${result.alertCount} alerts\n`,
     )
-    for (const a of result.alerts)
-      process.stdout.write(
+    for (const r of result.rules)
+      await write(`${r.ruleId}: ${r.matches} matches, ${r.alerts} alerts, ${r.errors} errors\n`)
+    for (const a of result.alerts())
+      await write(
         `${a.id}  ${a.ruleId}  ${a.severity}  ${a.eventCount} event(s)  ${a.firstEventTime} – ${a.lastEventTime}  ${a.title}\n`,
       )
     return 0

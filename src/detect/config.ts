@@ -1,19 +1,33 @@
-// The `detection:` config section: the limits of `POST /replay` (how many run at once, how many
-// stored bytes one may read). Checked by loadConfig with every other section (config-sections.ts
+// The `detection:` config section: the limits of `POST /replay` (how many run at once and wait, how
+// many stored bytes one may read, how many alert groups and how much alert content one may hold). Checked by loadConfig with every other section (config-sections.ts
 // lists it); `replayLimits` turns the raw section into trusted settings with the defaults.
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
 
 export interface ReplayLimits {
-  /** Replays running at once; one more is answered 503 with Retry-After. */
+  /** Replays running at once, in all (one per token); the next ones wait in the queue. */
   concurrency: number
+  /** Replays waiting for a place, in all (one per token); one more is answered 503 with Retry-After. */
+  queue: number
   /** Stored bytes (the data files of the hours [from, to) meets) one replay may read; more is a 400. */
   maxBytes: number
+  /** Alert groups (alerts and windows still short of their threshold) one replay may hold; more is a 400. */
+  maxGroups: number
+  /** Alert content one replay may hold (each group's title, dedup and alert context as JSON); more is a 400. */
+  maxContentBytes: number
 }
 
-export const DEFAULT_REPLAY_LIMITS: ReplayLimits = { concurrency: 1, maxBytes: 8 * 1024 ** 3 }
+export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
+  concurrency: 2,
+  queue: 8,
+  maxBytes: 8 * 1024 ** 3,
+  maxGroups: 20_000,
+  maxContentBytes: 64 * 1024 ** 2,
+}
 
-const isPositiveInt = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1
+/** `queue` may be 0 (nothing waits: a replay without a place is a 503 at once); the others are ≥ 1. */
+const isLimit = (k: string, v: unknown) =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= (k === 'queue' ? 0 : 1)
 
 /** Every problem of the `detection:` section (config-sections.ts runs it with the others). */
 export function checkDetectionConfig(config: Record<string, unknown>): ConfigProblem[] {
@@ -25,8 +39,11 @@ export function checkDetectionConfig(config: Record<string, unknown>): ConfigPro
   if (!isPlainObject(d.replay)) return [...problems, { path: ['detection', 'replay'], message: 'must be a map' }]
   problems.push(...unknownKeys(['detection', 'replay'], d.replay, Object.keys(DEFAULT_REPLAY_LIMITS)))
   for (const [k, v] of Object.entries(d.replay))
-    if (k in DEFAULT_REPLAY_LIMITS && !isPositiveInt(v))
-      problems.push({ path: ['detection', 'replay', k], message: 'must be a positive integer' })
+    if (k in DEFAULT_REPLAY_LIMITS && !isLimit(k, v))
+      problems.push({
+        path: ['detection', 'replay', k],
+        message: k === 'queue' ? 'must be a whole number, 0 or more' : 'must be a positive integer',
+      })
   return problems
 }
 

@@ -1,11 +1,13 @@
-// Replay as the API runs it (api/replay-route.ts `Replays`): the served rules or those of another
-// commit, over the stored records up to their durable lengths; a request replay.ts cannot run
-// (an empty range, unknown rules, too many bytes) or an unknown commit is a 400.
+// Replay as the API runs it (api/replay-route.ts `Replays`): fair places (replay-queue.ts), the
+// served rules or those of another commit, over the stored records up to their durable lengths; a
+// request replay.ts cannot run (an empty range, unknown rules, too many bytes, groups or alert
+// content) or an unknown commit is a 400.
 import { badRequest, validationFailed } from '../errors.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { ReplayLimits } from './config.js'
 import type { LiveEngines } from '../engine/engine.js'
-import { replay, ReplayRequestError } from './replay.js'
+import { type ReplayResult, replay, ReplayRequestError } from './replay.js'
+import { ReplayQueue } from './replay-queue.js'
 
 export interface ReplayRequest {
   ruleIds?: string[]
@@ -13,6 +15,8 @@ export interface ReplayRequest {
   toMs: number
   /** A full commit id; absent: the served revision. */
   revision?: string
+  /** Keep the alerts' content (false: counts only, for a token without View Alerts). */
+  content: boolean
   signal: AbortSignal
   progress: (read: number, total: number) => void
 }
@@ -26,9 +30,10 @@ export function replayRuns(deps: {
   /** The rules of another commit, or null when the repository has no such commit. */
   rulesAt: (revision: string) => Promise<RuleIndex | null>
   limits: ReplayLimits
-}): { limits: ReplayLimits; run(req: ReplayRequest): Promise<unknown> } {
+}): { limits: ReplayLimits; queue: ReplayQueue; run(req: ReplayRequest): Promise<ReplayResult> } {
   return {
     limits: deps.limits,
+    queue: new ReplayQueue(deps.limits),
     async run(req) {
       let index = deps.catalog.index
       if (req.revision !== undefined && req.revision !== index.revision) {
@@ -47,6 +52,9 @@ export function replayRuns(deps: {
           toMs: req.toMs,
           durableLength: (file) => deps.detector.durableLength(file),
           maxBytes: deps.limits.maxBytes,
+          maxGroups: deps.limits.maxGroups,
+          maxContentBytes: deps.limits.maxContentBytes,
+          content: req.content,
           signal: req.signal,
           progress: req.progress,
         })

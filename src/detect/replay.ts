@@ -1,14 +1,17 @@
 // Replay (alerts.md §3): the rules of one revision over the stored records whose event time is in
 // [from, to), in stored order, through the same evaluators and the same grouping as live detection,
 // with nothing stored. Used by `POST /replay` and `rulekeeper replay` (which reads the data
-// directory beside a running server or without one).
+// directory beside a running server or without one). What a replay holds is bounded: the groups it
+// opens and their content (a 400 past either cap), and without `content` no title, context or
+// summary is kept at all (counts only); the alerts are built one by one as the answer is written.
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { eventTimeMs } from './event-time.js'
-import { alertView, Grouper } from './grouping.js'
+import { alertView, type Group, Grouper, type MatchFields, type RuleMeta } from './grouping.js'
 import { evaluateRecords } from './evaluate-records.js'
 import type { LiveEngines } from '../engine/engine.js'
+import type { Evaluation } from '../engine/live.js'
 import { buildLiveIndex, type LiveRule } from './live-rules.js'
 import { prefilterOfLiveRules } from './rule-prefilter.js'
 import { chunkFor, LineCursor, listDataFiles, partitionsMeeting, type StoredRecord } from './stored-log.js'
@@ -33,12 +36,33 @@ export interface ReplayOptions {
   signal?: AbortSignal
   /** Told the bytes read so far and in all (an estimate of the time left). */
   progress?: (read: number, total: number) => void
+  /** The most alert groups (alerts and windows short of their threshold) to hold; more is refused. */
+  maxGroups?: number
+  /** The most alert content (title, dedup and alert context as JSON, per group) to hold; more is refused. */
+  maxContentBytes?: number
+  /** Keep the alerts' content (default); false: counts only (no title, context or summary is kept). */
+  content?: boolean
+}
+
+/** What one rule gave in a replay. */
+export interface RuleCounts {
+  ruleId: string
+  /** Matches and signals. */
+  matches: number
+  /** Alerts that would be raised. */
+  alerts: number
+  /** Evaluations that raised an error (and a batch rule that could not run at all, once). */
+  errors: number
 }
 
 export interface ReplayResult {
   records: number
   matches: number
-  alerts: Array<Record<string, unknown>>
+  /** Every rule run, by id, with its counts. */
+  rules: RuleCounts[]
+  alertCount: number
+  /** The alerts in order (first event time, then id), each built when reached; none without `content`. */
+  alerts(): Iterable<Record<string, unknown>>
 }
 
 /** Why a replay cannot run as asked (a 400 in the API, exit 2 in the CLI). */
@@ -46,8 +70,30 @@ export class ReplayRequestError extends Error {}
 
 /** Records per evaluation chunk (live detection's commit batch). */
 const CHUNK_RECORDS = 5000
-const YIELD_EVERY = 4096
+/** Records between looks at the clock, and the longest the replay runs before it lets other work run. */
+const CLOCK_EVERY = 256
+const YIELD_AFTER_MS = 10
 const mib = (n: number) => `${(n / 1024 ** 2).toFixed(n < 10 * 1024 ** 2 ? 1 : 0)} MiB`
+const sizeText = (n: number) => (n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : mib(n))
+const EMPTY_CONTEXT: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
+
+/** A rule's meta without what only the alert content needs (summary attributes, texts). */
+const countsOnly = (meta: RuleMeta): RuleMeta => ({
+  ...meta,
+  summaryAttributes: [],
+  description: '',
+  runbook: '',
+  reference: '',
+})
+
+/** The JSON size of an alert context (a value JSON cannot write counts as its text). */
+function jsonLength(v: unknown): number {
+  try {
+    return JSON.stringify(v)?.length ?? 0
+  } catch {
+    return String(v).length
+  }
+}
 
 /** The log types of the stored log: the folders of `logs/` except `_rejected` and hidden ones. */
 async function storedLogTypes(logsRoot: string): Promise<string[]> {
@@ -99,6 +145,46 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   const now = o.now ?? Date.now()
   let records = 0
   let matches = 0
+  const content = o.content !== false
+  const counts = new Map<string, RuleCounts>()
+  for (const rules of live.byLogType.values())
+    for (const r of rules) counts.set(r.meta.id, { ruleId: r.meta.id, matches: 0, alerts: 0, errors: 0 })
+  for (const r of live.batched) counts.set(r.meta.id, { ruleId: r.meta.id, matches: 0, alerts: 0, errors: 0 })
+  const slimMeta = new Map<RuleMeta, RuleMeta>()
+  let contentBytes = 0
+  /** One evaluation of a rule on a record: counted, and a match joins its group (bounded). */
+  const take = (meta: RuleMeta, out: Evaluation, eventMs: number, record: unknown) => {
+    const c = counts.get(meta.id)!
+    if ('error' in out) {
+      c.errors++
+      return
+    }
+    if (!out.matched) return
+    matches++
+    c.matches++
+    if (out.errors?.length) c.errors++
+    if (!meta.createAlert) return
+    const before = grouper.groups.size
+    if (content) grouper.add(meta, out, eventMs, record, now)
+    else {
+      let slim = slimMeta.get(meta)
+      if (!slim) slimMeta.set(meta, (slim = countsOnly(meta)))
+      const m: MatchFields = { title: '', dedup: out.dedup, severity: out.severity, alertContext: EMPTY_CONTEXT }
+      grouper.add(slim, m, eventMs, record, now)
+    }
+    if (grouper.groups.size === before) return
+    // a new group: within the caps, or the replay is refused (not cut short silently)
+    if (o.maxGroups !== undefined && grouper.groups.size > o.maxGroups)
+      throw new ReplayRequestError(
+        `this replay would hold more than ${o.maxGroups.toLocaleString('en-US')} alert groups (config detection.replay.maxGroups): narrow the range or name fewer rules`,
+      )
+    if (!content || o.maxContentBytes === undefined) return
+    contentBytes += out.title.length + out.dedup.length + jsonLength(out.alertContext)
+    if (contentBytes > o.maxContentBytes)
+      throw new ReplayRequestError(
+        `this replay would hold more than ${sizeText(o.maxContentBytes)} of alert titles, dedup strings and contexts (config detection.replay.maxContentBytes): narrow the range or name fewer rules`,
+      )
+  }
   // Evaluated in chunks, as live detection does: the batch rules' worker runs first, then the
   // grouping pass in stored order. With no batch rule, each record is evaluated as it is read.
   const direct = live.batched.length === 0
@@ -113,31 +199,32 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
       o.signal,
     )
     o.signal?.throwIfAborted()
+    for (const { rule } of evaluations.failed) counts.get(rule.meta.id)!.errors++
     batch.forEach(({ rec, eventMs, rules }, i) => {
       const record = rec.record
-      for (const rule of rules) {
-        const out = evaluations.of(rule, i, record)
-        if (!('matched' in out) || !out.matched) continue
-        matches++
-        if (rule.meta.createAlert) grouper.add(rule.meta, out, eventMs, record, now)
-      }
+      for (const rule of rules) take(rule.meta, evaluations.of(rule, i, record), eventMs, record)
     })
     batch = []
   }
-  // The merge is synchronous between reads: no promise per record. Every YIELD_EVERY records the
-  // replay lets other work run (a server answers requests and ingests meanwhile).
+  // The merge is synchronous between reads: no promise per record. After YIELD_AFTER_MS of work
+  // (looked at every CLOCK_EVERY records) the replay lets other work run (a server answers requests
+  // and ingests meanwhile): on a busy machine the pieces get shorter, not longer.
   const merge = new StoredLogMerge(cursors)
   let bytes = 0
-  let sinceYield = 0
+  let sinceClock = 0
+  let lastYield = performance.now()
   try {
     while (await merge.read()) {
       for (let rec = merge.next(); rec !== null; rec = merge.next()) {
         bytes += rec.next - rec.offset
-        if (++sinceYield >= YIELD_EVERY) {
-          sinceYield = 0
-          o.progress?.(bytes, total)
-          await new Promise<void>((resolve) => setImmediate(resolve))
-          o.signal?.throwIfAborted()
+        if (++sinceClock >= CLOCK_EVERY) {
+          sinceClock = 0
+          if (performance.now() - lastYield >= YIELD_AFTER_MS) {
+            o.progress?.(bytes, total)
+            await new Promise<void>((resolve) => setImmediate(resolve))
+            lastYield = performance.now()
+            o.signal?.throwIfAborted()
+          }
         }
         const eventMs = eventTimeMs(rec.eventTime)
         if (!(eventMs >= o.fromMs && eventMs < o.toMs)) continue
@@ -155,10 +242,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
         const record = rec.record
         for (const k of prefilters.get(rec.logType)!.candidates(record)) {
           const { meta, evaluate } = rules[k]!
-          const out = evaluate!(record)
-          if (!('matched' in out) || !out.matched) continue
-          matches++
-          if (meta.createAlert) grouper.add(meta, out, eventMs, record, now)
+          take(meta, evaluate!(record), eventMs, record)
         }
       }
     }
@@ -166,11 +250,24 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   } finally {
     await merge.close()
   }
-  const alerts = [...grouper.groups.values()]
-    .filter((g) => g.alert)
-    .sort((a, b) =>
-      a.firstEventTime !== b.firstEventTime ? (a.firstEventTime < b.firstEventTime ? -1 : 1) : a.id < b.id ? -1 : 1,
-    )
-    .map(alertView)
-  return { records, matches, alerts }
+  const alerts: Group[] = []
+  for (const g of grouper.groups.values()) {
+    if (!g.alert) continue
+    counts.get(g.ruleId)!.alerts++
+    if (content) alerts.push(g)
+  }
+  alerts.sort((a, b) =>
+    a.firstEventTime !== b.firstEventTime ? (a.firstEventTime < b.firstEventTime ? -1 : 1) : a.id < b.id ? -1 : 1,
+  )
+  const rules = [...counts.values()].sort((a, b) => (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0))
+  const alertCount = rules.reduce((n, r) => n + r.alerts, 0)
+  return {
+    records,
+    matches,
+    rules,
+    alertCount,
+    *alerts() {
+      for (const g of alerts) yield alertView(g)
+    },
+  }
 }

@@ -22,7 +22,7 @@ const HOUR_10 = { from: '2026-11-20T10:00:00Z', to: '2026-11-20T11:00:00Z' }
 
 t.test('one replay at a time; a bound on the bytes read', async (t) => {
   const dataDir = tempDir('rk-replay-limits-')
-  let s = await startInProcess({ dataDir, env, config: { detection: { replay: { concurrency: 1 } } } })
+  let s = await startInProcess({ dataDir, env, config: { detection: { replay: { concurrency: 1, queue: 0 } } } })
   t.teardown(() => s.close())
   await commandRule(s, 'R.Each', 'each')
   // 40,000 records in hour 10 (enough that a replay lasts a while), 200 in hour 11.

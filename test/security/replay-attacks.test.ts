@@ -1,8 +1,8 @@
 // Attacks on POST /replay on a real server with a real stored log and real Python rules in the
 // sandboxed pool: many replays at once (each reads the stored log and takes Python workers from live
-// detection), clients that go away mid-replay (their reader and Python runs must stop, freeing their
-// place), times that do not exist (Feb 30, 24:00, offsets past 23:59) and a range of ten thousand
-// years over the whole stored log.
+// detection; one token cannot hold every place, issue 27 finding 8), clients that go away mid-replay
+// (their reader and Python runs must stop, freeing their place), times that do not exist (Feb 30,
+// 24:00, offsets past 23:59) and a range of ten thousand years over the whole stored log.
 // Real port: slow or hanging clients (clients that go away mid-replay).
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
@@ -12,8 +12,8 @@ t.test('POST /replay under attack', async (t) => {
   const s = await startTestServer({
     dataDir: tempDir('rk-replay-attack-'),
     env: DETECT_ENV,
-    // two replays at once (the default is one), so a third is the one refused
-    config: { python: { timeoutMs: 10_000, poolSize: 2 }, detection: { replay: { concurrency: 2 } } },
+    // two replays at once and one waiting, so a fourth is the one refused
+    config: { python: { timeoutMs: 10_000, poolSize: 2 }, detection: { replay: { concurrency: 2, queue: 1 } } },
   })
   t.teardown(() => s.close())
   // A Python rule that takes 1 s per record: a replay of it over 6 records takes about 6 s.
@@ -35,32 +35,57 @@ t.test('POST /replay under attack', async (t) => {
     Array.from({ length: 6 }, (_, i) => commandRecord('rp', 'x', `2026-11-20T10:00:0${i}Z`)),
   )
   const range = { from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z' }
-  const replayOf = (ruleIds: string[], signal?: AbortSignal) =>
+  const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map((k) => s.makeToken(`replayer-${k}`, ['View Rules'])))
+  const replayOf = (ruleIds: string[], signal?: AbortSignal, token = s.token) =>
     fetch(`${s.url}/replay`, {
       method: 'POST',
-      headers: { 'X-API-Key': s.token, 'Content-Type': 'application/json' },
+      headers: { 'X-API-Key': token, 'Content-Type': 'application/json' },
       body: JSON.stringify({ ...range, ruleIds }),
       signal,
     })
+  const queue = s.server.detection.replays.queue
+  /** Waits (bounded) until the replay places are as given. */
+  const placesAre = async (want: { running: number; waiting: number }) => {
+    for (let i = 0; i < 200 && JSON.stringify(queue.size) !== JSON.stringify(want); i++)
+      await new Promise((r) => setTimeout(r, 25))
+    return queue.size
+  }
 
-  await t.test('a third replay at once is a 503 with Retry-After; the two running finish', async (t) => {
-    const first = [replayOf(['Rp.Slow']), replayOf(['Rp.Slow'])]
-    await new Promise((r) => setTimeout(r, 300)) // wait: both replays under way; no signal for it
-    const third = await replayOf(['Rp.Fast'])
-    t.equal(third.status, 503)
-    t.ok(Number(third.headers.get('retry-after')) > 0, 'Retry-After')
-    t.match((await third.json()).message, /at most 2 at once/)
-    for (const res of await Promise.all(first)) {
+  await t.test('two run, one waits, a fourth is a 503 with Retry-After; the three finish', async (t) => {
+    const first = [replayOf(['Rp.Slow'], undefined, a), replayOf(['Rp.Slow'], undefined, b)]
+    t.same(await placesAre({ running: 2, waiting: 0 }), { running: 2, waiting: 0 })
+    const third = replayOf(['Rp.Fast'], undefined, c)
+    t.same(await placesAre({ running: 2, waiting: 1 }), { running: 2, waiting: 1 }, 'the third waits')
+    const fourth = await replayOf(['Rp.Fast'], undefined, d)
+    t.equal(fourth.status, 503)
+    t.ok(Number(fourth.headers.get('retry-after')) > 0, 'Retry-After')
+    t.match((await fourth.json()).message, /at most 2 at once\) and 1 waiting \(at most 1\)/)
+    for (const res of await Promise.all([...first, third])) {
       t.equal(res.status, 200)
       t.equal((await res.json()).matches, 6)
     }
     t.equal((await replayOf(['Rp.Fast'])).status, 200, 'a place is free again')
   })
 
+  await t.test('one token cannot hold every place: another token’s replay runs meanwhile', async (t) => {
+    let firstDone = false
+    const held = [replayOf(['Rp.Slow'], undefined, a), replayOf(['Rp.Slow'], undefined, a)]
+    held[0]!.then(() => (firstDone = true))
+    t.same(await placesAre({ running: 1, waiting: 1 }), { running: 1, waiting: 1 }, 'token a: one runs, one waits')
+    const other = await replayOf(['Rp.Fast'], undefined, b)
+    t.equal(other.status, 200, 'token b was not refused')
+    t.equal((await other.json()).matches, 6)
+    t.notOk(firstDone, 'while token a’s first replay still ran')
+    for (const res of await Promise.all(held)) {
+      t.equal(res.status, 200)
+      t.equal((await res.json()).matches, 6)
+    }
+  })
+
   await t.test('clients that go away free their places at once (their Python runs are stopped)', async (t) => {
     const controllers = [new AbortController(), new AbortController()]
-    const gone = controllers.map((c) => replayOf(['Rp.Slow'], c.signal).catch(() => 'aborted'))
-    await new Promise((r) => setTimeout(r, 500)) // wait: the clients go away mid-replay
+    const gone = controllers.map((ac, i) => replayOf(['Rp.Slow'], ac.signal, [a, b][i]).catch(() => 'aborted'))
+    t.same(await placesAre({ running: 2, waiting: 0 }), { running: 2, waiting: 0 })
     for (const c of controllers) c.abort()
     t.same(await Promise.all(gone), ['aborted', 'aborted'])
     const started = Date.now()
