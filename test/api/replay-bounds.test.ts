@@ -3,6 +3,7 @@
 // 400 while the server's RSS stays within a bound (sampled from /proc while it runs); an answer of
 // many alerts is streamed (chunked, built as it is written), /healthz answers while a slow client
 // holds it unread, and a client that leaves mid-answer frees its place at once.
+// Real port: the memory of a real server (its RSS under a large replay), and slow or hanging clients.
 import { writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import path from 'node:path'
