@@ -2,7 +2,8 @@
 // change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
 // hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
-// Grouping, the alert index and the rule errors live here, in memory. While the loop holds the
+// Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
+// capped as they enter (output-caps.ts). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
 // never half a batch; otherwise that output is committed alone, at once.
 import type { AlertHook } from './alert-hook.js'
@@ -19,6 +20,7 @@ import {
   matchId,
   type RuleMeta,
 } from './grouping.js'
+import { capError, capMatch } from './output-caps.js'
 import type { Location, StoredRecord } from './stored-log.js'
 
 /** The alerts as the alert routes use them: a page, one alert, its events, a status change. */
@@ -110,16 +112,17 @@ export class AlertBook implements AlertAccess {
 
   /** Queues a rule error. */
   addError(e: RuleErrorRecord): void {
-    this.errors.push(e)
+    this.errors.push(capError(e))
   }
 
   /** Queues a rule's match on a stored record, grouped (in stored order) when the rule makes alerts. */
   addMatch(
     rec: Pick<StoredRecord, 'file' | 'offset' | 'logType' | 'eventTime' | 'record'>,
     rule: RuleMeta,
-    match: Match,
+    given: Match,
     now: number,
   ): void {
+    const match = capMatch(given)
     let alertId: string | null = null
     if (rule.createAlert) {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
@@ -178,7 +181,7 @@ export class AlertBook implements AlertAccess {
     if (this.closed) return Promise.reject(new Error('detection is closed'))
     for (const { group, rule, match } of out.created) this.alertCreated(group, rule, match)
     this.matches.push(...out.matches)
-    this.errors.push(...out.errors)
+    for (const e of out.errors) this.errors.push(capError(e))
     for (const g of out.groups) this.changed.set(g.id, g)
     return new Promise((done, fail) => {
       this.waiting.push({ done, fail })
