@@ -21,6 +21,7 @@ import {
   type RuleMeta,
 } from './grouping.js'
 import { capError, capMatch } from './output-caps.js'
+import { RuleErrorWindow } from './rule-error-window.js'
 import type { Location, StoredRecord } from './stored-log.js'
 
 /** The alerts as the alert routes use them: a page, one alert, its events, a status change. */
@@ -61,8 +62,8 @@ interface Patch {
 export class AlertBook implements AlertAccess {
   private readonly grouper: Grouper
   private readonly index = new AlertIndex()
-  /** Every rule error committed or handed to a commit, in commit order (only ever appended to). */
-  readonly ruleErrors: RuleErrorRecord[]
+  /** The rule errors committed or handed to a commit, in commit order: the newest, and all folded (bounded). */
+  readonly ruleErrors: RuleErrorWindow
   // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
   private matches: MatchLine[] = []
   private errors: RuleErrorRecord[] = []
@@ -79,7 +80,7 @@ export class AlertBook implements AlertAccess {
   ) {
     this.grouper = new Grouper(ledger.groups)
     for (const g of ledger.groups) if (g.alert) this.index.add(g)
-    this.ruleErrors = [...ledger.errors]
+    this.ruleErrors = new RuleErrorWindow(ledger.errors)
   }
 
   /** The last committed checkpoint. */
