@@ -12,7 +12,7 @@ import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './audit/index.js'
 import { liveCompilers } from './detect/compilers.js'
-import { replayLimits } from './detect/config.js'
+import { alertsPerRuleHour, replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveCompiler } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -225,6 +225,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),
+      alertsPerRuleHour: alertsPerRuleHour(config as Record<string, unknown>),
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
     })

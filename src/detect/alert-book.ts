@@ -8,6 +8,7 @@
 // never half a batch; otherwise that output is committed alone, at once.
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
+import { AlertLimiter } from './alert-limiter.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
 import { eventTimeMs } from './event-time.js'
@@ -62,6 +63,8 @@ interface Patch {
 export class AlertBook implements AlertAccess {
   private readonly grouper: Grouper
   private readonly index = new AlertIndex()
+  /** The alert limit per rule and hour (alert-limiter.ts). */
+  readonly limiter: AlertLimiter
   /** The rule errors committed or handed to a commit, in commit order: the newest, and all folded (bounded). */
   readonly ruleErrors: RuleErrorWindow
   // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
@@ -76,9 +79,15 @@ export class AlertBook implements AlertAccess {
 
   constructor(
     private readonly ledger: DetectionLedger,
-    private readonly o: { alertHook?: AlertHook; metrics?: Pick<DetectMetrics, 'alerts' | 'matches' | 'ruleErrors'> },
+    private readonly o: {
+      alertHook?: AlertHook
+      metrics?: Pick<DetectMetrics, 'alerts' | 'alertsLimited' | 'matches' | 'ruleErrors'>
+      /** Alerts one rule may make in a clock hour (default 1,000); further matches are signals. */
+      alertsPerRuleHour?: number
+    },
   ) {
     this.grouper = new Grouper(ledger.groups)
+    this.limiter = new AlertLimiter(o.alertsPerRuleHour, ledger.groups)
     for (const g of ledger.groups) if (g.alert) this.index.add(g)
     this.ruleErrors = new RuleErrorWindow(ledger.errors)
   }
@@ -125,16 +134,24 @@ export class AlertBook implements AlertAccess {
   ): void {
     const match = capMatch(given)
     let alertId: string | null = null
-    if (rule.createAlert) {
+    // Over the rule's alert limit this hour: a signal only (no group, no alert, no delivery).
+    const limited = rule.createAlert && !this.limiter.admit(rule.id, now)
+    const alerting = rule.createAlert && !limited
+    if (alerting) {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
       alertId = group.id
       this.changed.set(group.id, group)
-      if (created) this.alertCreated(group, rule, match)
+      if (created) {
+        this.limiter.created(rule.id, now)
+        this.alertCreated(group, rule, match)
+      }
     }
-    this.o.metrics?.matches.inc({ type: rule.createAlert ? 'match' : 'signal' })
+    if (limited) this.o.metrics?.alertsLimited.inc()
+    this.o.metrics?.matches.inc({ type: alerting ? 'match' : 'signal' })
     this.matches.push([
       rec.eventTime,
       {
+        ...(limited ? { alertLimited: true } : {}),
         id: matchId(rule.id, rec.file, rec.offset),
         ruleId: rule.id,
         ruleKind: rule.kind,
@@ -146,7 +163,7 @@ export class AlertBook implements AlertAccess {
         title: match.title,
         severity: match.severity,
         alertContext: match.alertContext,
-        signal: !rule.createAlert,
+        signal: !alerting,
         alertId,
       },
     ])
