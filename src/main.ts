@@ -12,7 +12,7 @@ import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
 import { listLogTypes } from './ingest/log-types.js'
-import { replayLimits } from './detect/config.js'
+import { alertsPerRuleHour, replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -226,6 +226,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       correlation: opts.correlationSchedule,
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),
+      alertsPerRuleHour: alertsPerRuleHour(config as Record<string, unknown>),
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
     })

@@ -134,6 +134,28 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
             type: 'boolean',
             description: 'Detection stopped on an error; it resumes from its checkpoint at the next start.',
           },
+          alertLimit: {
+            type: 'object',
+            description:
+              'The alert limit (config detection.alertsPerRuleHour): the rules that made that many alerts in the current clock hour; their further matches are stored as signals only until the hour ends.',
+            required: ['perHour', 'hourStart', 'rules'],
+            properties: {
+              perHour: { type: 'integer' },
+              hourStart: { type: 'string', format: 'date-time' },
+              rules: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['ruleId', 'alerts', 'limitedMatches'],
+                  properties: {
+                    ruleId: { type: 'string' },
+                    alerts: { type: 'integer' },
+                    limitedMatches: { type: 'integer', description: 'Matches stored as signals only this hour.' },
+                  },
+                },
+              },
+            },
+          },
           correlation: {
             type: 'object',
             required: ['rules'],

@@ -2,11 +2,13 @@
 // change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
 // hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
-// Grouping, the alert index and the rule errors live here, in memory. While the loop holds the
+// Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
+// capped as they enter (output-caps.ts). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
 // never half a batch; otherwise that output is committed alone, at once.
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
+import { AlertLimiter } from './alert-limiter.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
 import { eventTimeMs } from './event-time.js'
@@ -19,6 +21,8 @@ import {
   matchId,
   type RuleMeta,
 } from './grouping.js'
+import { capError, capMatch } from './output-caps.js'
+import { RuleErrorWindow } from './rule-error-window.js'
 import type { Location, StoredRecord } from './stored-log.js'
 
 /** The alerts as the alert routes use them: a page, one alert, its events, a status change. */
@@ -59,8 +63,10 @@ interface Patch {
 export class AlertBook implements AlertAccess {
   private readonly grouper: Grouper
   private readonly index = new AlertIndex()
-  /** Every rule error committed or handed to a commit, in commit order (only ever appended to). */
-  readonly ruleErrors: RuleErrorRecord[]
+  /** The alert limit per rule and hour (alert-limiter.ts). */
+  readonly limiter: AlertLimiter
+  /** The rule errors committed or handed to a commit, in commit order: the newest, and all folded (bounded). */
+  readonly ruleErrors: RuleErrorWindow
   // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
   private matches: MatchLine[] = []
   private errors: RuleErrorRecord[] = []
@@ -73,11 +79,17 @@ export class AlertBook implements AlertAccess {
 
   constructor(
     private readonly ledger: DetectionLedger,
-    private readonly o: { alertHook?: AlertHook; metrics?: Pick<DetectMetrics, 'alerts' | 'matches' | 'ruleErrors'> },
+    private readonly o: {
+      alertHook?: AlertHook
+      metrics?: Pick<DetectMetrics, 'alerts' | 'alertsLimited' | 'matches' | 'ruleErrors'>
+      /** Alerts one rule may make in a clock hour (default 1,000); further matches are signals. */
+      alertsPerRuleHour?: number
+    },
   ) {
     this.grouper = new Grouper(ledger.groups)
+    this.limiter = new AlertLimiter(o.alertsPerRuleHour, ledger.groups)
     for (const g of ledger.groups) if (g.alert) this.index.add(g)
-    this.ruleErrors = [...ledger.errors]
+    this.ruleErrors = new RuleErrorWindow(ledger.errors)
   }
 
   /** The last committed checkpoint. */
@@ -110,27 +122,36 @@ export class AlertBook implements AlertAccess {
 
   /** Queues a rule error. */
   addError(e: RuleErrorRecord): void {
-    this.errors.push(e)
+    this.errors.push(capError(e))
   }
 
   /** Queues a rule's match on a stored record, grouped (in stored order) when the rule makes alerts. */
   addMatch(
     rec: Pick<StoredRecord, 'file' | 'offset' | 'logType' | 'eventTime' | 'record'>,
     rule: RuleMeta,
-    match: Match,
+    given: Match,
     now: number,
   ): void {
+    const match = capMatch(given)
     let alertId: string | null = null
-    if (rule.createAlert) {
+    // Over the rule's alert limit this hour: a signal only (no group, no alert, no delivery).
+    const limited = rule.createAlert && !this.limiter.admit(rule.id, now)
+    const alerting = rule.createAlert && !limited
+    if (alerting) {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
       alertId = group.id
       this.changed.set(group.id, group)
-      if (created) this.alertCreated(group, rule, match)
+      if (created) {
+        this.limiter.created(rule.id, now)
+        this.alertCreated(group, rule, match)
+      }
     }
-    this.o.metrics?.matches.inc({ type: rule.createAlert ? 'match' : 'signal' })
+    if (limited) this.o.metrics?.alertsLimited.inc()
+    this.o.metrics?.matches.inc({ type: alerting ? 'match' : 'signal' })
     this.matches.push([
       rec.eventTime,
       {
+        ...(limited ? { alertLimited: true } : {}),
         id: matchId(rule.id, rec.file, rec.offset),
         ruleId: rule.id,
         ruleKind: rule.kind,
@@ -142,7 +163,7 @@ export class AlertBook implements AlertAccess {
         title: match.title,
         severity: match.severity,
         alertContext: match.alertContext,
-        signal: !rule.createAlert,
+        signal: !alerting,
         alertId,
       },
     ])
@@ -178,7 +199,7 @@ export class AlertBook implements AlertAccess {
     if (this.closed) return Promise.reject(new Error('detection is closed'))
     for (const { group, rule, match } of out.created) this.alertCreated(group, rule, match)
     this.matches.push(...out.matches)
-    this.errors.push(...out.errors)
+    for (const e of out.errors) this.errors.push(capError(e))
     for (const g of out.groups) this.changed.set(g.id, g)
     return new Promise((done, fail) => {
       this.waiting.push({ done, fail })

@@ -1,8 +1,10 @@
 // The `detection:` config section: the limits of `POST /replay` (how many run at once and wait, how
-// many stored bytes one may read, how many alert groups and how much alert content one may hold). Checked by loadConfig with every other section (config-sections.ts
+// many stored bytes one may read, how many alert groups and how much alert content one may hold) and
+// the alert limit (alerts one rule may make in an hour). Checked by loadConfig with every other section (config-sections.ts
 // lists it); `replayLimits` turns the raw section into trusted settings with the defaults.
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
+import { DEFAULT_ALERTS_PER_RULE_HOUR } from './alert-limiter.js'
 
 export interface ReplayLimits {
   /** Replays running at once, in all (one per token); the next ones wait in the queue. */
@@ -25,6 +27,8 @@ export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
   maxContentBytes: 64 * 1024 ** 2,
 }
 
+const isPositiveInt = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1
+
 /** `queue` may be 0 (nothing waits: a replay without a place is a 503 at once); the others are ≥ 1. */
 const isLimit = (k: string, v: unknown) =>
   typeof v === 'number' && Number.isSafeInteger(v) && v >= (k === 'queue' ? 0 : 1)
@@ -34,7 +38,9 @@ export function checkDetectionConfig(config: Record<string, unknown>): ConfigPro
   const d = config.detection
   if (d === undefined) return []
   if (!isPlainObject(d)) return [{ path: ['detection'], message: 'must be a map' }]
-  const problems = unknownKeys(['detection'], d, ['replay'])
+  const problems = unknownKeys(['detection'], d, ['replay', 'alertsPerRuleHour'])
+  if (d.alertsPerRuleHour !== undefined && !isPositiveInt(d.alertsPerRuleHour))
+    problems.push({ path: ['detection', 'alertsPerRuleHour'], message: 'must be a positive integer' })
   if (d.replay === undefined) return problems
   if (!isPlainObject(d.replay)) return [...problems, { path: ['detection', 'replay'], message: 'must be a map' }]
   problems.push(...unknownKeys(['detection', 'replay'], d.replay, Object.keys(DEFAULT_REPLAY_LIMITS)))
@@ -52,4 +58,12 @@ export function replayLimits(config: Record<string, unknown>): ReplayLimits {
   const d = config.detection
   const r = isPlainObject(d) && isPlainObject(d.replay) ? d.replay : {}
   return { ...DEFAULT_REPLAY_LIMITS, ...(r as Partial<ReplayLimits>) }
+}
+
+/** Alerts one rule may make in a clock hour (`detection.alertsPerRuleHour`; default 1,000). */
+export function alertsPerRuleHour(config: Record<string, unknown>): number {
+  const d = config.detection
+  return isPlainObject(d) && typeof d.alertsPerRuleHour === 'number'
+    ? d.alertsPerRuleHour
+    : DEFAULT_ALERTS_PER_RULE_HOUR
 }

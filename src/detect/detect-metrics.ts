@@ -1,5 +1,5 @@
 // Detection's Prometheus series on the server's registry: records evaluated, rule evaluations,
-// matches and signals, alerts created, rule errors per rule, and the lag from acceptance to evaluation.
+// matches and signals, alerts created, matches the alert limit turned into signals, rule errors per rule, and the lag from acceptance to evaluation.
 import { Counter, Histogram, type Registry } from 'prom-client'
 
 export interface DetectMetrics {
@@ -7,6 +7,7 @@ export interface DetectMetrics {
   evaluations: Counter
   matches: Counter<'type'>
   alerts: Counter
+  alertsLimited: Counter
   ruleErrors: Counter<'rule'>
   lag: Histogram
 }
@@ -31,6 +32,11 @@ export function createDetectMetrics(registry: Registry): DetectMetrics {
       registers: r,
     }),
     alerts: new Counter({ name: 'rulekeeper_detection_alerts_total', help: 'Alerts created', registers: r }),
+    alertsLimited: new Counter({
+      name: 'rulekeeper_detection_alert_limited_matches_total',
+      help: "Matches stored as signals only: their rule had made its alert limit's alerts in the hour",
+      registers: r,
+    }),
     ruleErrors: new Counter({
       name: 'rulekeeper_detection_rule_errors_total',
       help: 'Rule errors by rule id',

@@ -55,7 +55,7 @@ export interface MatchReader {
 export interface DetectionLedger extends MatchReader {
   /** The last committed checkpoint (it moves when a commit is durable). */
   readonly checkpoint: Checkpoint
-  /** The groups (the last state of each) and rule errors committed before this start. */
+  /** The groups (the last state of each) committed before this start, and the newest rule errors (a bounded tail). */
   readonly groups: readonly Group[]
   readonly errors: readonly RuleErrorRecord[]
   addMatch(eventTime: string, match: Record<string, unknown>): void

@@ -1,6 +1,6 @@
 // Durable detection output under `<data dir>/detections/`: matches and signals (Hive partitions by
 // event time), the alert journal (one line per group change; the last line of an id wins), rule
-// errors, and the checkpoint that ties them together. A commit appends and fdatasyncs (the new
+// errors (a start reads back only the newest), and the checkpoint that ties them together. A commit appends and fdatasyncs (the new
 // checkpoint's temp file is written and fsynced meanwhile), then renames the temp over the
 // checkpoint once all of it is durable: it names every output file with its committed length
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
@@ -15,7 +15,9 @@ import type { Logger } from '../log.js'
 import { AlertEventIndex } from './alert-events.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, RuleErrorRecord } from './detection-ledger.js'
 import type { Group } from './grouping.js'
+import { DEFAULT_MAX_ERRORS } from './rule-error-window.js'
 import { listDataFiles, type Location, partitionsMeeting } from './stored-log.js'
+import { tailLines } from './tail-lines.js'
 
 interface Out {
   fh: FileHandle | null
@@ -96,9 +98,12 @@ export class DetectionStore implements DetectionLedger {
         journalLines++
       }
     }
-    const errors: RuleErrorRecord[] = []
-    for (const rel of await walk(root, 'rule-errors'))
-      for (const line of await readLines(path.join(root, rel))) errors.push(JSON.parse(line) as RuleErrorRecord)
+    // Rule errors: only the newest (the alert book keeps no more in memory), read from the files' ends.
+    const errorFiles = (await walk(root, 'rule-errors')).map((rel) => ({
+      file: path.join(root, rel),
+      length: checkpoint.outputs[rel] ?? 0,
+    }))
+    const errors = (await tailLines(errorFiles, DEFAULT_MAX_ERRORS)).map((l) => JSON.parse(l) as RuleErrorRecord)
     const store = new DetectionStore(root, checkpoint, [...byId.values()], errors)
     // Compaction: a journal much longer than its groups is rewritten as one line per group.
     if (journalLines > 2 * byId.size + 10_000) await store.compact()

@@ -37,7 +37,10 @@ export interface Detection {
   alerts: AlertReads
   /** Replays as `POST /replay` runs them, with their limits. */
   replays: ReturnType<typeof replayRuns>
-  status(): ReturnType<Detector['status']> & { correlation: ReturnType<CorrelationScheduler['status']> }
+  status(): ReturnType<Detector['status']> & {
+    correlation: ReturnType<CorrelationScheduler['status']>
+    alertLimit: ReturnType<AlertBook['limiter']['limited']>
+  }
   close(): Promise<void>
 }
 
@@ -60,10 +63,16 @@ export async function createDetection(opts: {
   correlation?: Pick<CorrelationScheduleOptions, 'now' | 'minuteMs' | 'syncMs'>
   /** Limits of `POST /replay` (config `detection.replay`; default: config.ts). */
   replayLimits?: ReplayLimits
+  /** Alerts one rule may make in a clock hour (config `detection.alertsPerRuleHour`; default 1,000). */
+  alertsPerRuleHour?: number
 }): Promise<Detection> {
   const store = await DetectionStore.open(opts.dataDir, opts.logger)
   const metrics = createDetectMetrics(opts.metrics)
-  const book = new AlertBook(store, { alertHook: withAlertLog(opts.logger, opts.alertHook), metrics })
+  const book = new AlertBook(store, {
+    alertHook: withAlertLog(opts.logger, opts.alertHook),
+    metrics,
+    alertsPerRuleHour: opts.alertsPerRuleHour,
+  })
   const detector = new Detector({
     dataDir: opts.dataDir,
     logTypes: opts.logSources.logTypes,
@@ -108,7 +117,7 @@ export async function createDetection(opts: {
       rulesAt: opts.rulesAt ?? (async () => null),
       limits: opts.replayLimits ?? DEFAULT_REPLAY_LIMITS,
     }),
-    status: () => ({ ...detector.status(), correlation: correlation.status() }),
+    status: () => ({ ...detector.status(), correlation: correlation.status(), alertLimit: book.limiter.limited() }),
     close: async () => {
       await correlation.close()
       await detector.close()
