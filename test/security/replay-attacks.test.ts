@@ -6,7 +6,9 @@
 // Real port: slow or hanging clients (clients that go away mid-replay).
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
+import { poolState } from '../helpers/python-pool.js'
 import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
 t.test('POST /replay under attack', async (t) => {
   const s = await startTestServer({
@@ -42,10 +44,18 @@ t.test('POST /replay under attack', async (t) => {
       body: JSON.stringify({ ...range, ruleIds }),
       signal,
     })
+  // Both places taken: each slow replay runs its rule in one of the pool's two sandboxes.
+  const bothReplaysRunning = () =>
+    waitFor(
+      'both replays running their Python rule',
+      async () => poolState((await httpRequest(s.url, 'GET', '/metrics')).text).busy === 2,
+      20_000,
+      20,
+    )
 
   await t.test('a third replay at once is a 503 with Retry-After; the two running finish', async (t) => {
     const first = [replayOf(['Rp.Slow']), replayOf(['Rp.Slow'])]
-    await new Promise((r) => setTimeout(r, 300)) // wait: both replays under way; no signal for it
+    await bothReplaysRunning()
     const third = await replayOf(['Rp.Fast'])
     t.equal(third.status, 503)
     t.ok(Number(third.headers.get('retry-after')) > 0, 'Retry-After')
@@ -60,8 +70,8 @@ t.test('POST /replay under attack', async (t) => {
   await t.test('clients that go away free their places at once (their Python runs are stopped)', async (t) => {
     const controllers = [new AbortController(), new AbortController()]
     const gone = controllers.map((c) => replayOf(['Rp.Slow'], c.signal).catch(() => 'aborted'))
-    await new Promise((r) => setTimeout(r, 500)) // wait: the clients go away mid-replay
-    for (const c of controllers) c.abort()
+    await bothReplaysRunning()
+    for (const c of controllers) c.abort() // the clients go away mid-replay
     t.same(await Promise.all(gone), ['aborted', 'aborted'])
     const started = Date.now()
     let res = await replayOf(['Rp.Fast'])
