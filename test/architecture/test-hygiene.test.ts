@@ -26,9 +26,6 @@ const REASONS = [
   'a real client',
   'a second process',
 ]
-/** Not converted yet: the ingest tests on the log-source fixture's port (being moved to test/ingest). */
-const PENDING = new Set(['duplicates.test.ts', 'recovery.test.ts', 'samples.test.ts', 'stored-line.test.ts'])
-const isPending = (rel: string) => /^test\/(?:audit|ingest)\//.test(rel) && PENDING.has(path.basename(rel))
 
 const SLEEP = /setTimeout\(\s*\(?(?:r|resolve)\)?\s*,|(?:^|[^.\w])sleep\(/
 const SLEEP_DEFINITION = /\bconst sleep\s*=/
@@ -55,7 +52,7 @@ t.test('every test file that starts a real port names its reason from CONTRIBUTI
     const head = text.split('\n').slice(0, 30)
     const reason = head.find((l) => l.startsWith('// Real port: '))?.slice('// Real port: '.length)
     if (reason && REASONS.some((r) => reason.startsWith(r))) continue
-    if (!isPending(name)) missing.push(reason ? `${name} (reason not in the list: ${reason})` : name)
+    missing.push(reason ? `${name} (reason not in the list: ${reason})` : name)
   }
   t.ok(ports > 0, `the check sees the files that start a port (${ports})`)
   t.same(missing, [], 'a `// Real port: <reason>` line, or the file runs the service in process (startInProcess)')

@@ -4,46 +4,43 @@ import { appendFile, mkdir, utimes } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { DuplicateFilter } from '../../src/ingest/duplicate-filter.js'
-import { startIngestServer } from './fixtures/ingest-app.js'
-import { TOKEN, makeRecord, ndjson, post, storedRecords, tempDataDir } from './helpers.js'
+import { startIngestInProcess } from './fixtures/ingest-in-process.js'
+import { TOKEN, makeRecord, ndjson, storedRecords, tempDataDir } from './helpers.js'
 
 const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
 const ids = (records: Array<{ record: any }>) => records.map((r) => r.record.metadata.id).sort()
 
 t.test('a retried delivery is acknowledged as duplicates and stored once', async (t) => {
   const dataDir = await tempDataDir(t)
-  const s = await startIngestServer({ dataDir, env })
+  const s = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s.close())
   const batch = ndjson([makeRecord('d-1'), makeRecord('d-2'), makeRecord('d-3')])
-  const first = await post(`${s.url}/http/editor-audit`, batch)
+  const first = await s.post('/http/editor-audit', batch)
   t.same({ a: first.body.accepted, d: first.body.duplicates }, { a: 3, d: 0 })
-  const again = await post(`${s.url}/http/editor-audit`, batch)
+  const again = await s.post('/http/editor-audit', batch)
   t.equal(again.status, 200)
   t.same({ a: again.body.accepted, d: again.body.duplicates, r: again.body.rejected }, { a: 0, d: 3, r: 0 })
-  const partly = await post(
-    `${s.url}/http/editor-audit`,
-    ndjson([makeRecord('d-3'), makeRecord('d-4'), makeRecord('d-4')]),
-  )
+  const partly = await s.post('/http/editor-audit', ndjson([makeRecord('d-3'), makeRecord('d-4'), makeRecord('d-4')]))
   t.same({ a: partly.body.accepted, d: partly.body.duplicates }, { a: 1, d: 2 }, 'also within one request')
   t.same(ids(await storedRecords(dataDir)), ['d-1', 'd-2', 'd-3', 'd-4'])
 })
 
 t.test('records without metadata.id are not deduplicated', async (t) => {
   const dataDir = await tempDataDir(t)
-  const s = await startIngestServer({ dataDir, env })
+  const s = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s.close())
   const rec = makeRecord('x') as any
   delete rec.metadata.id
-  for (let i = 0; i < 2; i++) t.equal((await post(`${s.url}/http/editor-audit`, JSON.stringify(rec))).body.accepted, 1)
+  for (let i = 0; i < 2; i++) t.equal((await s.post('/http/editor-audit', JSON.stringify(rec))).body.accepted, 1)
   t.equal((await storedRecords(dataDir)).length, 2)
 })
 
 t.test('concurrent deliveries of the same records store each once', async (t) => {
   const dataDir = await tempDataDir(t)
-  const s = await startIngestServer({ dataDir, env })
+  const s = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s.close())
   const batch = ndjson(Array.from({ length: 50 }, (_, i) => makeRecord(`c-${i}`)))
-  const results = await Promise.all(Array.from({ length: 20 }, () => post(`${s.url}/http/editor-audit`, batch)))
+  const results = await Promise.all(Array.from({ length: 20 }, () => s.post('/http/editor-audit', batch)))
   t.ok(results.every((r) => r.status === 200))
   t.equal(
     results.reduce((n, r) => n + r.body.accepted, 0),
@@ -59,12 +56,12 @@ t.test('concurrent deliveries of the same records store each once', async (t) =>
 t.test('the filter survives a restart', async (t) => {
   const dataDir = await tempDataDir(t)
   const batch = ndjson([makeRecord('r-1', '2026-11-20T08:00:00Z'), makeRecord('r-2', '2020-01-01T00:00:00Z')])
-  const s1 = await startIngestServer({ dataDir, env })
-  t.equal((await post(`${s1.url}/http/editor-audit`, batch)).body.accepted, 2)
+  const s1 = await startIngestInProcess({ dataDir, env })
+  t.equal((await s1.post('/http/editor-audit', batch)).body.accepted, 2)
   await s1.close()
-  const s2 = await startIngestServer({ dataDir, env })
+  const s2 = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s2.close())
-  const again = await post(`${s2.url}/http/editor-audit`, batch)
+  const again = await s2.post('/http/editor-audit', batch)
   t.same(
     { a: again.body.accepted, d: again.body.duplicates },
     { a: 0, d: 2 },
@@ -86,9 +83,9 @@ t.test('an id stored longer ago than the window is stored again', async (t) => {
   await appendFile(file, `${stored('old-1', longAgo)}\n`)
   await appendFile(file, `${stored('new-1', recent)}\n`)
   await utimes(file, recent, recent)
-  const s = await startIngestServer({ dataDir, env })
+  const s = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s.close())
-  const res = await post(`${s.url}/http/editor-audit`, ndjson([makeRecord('old-1'), makeRecord('new-1')]))
+  const res = await s.post('/http/editor-audit', ndjson([makeRecord('old-1'), makeRecord('new-1')]))
   t.same({ a: res.body.accepted, d: res.body.duplicates }, { a: 1, d: 1 })
 })
 
@@ -130,24 +127,24 @@ t.test('after a restart each source only counts its own records as duplicates', 
       ],
     },
   }
-  const s1 = await startIngestServer(opts)
+  const s1 = await startIngestInProcess(opts)
   t.equal(
     (
-      await post(`${s1.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), {
+      await s1.post('/http/editor-audit-eu', JSON.stringify(makeRecord('shared-1')), {
         authorization: 'Bearer eu-token',
       })
     ).body.accepted,
     1,
   )
   await s1.close()
-  const s2 = await startIngestServer(opts)
+  const s2 = await startIngestInProcess(opts)
   t.teardown(() => s2.close())
   t.equal(
-    (await post(`${s2.url}/http/editor-audit`, JSON.stringify(makeRecord('shared-1')))).body.accepted,
+    (await s2.post('/http/editor-audit', JSON.stringify(makeRecord('shared-1')))).body.accepted,
     1,
     'not a duplicate for editor-audit',
   )
-  const eu = await post(`${s2.url}/http/editor-audit-eu`, JSON.stringify(makeRecord('shared-1')), {
+  const eu = await s2.post('/http/editor-audit-eu', JSON.stringify(makeRecord('shared-1')), {
     authorization: 'Bearer eu-token',
   })
   t.equal(eu.body.duplicates, 1, 'still a duplicate for editor-audit-eu')

@@ -1,16 +1,17 @@
-// The vendor's sample files through real HTTP: every valid record in the partition of its UTC event
-// hour with its p_* fields, every invalid one in _rejected with the documented reason.
+// The vendor's sample files through the ingest endpoint (in process): every valid record in the
+// partition of its UTC event hour with its p_* fields, every invalid one in _rejected with the
+// documented reason.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { startIngestServer } from './fixtures/ingest-app.js'
-import { EXAMPLES, TOKEN, post, storedLines, storedRecords, tempDataDir } from './helpers.js'
+import { startIngestInProcess } from './fixtures/ingest-in-process.js'
+import { EXAMPLES, TOKEN, storedLines, storedRecords, tempDataDir } from './helpers.js'
 
 const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
 
 t.test('every valid sample lands in the partition of its UTC event hour', async (t) => {
   const dataDir = await tempDataDir(t)
-  const server = await startIngestServer({ dataDir, env })
+  const server = await startIngestInProcess({ dataDir, env })
   t.teardown(() => server.close())
   const body = await readFile(path.join(EXAMPLES, 'valid.ndjson'))
   const sent = body
@@ -18,7 +19,7 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l))
-  const res = await post(`${server.url}/http/editor-audit`, body)
+  const res = await server.post('/http/editor-audit', body)
   t.equal(res.status, 200)
   t.same(res.body, { accepted: 21, rejected: 0, duplicates: 0, unknownKind: 1, errors: [] })
 
@@ -84,11 +85,11 @@ t.test('every valid sample lands in the partition of its UTC event hour', async 
 
 t.test('every invalid sample is kept in _rejected with its reason', async (t) => {
   const dataDir = await tempDataDir(t)
-  const server = await startIngestServer({ dataDir, env })
+  const server = await startIngestInProcess({ dataDir, env })
   t.teardown(() => server.close())
   const body = await readFile(path.join(EXAMPLES, 'invalid.ndjson'), 'utf8')
   const lines = body.trim().split('\n')
-  const res = await post(`${server.url}/http/editor-audit`, body)
+  const res = await server.post('/http/editor-audit', body)
   t.equal(res.status, 200)
   t.equal(res.body.accepted, 0)
   t.equal(res.body.rejected, 6)
@@ -126,12 +127,12 @@ t.test('every invalid sample is kept in _rejected with its reason', async (t) =>
 
 t.test('valid and invalid mixed in one delivery are counted apart', async (t) => {
   const dataDir = await tempDataDir(t)
-  const server = await startIngestServer({ dataDir, env })
+  const server = await startIngestInProcess({ dataDir, env })
   t.teardown(() => server.close())
   const valid = (await readFile(path.join(EXAMPLES, 'valid.ndjson'), 'utf8')).trim().split('\n')
   const invalid = (await readFile(path.join(EXAMPLES, 'invalid.ndjson'), 'utf8')).trim().split('\n')
   const mixed = [valid[0], invalid[0], valid[1], 'this line is not JSON', valid[2]].join('\n')
-  const res = await post(`${server.url}/http/editor-audit`, mixed)
+  const res = await server.post('/http/editor-audit', mixed)
   t.equal(res.status, 200)
   t.same({ a: res.body.accepted, r: res.body.rejected }, { a: 3, r: 2 })
   t.same(

@@ -10,8 +10,8 @@ import t, { type Test } from 'tap'
 import { checkEditorAuditRecord } from '../../src/ingest/editor-audit-record.js'
 import { storedLine } from '../../src/ingest/log-type.js'
 import { readStandardTail } from '../../src/detect/stored-log.js'
-import { startIngestServer } from './fixtures/ingest-app.js'
-import { TOKEN, makeRecord, post, storedLines, tempDataDir } from './helpers.js'
+import { startIngestInProcess } from './fixtures/ingest-in-process.js'
+import { TOKEN, makeRecord, storedLines, tempDataDir } from './helpers.js'
 
 const STANDARD = [
   'p_log_type',
@@ -138,7 +138,7 @@ t.test('counts sent as strings are stored as numbers', async (t) => {
 
 t.test('through the ingest endpoint: every stored line is compact JSON, standard fields last', async (t) => {
   const dataDir = await tempDataDir(t)
-  const s = await startIngestServer({ dataDir, env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN } })
+  const s = await startIngestInProcess({ dataDir, env: { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN } })
   t.teardown(() => s.close())
   const lines = [
     recordText('e-1').replace(/,"/g, ',\r"'),
@@ -147,7 +147,7 @@ t.test('through the ingest endpoint: every stored line is compact JSON, standard
     recordText('e-4', '"inf":1e400'),
   ]
   const body = `${lines.join('\n')}\n`
-  const res = await post(`${s.url}/http/editor-audit`, body)
+  const res = await s.post('/http/editor-audit', body)
   t.equal(res.status, 200)
   t.equal(res.body.accepted, lines.length)
   const stored = await storedLines(dataDir, 'Editor.Audit')
@@ -168,13 +168,13 @@ t.test('a record sent with carriage returns between tokens is still a duplicate 
   const dataDir = await tempDataDir(t)
   const env = { RULEKEEPER_EDITOR_AUDIT_TOKEN: TOKEN }
   const body = `${recordText('cr-1').replace(/,"/g, ',\r"')}\n${recordText('cr-2')}\n`
-  const s1 = await startIngestServer({ dataDir, env })
-  t.equal((await post(`${s1.url}/http/editor-audit`, body)).body.accepted, 2)
+  const s1 = await startIngestInProcess({ dataDir, env })
+  t.equal((await s1.post('/http/editor-audit', body)).body.accepted, 2)
   await s1.close()
   // The duplicate filter is rebuilt from the stored lines (node:readline, for which \r ends a line).
-  const s2 = await startIngestServer({ dataDir, env })
+  const s2 = await startIngestInProcess({ dataDir, env })
   t.teardown(() => s2.close())
-  const again = await post(`${s2.url}/http/editor-audit`, body)
+  const again = await s2.post('/http/editor-audit', body)
   t.same({ a: again.body.accepted, d: again.body.duplicates }, { a: 0, d: 2 })
   t.equal((await storedLines(dataDir, 'Editor.Audit')).length, 2, 'stored once each')
 })

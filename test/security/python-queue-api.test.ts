@@ -5,7 +5,9 @@
 import http from 'node:http'
 import t from 'tap'
 import { startInProcess } from '../helpers/in-process.js'
-import { startTestServer } from '../helpers/rulekeeper.js'
+import { type PoolState, poolState } from '../helpers/python-pool.js'
+import { httpRequest, startTestServer } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
 const rule = (id: string, seconds: number, tests = 1) => ({
   id,
@@ -13,16 +15,22 @@ const rule = (id: string, seconds: number, tests = 1) => ({
   body: `import time\n\ndef rule(event):\n    time.sleep(${seconds})\n    return True\n`,
   tests: Array.from({ length: tests }, (_, i) => ({ name: `sleeps ${i}`, expectedResult: true, log: {} })),
 })
+/**
+ * A save's tests are its second job on the pool, after the import check (op "check"): once that
+ * check has finished and a sandbox is busy, the only one submitted so far, its tests run.
+ */
+const testsRunning = (p: PoolState) => p.finished.check === 1 && p.busy === 1
 
 t.test('a full queue: 503 with Retry-After and a message', async (t) => {
   const s = await startInProcess({
     config: { python: { command: 'python3', poolSize: 1, timeoutMs: 5000, queueLimit: 1, queuePerCaller: 1 } },
   })
   t.teardown(() => s.close())
+  const pool = async () => poolState((await s.send('GET', '/metrics')).text)
   const first = s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.One', 1))
-  await new Promise((r) => setTimeout(r, 300)) // wait: the first job in its sandbox; no signal for it
+  await waitFor("the first rule's tests in their sandbox", async () => testsRunning(await pool()), 20_000, 20)
   const second = s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.Two', 0.1))
-  await new Promise((r) => setTimeout(r, 50)) // wait: the second job queued; no signal for it
+  await waitFor('the second rule queued', async () => (await pool()).queued === 1, 20_000, 20)
   const third = await s.request('POST', '/scheduled-rules?run-tests-only=true', rule('Q.Three', 0.1))
   t.equal(third.status, 503)
   t.match(third.body, { message: /Python tests are busy/ })
@@ -57,8 +65,9 @@ t.test('a client that hangs up frees its run for the next caller', async (t) => 
   })
   req.on('error', () => {})
   req.end(body)
-  await new Promise((r) => setTimeout(r, 500)) // wait: the client hangs up mid-run
-  req.destroy()
+  const pool = async () => poolState((await httpRequest(s.url, 'GET', '/metrics')).text)
+  await waitFor('its tests in their sandbox', async () => testsRunning(await pool()), 20_000, 20)
+  req.destroy() // the client hangs up mid-run
   const started = Date.now()
   const next = await s.request('POST', '/scheduled-rules?run-tests-only=true', rule('D.Next', 0.1))
   t.equal(next.status, 204)

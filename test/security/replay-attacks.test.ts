@@ -7,6 +7,7 @@
 import t from 'tap'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { httpRequest, SAMPLE_BODIES, startTestServer, tempDir } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
 t.test('POST /replay under attack', async (t) => {
   const s = await startTestServer({
@@ -46,8 +47,9 @@ t.test('POST /replay under attack', async (t) => {
   const queue = s.server.detection.replays.queue
   /** Waits (bounded) until the replay places are as given. */
   const placesAre = async (want: { running: number; waiting: number }) => {
-    for (let i = 0; i < 200 && JSON.stringify(queue.size) !== JSON.stringify(want); i++)
-      await new Promise((r) => setTimeout(r, 25))
+    await waitFor('replay places', () => JSON.stringify(queue.size) === JSON.stringify(want), 10_000, 25).catch(
+      () => {},
+    )
     return queue.size
   }
 
@@ -86,7 +88,7 @@ t.test('POST /replay under attack', async (t) => {
     const controllers = [new AbortController(), new AbortController()]
     const gone = controllers.map((ac, i) => replayOf(['Rp.Slow'], ac.signal, [a, b][i]).catch(() => 'aborted'))
     t.same(await placesAre({ running: 2, waiting: 0 }), { running: 2, waiting: 0 })
-    for (const c of controllers) c.abort()
+    for (const c of controllers) c.abort() // the clients go away mid-replay
     t.same(await Promise.all(gone), ['aborted', 'aborted'])
     const started = Date.now()
     let res = await replayOf(['Rp.Fast'])

@@ -3,6 +3,9 @@
 // started) or has its sandbox killed at once (running).
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
+import { Registry } from '../../../src/metrics.js'
+import { poolState } from '../../helpers/python-pool.js'
+import { waitFor } from '../../helpers/wait.js'
 import { contextWith, inlineRule } from './fixtures.js'
 
 const sleeper = (seconds: number, tests = 1) =>
@@ -11,19 +14,23 @@ const sleeper = (seconds: number, tests = 1) =>
     Array.from({ length: tests }, (_, i) => ({ name: `sleeps ${i}`, expected: true })),
   )
 const scoped = (owner: string, signal?: AbortSignal) => ({ ...contextWith(), run: { owner, signal } })
+/** The pool's state as its metrics (registered in `metrics`) show it. */
+const stateOf = (metrics: Registry) => async () => poolState(await metrics.metrics())
 
 t.test('a full queue answers 503 with Retry-After; per caller too, without refusing others', async (t) => {
+  const metrics = new Registry()
   const { engine, pool } = createPythonEngine({
     command: 'python3',
     poolSize: 1,
     timeoutMs: 5000,
     queueLimit: 3,
     queuePerCaller: 2,
+    metrics,
   })
   t.teardown(() => pool.close())
+  const state = stateOf(metrics)
   const running = engine.runTests(sleeper(0.8), scoped('a'))
-  // wait: the first job in its sandbox; the pool exposes no signal for it
-  await new Promise((r) => setTimeout(r, 200)) // the first job left the queue for its sandbox
+  await waitFor('the first job in its sandbox', async () => (await state()).busy === 1, 20_000, 20)
   const queued = [engine.runTests(sleeper(0.1), scoped('a')), engine.runTests(sleeper(0.1), scoped('a'))]
   const err = await engine.runTests(sleeper(0.1), scoped('a')).then(
     () => undefined,
@@ -46,23 +53,26 @@ t.test('a full queue answers 503 with Retry-After; per caller too, without refus
 })
 
 t.test("round robin: one caller's burst delays another's rule by one job at most", async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000 })
+  const metrics = new Registry()
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000, metrics })
   t.teardown(() => pool.close())
   const order: string[] = []
   const burst = Array.from({ length: 6 }, (_, i) =>
     engine.runTests(sleeper(0.15), scoped('burst')).then(() => order.push(`burst-${i}`)),
   )
-  await new Promise((r) => setTimeout(r, 50)) // wait: the burst queued first; the pool exposes no signal for it
+  // The first of the burst has left the queue (it waits for or runs in its sandbox), the other five wait.
+  await waitFor('the burst queued first', async () => (await stateOf(metrics)()).queued === 5, 20_000, 20)
   const single = engine.runTests(sleeper(0.15), scoped('single')).then(() => order.push('single'))
   await Promise.all([...burst, single])
   t.ok(order.indexOf('single') <= 2, `served after at most one more of the burst: ${order.join(', ')}`)
 })
 
 t.test('aborted while waiting: never started, every test says why', async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000 })
+  const metrics = new Registry()
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 5000, metrics })
   t.teardown(() => pool.close())
   const busy = engine.runTests(sleeper(0.6), scoped('a'))
-  await new Promise((r) => setTimeout(r, 100)) // wait: the busy job in its sandbox; the pool exposes no signal for it
+  await waitFor('the busy job in its sandbox', async () => (await stateOf(metrics)()).busy === 1, 20_000, 20)
   const controller = new AbortController()
   const waiting = engine.runTests(sleeper(0.1, 2), scoped('b', controller.signal))
   controller.abort(new Error('the client disconnected'))
@@ -78,14 +88,17 @@ t.test('aborted while waiting: never started, every test says why', async (t) =>
 })
 
 t.test('aborted while running: the sandbox is killed at once, the rest is not run', async (t) => {
-  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 10_000 })
+  const metrics = new Registry()
+  const { engine, pool } = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 10_000, metrics })
   t.teardown(() => pool.close())
   const controller = new AbortController()
-  const started = Date.now()
   const running = engine.runTests(sleeper(5, 3), scoped('a', controller.signal))
-  setTimeout(() => controller.abort(new Error("the request's test time budget of 1 s was used up")), 600)
+  await waitFor('the job in its sandbox', async () => (await stateOf(metrics)()).busy === 1, 20_000, 20)
+  const aborted = Date.now()
+  controller.abort(new Error("the request's test time budget of 1 s was used up"))
   const outcomes = await running
-  t.ok(Date.now() - started < 2500, `stopped within ${Date.now() - started} ms, not after 15 s of sleeping`)
+  const ms = Date.now() - aborted
+  t.ok(ms < 1900, `stopped ${ms} ms after the abort, not after 15 s of sleeping`)
   t.match(outcomes[0], {
     passed: false,
     error: /not run to the end: the request's test time budget of 1 s was used up/,
