@@ -168,6 +168,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },
+      bounds: config.rules,
       branch: config.git.branch,
       committer: config.git.committer,
       engines,
@@ -193,7 +194,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new Reconciler({ catalog: rules.catalog, follower: rules.follower }, logger, metrics)
+    const reconciler = new Reconciler(
+      { catalog: rules.catalog, follower: rules.follower, bounds: config.rules },
+      logger,
+      metrics,
+    )
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
@@ -226,7 +231,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),
       rulesAt: async (rev) =>
-        (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
+        (await rules.repo.hasCommit(rev))
+          ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, {
+              maxFileBytes: config.rules.maxFileBytes,
+            })
+          : null,
     })
     cleanups.push(() => detection.close())
 
