@@ -6,11 +6,17 @@ import { badEntryName, TREE_MODE } from './git-tree.js'
 import type { ObjectDb } from './object-db.js'
 import { TurnBudget } from '../turn-budget.js'
 
+/** A tree entry whose name is not a valid path segment: why, and the folder holding it ('' for the root). */
+export interface BadName {
+  reason: string
+  folder: string
+}
+
 export interface FileEntry {
   path: string
   oid: string
   /** Set when the entry's name is not a valid path segment (a file or a folder, not walked). */
-  badName?: string
+  badName?: BadName
 }
 
 export interface FileDiff {
@@ -18,7 +24,7 @@ export interface FileDiff {
   oldOid: string | null
   newOid: string | null
   /** Set when the entry's name is not a valid path segment (a file or a folder, not walked). */
-  badName?: string
+  badName?: BadName
 }
 
 /** Folders no analysis file is read from (node_modules: a checkout's installed packages, never rules). */
@@ -36,7 +42,7 @@ export async function listFiles(
   for (const e of await db.readTree(treeOid)) {
     const p = prefix ? `${prefix}/${e.name}` : e.name
     const bad = badEntryName(e.name)
-    if (bad) out.push({ path: p, oid: e.oid, badName: bad })
+    if (bad) out.push({ path: p, oid: e.oid, badName: { reason: bad, folder: prefix } })
     else if (e.mode === TREE_MODE) {
       if (!skipFolder(e.name)) out.push(...(await listFiles(db, e.oid, p, turns)))
     } else if (e.mode !== SUBMODULE_MODE) out.push({ path: p, oid: e.oid })
@@ -65,7 +71,7 @@ export async function diffTrees(
     const bad = badEntryName(name)
     if (bad) {
       // Reported as one entry whatever it holds (its old and new oids, file or folder).
-      out.push({ path: p, oldOid: x?.oid ?? null, newOid: y?.oid ?? null, badName: bad })
+      out.push({ path: p, oldOid: x?.oid ?? null, newOid: y?.oid ?? null, badName: { reason: bad, folder: prefix } })
       continue
     }
     const xTree = x?.mode === TREE_MODE ? x.oid : null

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { RuleCatalog } from '../service/catalog.js'
-import { accountFiles, accountedProblem, countFiles, type AccountedProblem } from '../rules/file-accounting.js'
+import { accountFiles, accountFilesInTurns, countFiles, type AccountedProblem } from '../rules/file-accounting.js'
 import type { RevisionFollower } from '../service/follower.js'
 import {
   DEFAULT_BOUNDS,
@@ -170,6 +170,8 @@ export class Reconciler {
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
       const outcome = runOutcome(outcomes)
+      // The revision's accounting, built with the event loop given back (memoized for the view).
+      await accountFilesInTurns(this.deps.catalog.index)
       // (rulekeeper_invalid_files is read from the published index at scrape time: metrics.ts.)
       const view = this.revisionView(this.deps.catalog.index)
       this.conditions.summarize(outcome, view.invalidFiles.length, view.notRunFiles.length)
@@ -207,11 +209,10 @@ export class Reconciler {
     const view: RevisionView = {
       index,
       revision: index.revision,
-      invalidFiles: index.invalidFiles().map((f) => ({
-        path: f.path,
-        ruleId: f.ruleId ?? null,
-        errors: f.errors.map(accountedProblem),
-      })),
+      // The accounting's invalid files: the index's own list (same order, same problems), not built twice.
+      invalidFiles: accounts.flatMap((a) =>
+        a.status === 'invalid' ? [{ path: a.path, ruleId: a.id, errors: a.problems }] : [],
+      ),
       notRunFiles: accounts.flatMap((a) =>
         a.python ? [{ path: a.path, ruleId: a.id, status: a.python.status, problem: a.python.problem }] : [],
       ),

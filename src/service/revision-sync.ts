@@ -74,8 +74,9 @@ export function putBadNames(
     else
       draft.putFile({
         path: e.path,
-        errors: [{ path: [], message: `invalid path: ${e.badName}; nothing under it is read or served` }],
+        errors: [{ path: [], message: `invalid path: ${e.badName.reason}; nothing under it is read or served` }],
         bytes: 0,
+        badNameIn: e.badName.folder,
       })
   }
 }
@@ -150,7 +151,8 @@ export async function reindexPaths(
       })
       continue
     }
-    memo?.set(oid, quickIdentity(text))
+    // Identical blobs are scanned once (the identity is the blob's, whatever path holds it).
+    if (memo && !memo.has(oid)) memo.set(oid, quickIdentity(text))
     const rec = await buildFileRecord(p, text, src, prev)
     if (rec) draft.putFile(rec)
     else draft.removeFile(p)
