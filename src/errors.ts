@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'NotImplemented'
   | 'Unavailable'
   | 'RefConflict'
+  | 'QuotaExceeded'
   | 'DataDirLocked'
   | 'ConfigInvalid'
   | 'Internal'
@@ -46,6 +47,8 @@ const STATUS: Record<ErrorCode, number> = {
   NotImplemented: 501,
   Unavailable: 503,
   RefConflict: 409,
+  /** A write would take the repository past rules.maxRepositoryBytes or rules.maxRules. */
+  QuotaExceeded: 409,
   DataDirLocked: 500,
   ConfigInvalid: 500,
   Internal: 500,

@@ -169,6 +169,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },
+      bounds: config.rules,
       branch: config.git.branch,
       committer: config.git.committer,
       engines,
@@ -194,7 +195,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
     refresh.unref()
     cleanups.push(() => clearInterval(refresh))
 
-    const reconciler = new Reconciler({ catalog: rules.catalog, follower: rules.follower }, logger, metrics)
+    const reconciler = new Reconciler(
+      { catalog: rules.catalog, follower: rules.follower, bounds: config.rules },
+      logger,
+      metrics,
+    )
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
 
@@ -228,7 +233,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       replayLimits: replayLimits(config as Record<string, unknown>),
       alertsPerRuleHour: alertsPerRuleHour(config as Record<string, unknown>),
       rulesAt: async (rev) =>
-        (await rules.repo.hasCommit(rev)) ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines) : null,
+        (await rules.repo.hasCommit(rev))
+          ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, {
+              maxFileBytes: config.rules.maxFileBytes,
+            })
+          : null,
     })
     cleanups.push(() => detection.close())
 

@@ -19,6 +19,12 @@ const FILE_PROBLEM = {
   },
 }
 
+const USED_LIMIT = {
+  type: 'object',
+  required: ['used', 'limit'],
+  properties: { used: { type: 'integer' }, limit: { type: 'integer' } },
+}
+
 export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
   Condition: {
     type: 'object',
@@ -94,6 +100,30 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
           type: 'object',
           required: ['id', 'path'],
           properties: { id: { type: 'string' }, path: { type: 'string' } },
+        },
+      },
+      quota: {
+        type: 'object',
+        description:
+          'The served revision against the repository limits: bytes of the rule files (YAML and the .py each names) and rules served. A pushed revision over a limit is served and listed in `over`; an API write past one is a 409 QuotaExceeded.',
+        required: ['repositoryBytes', 'rules', 'over'],
+        properties: {
+          repositoryBytes: USED_LIMIT,
+          rules: USED_LIMIT,
+          over: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['limit', 'used', 'max', 'over', 'message'],
+              properties: {
+                limit: { type: 'string', enum: ['rules.maxRepositoryBytes', 'rules.maxRules'] },
+                used: { type: 'integer' },
+                max: { type: 'integer' },
+                over: { type: 'integer', description: 'How far over the limit.' },
+                message: { type: 'string' },
+              },
+            },
+          },
         },
       },
       remote: {

@@ -67,6 +67,8 @@ interface Options {
   failuresOnly: boolean
   /** `--config`: the ids of the configured destinations (undefined: OutputIds are not checked). */
   destinationIds?: ReadonlySet<string>
+  /** `--config`: its rules.maxFileBytes (else the default): a file over it is invalid, not read. */
+  maxFileBytes?: number
 }
 
 /** The destination ids of a config file, read as `serve` reads it; the secrets' variables need not be set. */
@@ -108,6 +110,14 @@ function parseOptions(cmd: 'test' | 'validate', argv: string[], env: Record<stri
       typeof args.options.config === 'string'
         ? configuredDestinationIds(path.resolve(args.options.config), env)
         : undefined,
+    maxFileBytes:
+      typeof args.options.config === 'string'
+        ? (
+            loadConfig({ ...env, RULEKEEPER_CONFIG: path.resolve(args.options.config) }) as {
+              rules: { maxFileBytes: number }
+            }
+          ).rules.maxFileBytes
+        : undefined,
   }
 }
 
@@ -121,7 +131,7 @@ async function runDirectory(
     python: { ...DEFAULT_PYTHON, command: env.RULEKEEPER_PYTHON || DEFAULT_PYTHON.command, serverEnv: env },
   })
   try {
-    const index = await loadDirectory(options.dir, engines, ignoreMatcher(options.ignore))
+    const index = await loadDirectory(options.dir, engines, ignoreMatcher(options.ignore), options.maxFileBytes)
     return { ...(await runWithEngines(options, index, engines)), options }
   } finally {
     await closeEngines(engines)

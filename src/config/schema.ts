@@ -7,8 +7,11 @@ export interface Config {
   server: { host: string; port: number }
   dataDir: string
   api: { basePath: string; maxBodyBytes: number; tokenReloadMs: number }
-  /** Per-rule limits: bytes of a rule file (and of any one write-body field), tests per rule. */
-  rules: { maxFileBytes: number; maxTests: number }
+  /**
+   * Per-rule limits: bytes of a rule file (and of any one write-body field), tests per rule; the
+   * repository's: bytes of every rule file together, rules served.
+   */
+  rules: { maxFileBytes: number; maxTests: number; maxRepositoryBytes: number; maxRules: number }
   backend: { kind: 'snowflake' | 'databricks' }
   git: {
     branch: string
@@ -62,10 +65,12 @@ export const configSchema = {
     rules: {
       type: 'object',
       additionalProperties: false,
-      required: ['maxFileBytes', 'maxTests'],
+      required: ['maxFileBytes', 'maxTests', 'maxRepositoryBytes', 'maxRules'],
       properties: {
         maxFileBytes: { type: 'integer', minimum: 1024 },
         maxTests: { type: 'integer', minimum: 0 },
+        maxRepositoryBytes: { type: 'integer', minimum: 1024 },
+        maxRules: { type: 'integer', minimum: 1 },
       },
     },
     backend: {

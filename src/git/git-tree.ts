@@ -6,6 +6,20 @@ export interface TreeEntry {
 }
 
 export const TREE_MODE = '40000'
+
+/**
+ * Why a tree entry's name cannot be a path segment of a checkout, or undefined when it can: `.`,
+ * `..`, `.git` in any case (git's own fsck refuses them as hasDot, hasDotdot, hasDotgit), empty,
+ * or holding `/` or NUL. Plain git stores such trees when a push is not fsck-checked; the service
+ * reports them and never reads or keeps them.
+ */
+export function badEntryName(name: string): string | undefined {
+  if (name === '') return 'an empty name'
+  if (name === '.' || name === '..') return `a path segment named ${JSON.stringify(name)}`
+  if (name.toLowerCase() === '.git') return `a path segment named ${JSON.stringify(name)} (git's own folder)`
+  if (name.includes('/') || name.includes('\0')) return `a name holding ${name.includes('/') ? '"/"' : 'NUL'}`
+  return undefined
+}
 export const FILE_MODE = '100644'
 
 export function parseTree(buf: Buffer): TreeEntry[] {

@@ -4,7 +4,7 @@ import type { CatFileReader } from './git-cat-file.js'
 import { parseCommit, type CommitInfo } from './git-commit.js'
 import { parseTree, type TreeEntry } from './git-tree.js'
 import type { GitObject } from './hash-object.js'
-import { readObject } from './read-object.js'
+import { objectSize, readObject } from './read-object.js'
 import { PackedObjectReader } from './read-object-packed.js'
 import { LooseObjectWriter, type ObjectBatch } from './write-object-loose.js'
 
@@ -13,6 +13,8 @@ export class ObjectDb {
   private readonly treeCacheMax = 50_000
   /** Tree reads in flight: concurrent lookups of one tree share one read. */
   private readonly treeReads = new Map<string, Promise<TreeEntry[]>>()
+  /** Name lookups of large trees, built on first use per parsed tree. */
+  private readonly byName = new WeakMap<TreeEntry[], Map<string, TreeEntry>>()
   private readonly packed: PackedObjectReader
   private readonly writer: LooseObjectWriter
 
@@ -42,6 +44,19 @@ export class ObjectDb {
 
   readObject(oid: string): Promise<GitObject> {
     return readObject(this.packed, oid)
+  }
+
+  /** A blob's (or any object's) size in bytes, without reading its content. */
+  sizeOf(oid: string): Promise<number> {
+    return objectSize(this.packed, oid)
+  }
+
+  /** The entry named `name` of a tree (a map per cached tree: a lookup costs O(1), not O(entries)). */
+  async entryOf(treeOid: string, name: string): Promise<TreeEntry | undefined> {
+    const entries = await this.readTree(treeOid)
+    let byName = this.byName.get(entries)
+    if (!byName) this.byName.set(entries, (byName = new Map(entries.map((e) => [e.name, e]))))
+    return byName.get(name)
   }
 
   async readBlob(oid: string): Promise<Buffer> {

@@ -10,6 +10,8 @@ export class PackedObjectReader {
   /** isomorphic-git's parsed pack indexes, kept between reads (without it every read re-parses them). */
   private readonly packCache: object = {}
   private reader: CatFileReader | null = null
+  /** `git cat-file --batch-check`: sizes without contents. */
+  private sizer: CatFileReader | null = null
   /** git cat-file processes that failed; after a few, packed reads stay with isomorphic-git. */
   private catFileFailures = 0
 
@@ -45,9 +47,25 @@ export class PackedObjectReader {
     return { type: obj.type as ObjectType, content: Buffer.from(obj.object as Uint8Array) }
   }
 
-  /** Stops the `git cat-file` process, if one was started (a later read starts another). */
+  /**
+   * The object's size without reading it, through `git cat-file --batch-check`. Without git, the
+   * fallback reads the object (isomorphic-git has no header-only read of a packed object).
+   */
+  async size(oid: string): Promise<number> {
+    if (this.useGitBinary && this.catFileFailures < 3 && gitBinaryAvailable()) {
+      if (this.sizer?.broken) this.sizer = null
+      this.sizer ??= new CatFileReader(this.gitdir, 'sizes')
+      const info = await this.sizer.info(oid).catch(() => null)
+      if (info) return info.size
+    }
+    return (await this.read(oid)).content.length
+  }
+
+  /** Stops the `git cat-file` processes, if any were started (a later read starts another). */
   close(): void {
     this.reader?.close()
     this.reader = null
+    this.sizer?.close()
+    this.sizer = null
   }
 }

@@ -109,7 +109,7 @@ export class GitRepository {
     let cur = tree
     const parts = filePath.split('/')
     for (let i = 0; i < parts.length && cur; i++) {
-      const e = (await this.db.readTree(cur)).find((x) => x.name === parts[i])
+      const e = await this.db.entryOf(cur, parts[i]!)
       if (!e) return null
       if (i === parts.length - 1) return e.mode === TREE_MODE ? null : e.oid
       cur = e.mode === TREE_MODE ? e.oid : null
@@ -138,6 +138,11 @@ export class GitRepository {
 
   readBlob(oid: string): Promise<Buffer> {
     return this.db.readBlob(oid)
+  }
+
+  /** A blob's size in bytes, its content not read. */
+  blobSize(oid: string): Promise<number> {
+    return this.db.sizeOf(oid)
   }
 
   /**

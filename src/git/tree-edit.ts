@@ -1,7 +1,8 @@
 // Builds a new root tree from an old one and a set of file changes, touching only the trees on
 // the changed paths (O(depth) objects per change, never the whole tree). Empty folders vanish, as
-// in Git. New objects go into the caller's batch; nothing is written here.
-import { FILE_MODE, serializeTree, TREE_MODE, type TreeEntry } from './git-tree.js'
+// in Git. New objects go into the caller's batch; nothing is written here. A tree that is rewritten
+// loses any entry whose name no checkout can hold (`..`, `.git`, …: git-tree.ts badEntryName).
+import { badEntryName, FILE_MODE, serializeTree, TREE_MODE, type TreeEntry } from './git-tree.js'
 import type { ObjectDb } from './object-db.js'
 import type { ObjectBatch } from './write-object-loose.js'
 
@@ -30,7 +31,7 @@ async function editLevel(
   changes: ReadonlyArray<readonly [string[], Buffer | null]>,
 ): Promise<string | null> {
   const entries = new Map<string, TreeEntry>()
-  if (treeOid) for (const e of await db.readTree(treeOid)) entries.set(e.name, e)
+  if (treeOid) for (const e of await db.readTree(treeOid)) if (!badEntryName(e.name)) entries.set(e.name, e)
   const byChild = new Map<string, Array<readonly [string[], Buffer | null]>>()
   for (const [parts, content] of changes) {
     const [head, ...rest] = parts

@@ -5,14 +5,22 @@
 // holds it back) — each returning an outcome kind (outcome.ts); the first that needs a person or a
 // retry ends the run. Then, always, the steps' outcomes are folded into the run's (runOutcome) and
 // summarize (summarize.ts) alone turns it into the status conditions. Runs never overlap; a trigger
-// during a run queues exactly one more.
+// during a run queues exactly one more. /status also reports the served revision's usage against the
+// repository's limits (a pushed revision over them is served, and said to be over, by how much).
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { RuleCatalog } from '../service/catalog.js'
-import { accountFiles, accountedProblem, countFiles, type AccountedProblem } from '../rules/file-accounting.js'
+import { accountFiles, accountFilesInTurns, countFiles, type AccountedProblem } from '../rules/file-accounting.js'
 import type { RevisionFollower } from '../service/follower.js'
+import {
+  DEFAULT_BOUNDS,
+  quotaExcess,
+  usageOf,
+  type QuotaExcess,
+  type RepositoryBounds,
+} from '../rules/repository-bounds.js'
 import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
@@ -20,6 +28,8 @@ export interface ReconcilerDeps {
   catalog: Pick<RuleCatalog, 'index' | 'exclusive'>
   /** The follower, and through it the remote it follows (none in embedded mode). */
   follower: Pick<RevisionFollower, 'pullRemote' | 'syncToTip' | 'stalled' | 'allowMassDelete' | 'head' | 'remote'>
+  /** The repository's limits /status measures the served revision against (none: the defaults). */
+  bounds?: RepositoryBounds
 }
 
 /** What the steps of one run learn and pass on. */
@@ -44,6 +54,12 @@ interface RevisionView {
   }>
   staleRules: Array<{ id: string; path: string }>
   files: ReturnType<typeof countFiles>
+  quota: {
+    repositoryBytes: { used: number; limit: number }
+    rules: { used: number; limit: number }
+    /** The limits the revision is over, by how much (empty within them). */
+    over: QuotaExcess[]
+  }
 }
 
 /** After an authentication failure scheduled runs back off (a person must fix the credentials). */
@@ -154,6 +170,8 @@ export class Reconciler {
     } finally {
       // Summarize, whatever happened: the only place the conditions are set from a run.
       const outcome = runOutcome(outcomes)
+      // The revision's accounting, built with the event loop given back (memoized for the view).
+      await accountFilesInTurns(this.deps.catalog.index)
       // (rulekeeper_invalid_files is read from the published index at scrape time: metrics.ts.)
       const view = this.revisionView(this.deps.catalog.index)
       this.conditions.summarize(outcome, view.invalidFiles.length, view.notRunFiles.length)
@@ -183,20 +201,29 @@ export class Reconciler {
     const last = this.lastView
     if (last && last.index === index && last.revision === index.revision) return last
     const accounts = accountFiles(index)
+    const bounds = this.deps.bounds ?? DEFAULT_BOUNDS
+    const usage = usageOf(index.files.values(), index.rules.size)
+    const over = quotaExcess(usage, bounds)
+    if (over.length > 0)
+      this.logger.warn({ revision: index.revision, over: over.map((o) => o.message) }, 'the revision is over quota')
     const view: RevisionView = {
       index,
       revision: index.revision,
-      invalidFiles: index.invalidFiles().map((f) => ({
-        path: f.path,
-        ruleId: f.ruleId ?? null,
-        errors: f.errors.map(accountedProblem),
-      })),
+      // The accounting's invalid files: the index's own list (same order, same problems), not built twice.
+      invalidFiles: accounts.flatMap((a) =>
+        a.status === 'invalid' ? [{ path: a.path, ruleId: a.id, errors: a.problems }] : [],
+      ),
       notRunFiles: accounts.flatMap((a) =>
         a.python ? [{ path: a.path, ruleId: a.id, status: a.python.status, problem: a.python.problem }] : [],
       ),
       staleRules: [...index.rules.values()].filter((r) => r.stale).map((r) => ({ id: r.id, path: r.path })),
       // Every YAML file of the revision accounted for, counted as `rulekeeper validate` counts them.
       files: countFiles(accounts),
+      quota: {
+        repositoryBytes: { used: usage.bytes, limit: bounds.maxRepositoryBytes },
+        rules: { used: usage.rules, limit: bounds.maxRules },
+        over,
+      },
     }
     this.lastView = view
     return view
@@ -205,7 +232,7 @@ export class Reconciler {
   status(): unknown {
     const { remote } = this.deps.follower
     const index = this.deps.catalog.index
-    const { invalidFiles, notRunFiles, staleRules, files } = this.revisionView(index)
+    const { invalidFiles, notRunFiles, staleRules, files, quota } = this.revisionView(index)
     return {
       conditions: this.conditions.list,
       lastAppliedRevision: index.revision,
@@ -215,6 +242,7 @@ export class Reconciler {
       invalidFiles,
       notRunFiles,
       staleRules,
+      quota,
       remote: remote
         ? {
             url: remote.displayUrl,

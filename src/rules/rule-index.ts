@@ -25,6 +25,10 @@ export interface FileRecord {
   idAt?: { line: number; column: number }
   /** The index-time check of the file's Python module (service/python-check.ts), once it ran. */
   python?: PythonCheck
+  /** Bytes of the file and of the `.py` it names, as read (a file too large to read: its size). */
+  bytes?: number
+  /** A tree entry whose name is not a valid path segment: the folder holding it (never read or served). */
+  badNameIn?: string
 }
 
 /** What the index-time check of a file's Python module found, beyond its errors. */

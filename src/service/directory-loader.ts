@@ -1,7 +1,8 @@
 // Loads a rules repository from a directory on disk (a checkout), exactly as the service reads a
 // revision: every YAML file (typed by AnalysisType, or recorded as not an analysis file), nested
 // folders, the folders a tree walk skips, the .py beside scheduled rules and globals, every Python
-// module compiled and imported (python-check.ts). For the CLI.
+// module compiled and imported (python-check.ts). For the CLI. A file over rules.maxFileBytes is
+// sized (stat), never read: invalid with that reason, as the server reports it.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { EngineRegistry } from '../engine/engine.js'
@@ -12,6 +13,16 @@ import { RuleIndex } from '../rules/rule-index.js'
 import { buildFileRecord } from './file-records.js'
 import { checkDraftPython } from './python-check.js'
 import { draftContext } from './revision-sync.js'
+import { RulekeeperError } from '../errors.js'
+import { DEFAULT_BOUNDS, fileTooLarge } from '../rules/repository-bounds.js'
+
+/** A file's text, or its size when it is over the limit (not read). */
+type Content = string | { tooLarge: number }
+
+async function readBounded(file: string, max: number): Promise<Content> {
+  const { size } = await fsp.stat(file)
+  return size > max ? { tooLarge: size } : fsp.readFile(file, 'utf8')
+}
 
 async function walk(root: string, rel = ''): Promise<string[]> {
   const out: string[] = []
@@ -32,7 +43,7 @@ async function walk(root: string, rel = ''): Promise<string[]> {
  * waiting, and a file read ahead but never asked for is dropped once the loop has passed it.
  */
 class ReadAhead {
-  private readonly ahead = new Map<string, Promise<string>>()
+  private readonly ahead = new Map<string, Promise<Content>>()
   private readonly position = new Map<string, number>()
   private next = 0
   private passed = 0
@@ -40,13 +51,14 @@ class ReadAhead {
   constructor(
     private readonly root: string,
     private readonly order: string[],
+    private readonly max: number,
     private readonly window = 64,
   ) {
     for (const [i, p] of order.entries()) this.position.set(p, i)
   }
 
-  /** The file's text; rejects as fsp.readFile does. */
-  read(p: string): Promise<string> {
+  /** The file's text (or its size when over the limit); rejects as fsp.readFile does. */
+  read(p: string): Promise<Content> {
     const at = this.position.get(p)
     if (at !== undefined && at >= this.passed) {
       for (; this.passed < at; this.passed++) this.ahead.delete(this.order[this.passed]!)
@@ -55,7 +67,7 @@ class ReadAhead {
     const hit = this.ahead.get(p)
     this.ahead.delete(p)
     this.fill()
-    return hit ?? fsp.readFile(path.join(this.root, p), 'utf8')
+    return hit ?? readBounded(path.join(this.root, p), this.max)
   }
 
   private fill(): void {
@@ -63,7 +75,7 @@ class ReadAhead {
     while (this.next < this.order.length && this.next < this.passed + this.window) {
       const p = this.order[this.next++]!
       if (this.ahead.has(p)) continue
-      const text = fsp.readFile(path.join(this.root, p), 'utf8')
+      const text = readBounded(path.join(this.root, p), this.max)
       text.catch(() => {}) // a file never asked for must not be an unhandled rejection
       this.ahead.set(p, text)
     }
@@ -75,6 +87,7 @@ export async function loadDirectory(
   root: string,
   engines: EngineRegistry,
   ignore: (path: string) => boolean = () => false,
+  maxFileBytes = DEFAULT_BOUNDS.maxFileBytes,
 ): Promise<RuleIndex> {
   const all = await walk(root)
   const files = all.filter((p) => isYamlPath(p) && !ignore(p)).sort()
@@ -87,14 +100,22 @@ export async function loadDirectory(
     const py = p.replace(/\.ya?ml$/i, '.py')
     return present.has(py) ? [p, py] : [p]
   })
-  const reader = new ReadAhead(root, readOrder)
+  const reader = new ReadAhead(root, readOrder, maxFileBytes)
   const src = {
     engines,
     ctx: draftContext(draft),
-    readFile: async (p: string) => reader.read(p).catch(() => undefined),
+    readFile: async (p: string) => {
+      const content = await reader.read(p).catch(() => undefined)
+      if (typeof content !== 'object') return content
+      throw new RulekeeperError('PayloadTooLarge', fileTooLarge(content.tooLarge, maxFileBytes, p).message)
+    },
   }
   for (const p of ordered) {
     const text = await reader.read(p)
+    if (typeof text === 'object') {
+      draft.putFile({ path: p, errors: [fileTooLarge(text.tooLarge, maxFileBytes)], bytes: text.tooLarge })
+      continue
+    }
     const rec = await buildFileRecord(p, text, src)
     if (rec) draft.putFile(rec)
   }

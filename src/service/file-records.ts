@@ -12,9 +12,14 @@ import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
 import { classifyUnserved } from '../rules/file-accounting.js'
 import { checkDataModel } from '../rules/data-models.js'
+import { checkYamlOffThread, OFFLOAD_MIN_CHARS } from '../rules/yaml-offload.js'
+import { RulekeeperError } from '../errors.js'
 
 export interface RecordSources {
-  /** The content of another file of the same revision, or undefined when it does not exist. */
+  /**
+   * The content of another file of the same revision, or undefined when it does not exist; throws a
+   * PayloadTooLarge RulekeeperError for a file over rules.maxFileBytes (it is not read).
+   */
   readFile(path: string): Promise<string | undefined>
   engines: EngineRegistry
   ctx: EngineContext
@@ -33,6 +38,28 @@ export async function buildFileRecord(
   src: RecordSources,
   prev?: FileRecord,
 ): Promise<FileRecord | null> {
+  const rec = await buildRecord(filePath, text, src, prev)
+  if (!rec) return rec
+  const py = rec.rule?.file.pythonSource ?? rec.support?.pythonSource
+  rec.bytes = Buffer.byteLength(text) + (py === undefined ? 0 : Buffer.byteLength(py))
+  return rec
+}
+
+async function buildRecord(
+  filePath: string,
+  text: string,
+  src: RecordSources,
+  prev?: FileRecord,
+): Promise<FileRecord | null> {
+  // A large text is parsed first by the bounded reader in a worker thread (rules/yaml-offload.ts):
+  // one that does not parse never costs the event loop its parse.
+  if (text.length >= OFFLOAD_MIN_CHARS) {
+    const problems = await checkYamlOffThread(text)
+    if (problems.length > 0) {
+      const errors = problems.map((e) => ({ path: [], message: e.message, line: e.line, column: e.column }))
+      return { path: filePath, id: prev?.id, kind: prev?.kind, analysisType: prev?.analysisType, errors }
+    }
+  }
   const f = parseAnalysisFile(filePath, text)
   if (f.problems.length > 0) {
     // Unparsable: keep the id of the file's previous version so its last good rule keeps serving.
@@ -59,7 +86,18 @@ export async function buildFileRecord(
     try {
       pythonPath = pythonPathFor(filePath, pyName)
       pythonSource = await src.readFile(pythonPath)
-    } catch {
+    } catch (err) {
+      if (err instanceof RulekeeperError && err.code === 'PayloadTooLarge') {
+        // The module is over the file limit: never read, and the file is invalid for it.
+        const errors = locateProblems(f, [{ path: ['Filename'], message: err.message }])
+        return {
+          path: filePath,
+          id: f.id ?? prev?.id,
+          kind: f.kind ?? prev?.kind,
+          analysisType: f.analysisType,
+          errors,
+        }
+      }
       pythonPath = undefined
     }
   }

@@ -11,7 +11,14 @@ import type { GitRemote } from '../git/remote.js'
 import { unavailable } from '../errors.js'
 import type { RuleCatalog } from './catalog.js'
 import { hasUncheckedPython } from './python-check.js'
-import { catchUpHistory, loadFullRevision, reindexPaths, syncPython, type IdentityMemo } from './revision-sync.js'
+import {
+  catchUpHistory,
+  loadFullRevision,
+  putBadNames,
+  reindexPaths,
+  syncPython,
+  type IdentityMemo,
+} from './revision-sync.js'
 
 /** A revision the follower refused to apply, waiting for a person. */
 export interface StalledRevision {
@@ -40,6 +47,8 @@ export interface FollowerDeps {
   logger: Logger
   remote?: GitRemote
   massDelete?: MassDeleteGuard
+  /** rules.maxFileBytes: a file over it is invalid and never read. */
+  maxFileBytes?: number
 }
 
 /** How far back a revision is looked for on the first-parent chain before a full build is chosen. */
@@ -56,6 +65,7 @@ export class RevisionFollower {
   private readonly logger: Logger
   readonly remote: GitRemote | undefined
   private readonly massDelete: MassDeleteGuard
+  private readonly maxFileBytes: number | undefined
 
   constructor(d: FollowerDeps) {
     this.catalog = d.catalog
@@ -64,6 +74,7 @@ export class RevisionFollower {
     this.logger = d.logger
     this.remote = d.remote
     this.massDelete = d.massDelete ?? { share: 0.5, min: 10 }
+    this.maxFileBytes = d.maxFileBytes
   }
 
   /** The local branch's tip. */
@@ -117,17 +128,23 @@ export class RevisionFollower {
   }
 
   private async doSync(allowAll: boolean, retryUnchecked: boolean): Promise<SyncResult> {
-    const { catalog, repo } = this
+    const { catalog, repo, maxFileBytes } = this
     const current = catalog.index
     const head = await repo.head()
     if (head === current.revision) {
       this.stalled = null
       // A persisted index can be newer than the history cache (they are saved separately).
-      if (head && catalog.history.head !== head) await catchUpHistory(repo, catalog.history, head, this.logger)
+      if (head && catalog.history.head !== head)
+        await catchUpHistory(repo, catalog.history, head, this.logger, undefined, { maxFileBytes })
       // Python files that could not be checked (no sandbox then): a reconcile checks them again.
       if (head && retryUnchecked && hasUncheckedPython(current)) {
         const draft = current.draft()
-        await syncPython(repo, head, draft, [], this.engines, { before: current, retryUnchecked, log: this.logger })
+        await syncPython(repo, head, draft, [], this.engines, {
+          before: current,
+          retryUnchecked,
+          log: this.logger,
+          maxFileBytes,
+        })
         catalog.publish(draft.publish(head))
       }
       return { kind: 'unchanged' }
@@ -145,17 +162,30 @@ export class RevisionFollower {
     let fullBuild = false
     if (current.revision && (await repo.isFirstParentAncestor(current.revision, head, ANCESTRY_LIMIT))) {
       // The one tree diff of this revision: it drives the reindex and is what a reconcile reports.
-      const changed = (await repo.diff(current.revision, head)).map((d) => d.path)
-      filesChanged = changed.length
+      const diffs = await repo.diff(current.revision, head)
+      filesChanged = diffs.length
       const draft = current.draft()
-      const reread = await reindexPaths(repo, head, draft, changed, this.engines)
-      await syncPython(repo, head, draft, reread, this.engines, { before: current, retryUnchecked, log: this.logger })
+      putBadNames(
+        draft,
+        diffs.map((d) => ({ ...d, present: d.newOid !== null })),
+      )
+      const changed = diffs.filter((d) => !d.badName).map((d) => d.path)
+      const reread = await reindexPaths(repo, head, draft, changed, this.engines, { memo, maxFileBytes })
+      await syncPython(repo, head, draft, reread, this.engines, {
+        before: current,
+        retryUnchecked,
+        log: this.logger,
+        maxFileBytes,
+      })
       removed = draft.removedRuleCount()
       next = () => draft.publish(head)
     } else {
       // History rewritten (or a first build): everything is read again.
       if (current.revision) filesChanged = (await repo.diff(current.revision, head)).length
-      const full = await loadFullRevision(repo, head, RuleIndex.empty(), this.engines, this.logger, memo)
+      const full = await loadFullRevision(repo, head, RuleIndex.empty(), this.engines, this.logger, {
+        memo,
+        maxFileBytes,
+      })
       fullBuild = true
       for (const id of current.rules.keys()) if (!full.rules.has(id)) removed++
       next = () => full
@@ -171,7 +201,7 @@ export class RevisionFollower {
     }
     this.stalled = null
     // History first: a rule must never be served without its creation and modification metadata.
-    await catchUpHistory(repo, catalog.history, head, this.logger, memo)
+    await catchUpHistory(repo, catalog.history, head, this.logger, memo, { maxFileBytes })
     catalog.publish(next())
     // A full build is the expensive case the persisted index exists for: save it now, not later.
     if (fullBuild) catalog.saveSoon()

@@ -7,6 +7,7 @@ import type { GitRemote } from '../git/remote.js'
 import { GitRepository } from '../git/repository.js'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
+import type { RepositoryBounds } from '../rules/repository-bounds.js'
 import { RuleCatalog } from './catalog.js'
 import { type MassDeleteGuard, RevisionFollower } from './follower.js'
 import { commitTemplate, createRepositoryFromTemplate } from './repo-template.js'
@@ -25,6 +26,8 @@ export interface RuleServiceOptions {
   remote?: GitRemote
   /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
   massDelete?: MassDeleteGuard
+  /** What the repository may hold (rules.maxFileBytes, maxRepositoryBytes, maxRules). */
+  bounds?: RepositoryBounds
 }
 
 /** The parts of the rules service, each used directly by whoever needs it. */
@@ -57,7 +60,15 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
   const { engines, logger, remote } = o
   const repo = await openRepository(o)
   const catalog = new RuleCatalog({ cacheDir: o.cacheDir, engineKinds: Object.keys(engines), logger })
-  const follower = new RevisionFollower({ catalog, repo, engines, logger, remote, massDelete: o.massDelete })
+  const follower = new RevisionFollower({
+    catalog,
+    repo,
+    engines,
+    logger,
+    remote,
+    massDelete: o.massDelete,
+    maxFileBytes: o.bounds?.maxFileBytes,
+  })
   const writer = new RuleWriter({
     catalog,
     follower,
@@ -67,6 +78,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     committer: o.committer,
     logger,
     metrics: writerMetrics(o.metrics),
+    bounds: o.bounds,
   })
   await catalog.load(repo)
   if (remote) {

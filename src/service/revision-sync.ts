@@ -1,6 +1,8 @@
 // Bringing the index and the history metadata up to a revision of the repository: a full load
 // (first start, rewritten history) or an incremental one along the first-parent chain (commits
-// pushed with plain git, a reconcile). Only changed files are re-read.
+// pushed with plain git, a reconcile). Only changed files are re-read, each sized before it is read
+// (over rules.maxFileBytes: invalid, never read), a bounded window of them in flight, the event loop
+// given back between files (turn-budget.ts).
 import type { EngineContext, EngineRegistry } from '../engine/engine.js'
 import { inLoadOrder } from '../rules/kinds/index.js'
 import { dataModelsByLogType } from '../rules/data-models.js'
@@ -14,6 +16,20 @@ import { buildFileRecord, ownersOfPython, type RecordSources } from './file-reco
 import { checkDraftPython } from './python-check.js'
 import { quickIdentity, type CommitFileChange, type HistoryTracker, type Identity } from './history.js'
 import type { Logger } from '../log.js'
+import { RulekeeperError } from '../errors.js'
+import { DEFAULT_BOUNDS, fileTooLarge } from '../rules/repository-bounds.js'
+import type { FileEntry } from '../git/tree-diff.js'
+import { TurnBudget } from '../turn-budget.js'
+
+/** How a revision is read: the file limit, the identities learned for the history walk. */
+export interface ReadOptions {
+  /** Files over this many bytes are invalid and never read (rules.maxFileBytes). */
+  maxFileBytes?: number
+  memo?: IdentityMemo
+}
+
+/** Blobs sized and read ahead of the file being indexed: what one reconcile holds in memory at most. */
+const READ_WINDOW = 64
 
 export function draftContext(draft: IndexDraft): EngineContext {
   return {
@@ -29,14 +45,39 @@ function sourcesFor(
   tree: string | null,
   draft: IndexDraft,
   engines: EngineRegistry,
+  maxFileBytes: number,
 ): RecordSources {
   return {
     engines,
     ctx: draftContext(draft),
     async readFile(p) {
       const oid = await repo.blobAt(tree, p)
-      return oid ? (await repo.readBlob(oid)).toString('utf8') : undefined
+      if (!oid) return undefined
+      const size = await repo.blobSize(oid)
+      if (size > maxFileBytes) throw new RulekeeperError('PayloadTooLarge', fileTooLarge(size, maxFileBytes, p).message)
+      return (await repo.readBlob(oid)).toString('utf8')
     },
+  }
+}
+
+/**
+ * Records for tree entries whose name no checkout can hold (`..`, `.git`, …): reported as invalid
+ * paths, never read or served. `entries` are diff or listing entries carrying `badName`.
+ */
+export function putBadNames(
+  draft: IndexDraft,
+  entries: Iterable<Pick<FileEntry, 'path' | 'badName'> & { present: boolean }>,
+): void {
+  for (const e of entries) {
+    if (!e.badName) continue
+    if (!e.present) draft.removeFile(e.path)
+    else
+      draft.putFile({
+        path: e.path,
+        errors: [{ path: [], message: `invalid path: ${e.badName.reason}; nothing under it is read or served` }],
+        bytes: 0,
+        badNameIn: e.badName.folder,
+      })
   }
 }
 
@@ -56,10 +97,12 @@ export async function reindexPaths(
   draft: IndexDraft,
   paths: Iterable<string>,
   engines: EngineRegistry,
-  memo?: IdentityMemo,
+  opts: ReadOptions = {},
 ): Promise<string[]> {
+  const { memo } = opts
+  const max = opts.maxFileBytes ?? DEFAULT_BOUNDS.maxFileBytes
   const tree = await repo.treeOf(commit)
-  const src = sourcesFor(repo, tree, draft, engines)
+  const src = sourcesFor(repo, tree, draft, engines, max)
   const yamlPaths = new Set<string>()
   for (const p of paths) {
     if (isYamlPath(p)) yamlPaths.add(p)
@@ -67,20 +110,50 @@ export async function reindexPaths(
   }
   // Two passes so that a correlation rule is checked against the rules changed with it.
   const ordered = inLoadOrder(yamlPaths)
-  // Every blob is asked for before the first is used: packed reads (git cat-file) overlap.
-  const oids = await Promise.all(ordered.map((p) => repo.blobAt(tree, p)))
-  const blobs = oids.map((oid) => (oid ? repo.readBlob(oid) : null))
-  for (const b of blobs) b?.catch(() => {}) // awaited in order below
+  // A window of blobs is sized and read ahead of the one used (packed reads through git cat-file
+  // overlap); a blob over the limit is sized only. At most READ_WINDOW contents are held at once.
+  const fetch = async (p: string) => {
+    const oid = await repo.blobAt(tree, p)
+    if (!oid) return { oid, size: 0, text: undefined }
+    const size = await repo.blobSize(oid)
+    return { oid, size, text: size > max ? undefined : (await repo.readBlob(oid)).toString('utf8') }
+  }
+  const ahead: Array<ReturnType<typeof fetch>> = []
+  const start = (i: number) => {
+    if (i >= ordered.length) return
+    const job = fetch(ordered[i]!)
+    job.catch(() => {}) // awaited in order below
+    ahead[i] = job
+  }
+  for (let i = 0; i < READ_WINDOW; i++) start(i)
+  const turns = new TurnBudget()
   for (let i = 0; i < ordered.length; i++) {
     const p = ordered[i]!
-    const oid = oids[i]
+    start(i + READ_WINDOW)
+    const { oid, size, text } = await ahead[i]!
+    delete ahead[i]
+    await turns.pass()
     if (!oid) {
       draft.removeFile(p)
       continue
     }
-    const text = (await blobs[i]!).toString('utf8')
-    memo?.set(oid, quickIdentity(text))
-    const rec = await buildFileRecord(p, text, src, draft.getFile(p))
+    const prev = draft.getFile(p)
+    if (text === undefined) {
+      // Too large to read: invalid with that reason; the rule's last good version keeps serving.
+      memo?.set(oid, {})
+      draft.putFile({
+        path: p,
+        id: prev?.id,
+        kind: prev?.kind,
+        analysisType: prev?.analysisType,
+        errors: [fileTooLarge(size, max)],
+        bytes: size,
+      })
+      continue
+    }
+    // Identical blobs are scanned once (the identity is the blob's, whatever path holds it).
+    if (memo && !memo.has(oid)) memo.set(oid, quickIdentity(text))
+    const rec = await buildFileRecord(p, text, src, prev)
     if (rec) draft.putFile(rec)
     else draft.removeFile(p)
   }
@@ -97,14 +170,15 @@ export function syncPython(
   draft: IndexDraft,
   reread: readonly string[],
   engines: EngineRegistry,
-  opts: { before?: RuleIndex; retryUnchecked?: boolean; log?: Logger } = {},
+  opts: { before?: RuleIndex; retryUnchecked?: boolean; log?: Logger; maxFileBytes?: number } = {},
 ): Promise<void> {
+  const { maxFileBytes, ...check } = opts
   return checkDraftPython(draft, {
     reread,
     engines,
     ctx: draftContext(draft),
-    rereadMore: (paths) => reindexPaths(repo, commit, draft, paths, engines),
-    ...opts,
+    rereadMore: (paths) => reindexPaths(repo, commit, draft, paths, engines, { maxFileBytes }),
+    ...check,
   })
 }
 
@@ -114,18 +188,22 @@ export async function loadFullRevision(
   empty: RuleIndex,
   engines: EngineRegistry,
   log?: Logger,
-  memo?: IdentityMemo,
+  opts: ReadOptions = {},
 ): Promise<RuleIndex> {
   const files = await repo.listFiles(commit)
   const draft = empty.draft()
-  const yaml = files.filter((f) => isYamlPath(f.path)).map((f) => f.path)
+  putBadNames(
+    draft,
+    files.map((f) => ({ ...f, present: true })),
+  )
+  const yaml = files.filter((f) => !f.badName && isYamlPath(f.path)).map((f) => f.path)
   const started = Date.now()
   const read: string[] = []
   for (let i = 0; i < yaml.length; i += 1000) {
-    read.push(...(await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines, memo)))
+    read.push(...(await reindexPaths(repo, commit, draft, yaml.slice(i, i + 1000), engines, opts)))
     if (yaml.length > 2000) log?.info({ done: read.length, total: yaml.length }, 'full index build progress')
   }
-  await syncPython(repo, commit, draft, read, engines, { log })
+  await syncPython(repo, commit, draft, read, engines, { log, maxFileBytes: opts.maxFileBytes })
   log?.info({ files: read.length, ms: Date.now() - started }, 'full index build done')
   return draft.publish(commit)
 }
@@ -142,14 +220,15 @@ export async function catchUpHistory(
   to: string,
   log?: Logger,
   memo?: IdentityMemo,
-  opts: { gitBinary?: boolean } = {},
+  opts: { gitBinary?: boolean; maxFileBytes?: number } = {},
 ): Promise<void> {
+  const max = opts.maxFileBytes ?? DEFAULT_BOUNDS.maxFileBytes
   let chain = history.head === null ? null : await repo.firstParentChain(history.head, to)
   if (!chain) {
     history.reset()
     if ((opts.gitBinary ?? true) && gitBinaryAvailable()) {
       try {
-        await replayWithGitLog(repo, history, to, log, memo)
+        await replayWithGitLog(repo, history, to, max, log, memo)
         return
       } catch (err) {
         log?.warn({ msg: (err as Error).message }, 'git log could not list the history; walking it in-process')
@@ -160,26 +239,35 @@ export async function catchUpHistory(
   }
   if (chain.length > 200) log?.info({ commits: chain.length }, 'building history metadata')
   let n = 0
+  const turns = new TurnBudget()
   for (const c of chain) {
-    history.apply(c, await changesOf(repo, await repo.diff(c.parents[0] ?? null, c.oid), memo))
+    history.apply(c, await changesOf(repo, await repo.diff(c.parents[0] ?? null, c.oid), max, memo))
+    await turns.pass()
     if (++n % 5000 === 0) log?.info({ done: n, total: chain.length }, 'history metadata progress')
   }
 }
 
-/** The tracker's view of a commit's changed files: the text (or known identity) of each YAML file. */
+/**
+ * The tracker's view of a commit's changed files: the text (or known identity) of each YAML file.
+ * A file over the limit is sized, not read: it has no identity. Entries with a bad name are no files.
+ */
 async function changesOf(
   repo: GitRepository,
   diffs: readonly FileDiff[],
+  maxFileBytes: number,
   memo?: IdentityMemo,
 ): Promise<CommitFileChange[]> {
   return Promise.all(
-    diffs.map(async (d): Promise<CommitFileChange> => {
-      const known = d.newOid && isYamlPath(d.path) ? memo?.get(d.newOid) : undefined
-      if (known) return { path: d.path, text: null, identity: known }
-      const text =
-        d.newOid && isYamlPath(d.path) ? (await repo.readBlob(d.newOid)).toString('utf8') : d.newOid ? '' : null
-      return { path: d.path, text }
-    }),
+    diffs
+      .filter((d) => !d.badName)
+      .map(async (d): Promise<CommitFileChange> => {
+        const yaml = d.newOid !== null && isYamlPath(d.path)
+        const known = yaml ? memo?.get(d.newOid!) : undefined
+        if (known) return { path: d.path, text: null, identity: known }
+        if (yaml && (await repo.blobSize(d.newOid!)) > maxFileBytes) return { path: d.path, text: null, identity: {} }
+        const text = yaml ? (await repo.readBlob(d.newOid!)).toString('utf8') : d.newOid ? '' : null
+        return { path: d.path, text }
+      }),
   )
 }
 
@@ -190,12 +278,15 @@ async function replayWithGitLog(
   repo: GitRepository,
   history: HistoryTracker,
   to: string,
+  maxFileBytes: number,
   log?: Logger,
   memo?: IdentityMemo,
 ): Promise<void> {
   const commits = await firstParentLog(repo.gitdir, to)
   if (commits.length > 200) log?.info({ commits: commits.length }, 'building history metadata (git log)')
-  const load = (c: LoggedCommit) => Promise.all([repo.readCommit(c.oid), changesOf(repo, c.changes, memo)])
+  const load = (c: LoggedCommit) =>
+    Promise.all([repo.readCommit(c.oid), changesOf(repo, c.changes, maxFileBytes, memo)])
+  const turns = new TurnBudget()
   const ahead: Array<ReturnType<typeof load>> = []
   let next = 0
   for (let n = 1; n <= commits.length; n++) {
@@ -206,6 +297,7 @@ async function replayWithGitLog(
     }
     const [info, changes] = await ahead.shift()!
     history.apply(info, changes)
+    await turns.pass()
     if (n % 5000 === 0) log?.info({ done: n, total: commits.length }, 'history metadata progress')
   }
   if (commits[commits.length - 1]?.oid !== to) throw new Error(`git log did not end at ${to}`)

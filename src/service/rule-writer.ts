@@ -17,6 +17,7 @@ import type { GitRepository } from '../git/repository.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
 import { RefConflictError } from '../git/ref-cas.js'
 import { ruleEtag } from './etag.js'
+import { checkWriteQuota, type RepositoryBounds } from './write-quota.js'
 import type { CommitFileChange, HistoryTracker } from './history.js'
 import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome } from './write-plan.js'
 
@@ -76,6 +77,8 @@ export interface WriterDeps {
   committer: { name: string; email: string }
   logger: Logger
   metrics: WriterMetrics
+  /** The repository's limits a write may not take it past (none: the defaults). */
+  bounds?: RepositoryBounds
 }
 
 interface Pending {
@@ -249,6 +252,7 @@ export class RuleWriter {
     let tree = await repo.treeOf(parent)
     const outcomes: Array<WriteOutcome | RulekeeperError> = []
     const commits: Array<{ oid: string; message: string; author: Person; changes: CommitFileChange[] }> = []
+    const quota = checkWriteQuota(base, this.deps.bounds)
     for (const p of part) {
       try {
         const planned = await planWrite(repo, p.op, draft, tree, objects)
@@ -257,6 +261,8 @@ export class RuleWriter {
           outcomes.push({ status: 'unchanged', commit: null, rule, etag: rule && (await ruleEtag(repo, tree, rule)) })
           continue
         }
+        // Refused (409) when it would take the repository past a limit; nothing of it is kept.
+        await quota.admit(repo, tree, objects, planned)
         const now = Math.floor(Date.now() / 1000)
         const author: Person = { name: p.op.actor.name, email: p.op.actor.email, timestamp: now, tzOffsetMinutes: 0 }
         const committer: Person = { ...this.deps.committer, timestamp: now, tzOffsetMinutes: 0 }

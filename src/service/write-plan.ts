@@ -208,6 +208,12 @@ export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engi
       return undefined
     },
   }
+  // The trees the commit rewrote (every folder on a changed path) lost their badly named entries.
+  const rewritten = new Set([''])
+  for (const p of changes.keys())
+    for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) rewritten.add(p.slice(0, i))
+  for (const f of [...draft.allFiles()])
+    if (f.badNameIn !== undefined && rewritten.has(f.badNameIn)) draft.removeFile(f.path)
   for (const [p, c] of changes) {
     if (!/\.ya?ml$/i.test(p)) continue
     if (c === null) {
