@@ -113,7 +113,7 @@ function parseOptions(cmd: 'test' | 'validate', argv: string[], env: Record<stri
     maxFileBytes:
       typeof args.options.config === 'string'
         ? (
-            loadConfig({ ...env, RULEKEEPER_CONFIG: path.resolve(args.options.config) }) as {
+            loadServiceConfig({ ...env, RULEKEEPER_CONFIG: path.resolve(args.options.config) }) as {
               rules: { maxFileBytes: number }
             }
           ).rules.maxFileBytes

@@ -114,7 +114,7 @@ t.test('a streamed answer: /healthz answers while a slow client holds it; leavin
   slow.req.destroy()
   let again = busy
   for (let i = 0; i < 100 && again.status === 503; i++) {
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 50)) // wait: the poll interval of a wait on a condition
     again = await httpRequest(s.url, 'POST', '/replay', JSON.parse(replayBody), { 'X-API-Key': TOKEN })
   }
   t.equal(again.status, 200, 'a client that left freed its place')

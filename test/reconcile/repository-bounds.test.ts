@@ -51,7 +51,7 @@ async function reconcileWatched(
   const answer = s.request('POST', '/reconcile')
   while (s.service.catalog.index.revision !== target) {
     const asked = performance.now()
-    await new Promise((r) => setTimeout(r, 20))
+    await new Promise((r) => setTimeout(r, 20)) // wait: the /healthz probe's sampling interval
     const r = await s.send('GET', '/healthz')
     if (r.status !== 200) throw new Error(`/healthz answered ${r.status}`)
     healthzMaxMs = Math.max(healthzMaxMs, performance.now() - asked - 20)
