@@ -194,7 +194,7 @@ export function historyPaths(kind: RuleKind, common: Obj, changeReason: Obj, rea
       get: {
         tags,
         summary: `Compare two versions of a ${noun}`,
-        description: `A unified diff of each of the ${noun}’s files that differ between two revisions (a file absent on one side is diffed against /dev/null). Needs View Rules.`,
+        description: `A unified diff of each of the ${noun}’s files that differ between two revisions (a file absent on one side is diffed against /dev/null), in git’s \`diff -U3\` format. Bounded: see 413. Needs View Rules.`,
         operationId: `diff${name}`,
         parameters: [q('from', true, 'The older revision.'), q('to', false, 'The newer revision; default: the tip.')],
         responses: {
@@ -214,6 +214,9 @@ export function historyPaths(kind: RuleKind, common: Obj, changeReason: Obj, rea
           },
           '400': err('`from` is missing, or a revision is not a commit id.'),
           '404': err('No history for this id, or no such commit.'),
+          '413': err(
+            'A file is too large to diff here: over 200,000 lines in the two versions together, or so different that aligning them would take more than 100 million line comparisons. Compare the revisions with `git diff`.',
+          ),
           ...common,
         },
       },
