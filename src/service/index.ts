@@ -11,6 +11,7 @@ import { RuleCatalog } from './catalog.js'
 import { type MassDeleteGuard, RevisionFollower } from './follower.js'
 import { commitTemplate, createRepositoryFromTemplate } from './repo-template.js'
 import { RuleWriter, writerMetrics } from './rule-writer.js'
+import type { ServiceCommits } from './service-commits.js'
 
 export interface RuleServiceOptions {
   gitdir: string
@@ -25,6 +26,8 @@ export interface RuleServiceOptions {
   remote?: GitRemote
   /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
   massDelete?: MassDeleteGuard
+  /** The commits the service makes are recorded here (their actor trailers are believed). */
+  serviceCommits: ServiceCommits
 }
 
 /** The parts of the rules service, each used directly by whoever needs it. */
@@ -49,14 +52,19 @@ async function openRepository(o: RuleServiceOptions): Promise<GitRepository> {
     return GitRepository.init(o.gitdir, o.branch)
   }
   o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
-  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
+  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer, o.serviceCommits)
 }
 
 /** Opens the repository, builds the parts, loads the index and brings it to the (remote's) tip. */
 export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
   const { engines, logger, remote } = o
   const repo = await openRepository(o)
-  const catalog = new RuleCatalog({ cacheDir: o.cacheDir, engineKinds: Object.keys(engines), logger })
+  const catalog = new RuleCatalog({
+    cacheDir: o.cacheDir,
+    engineKinds: Object.keys(engines),
+    logger,
+    serviceCommits: o.serviceCommits,
+  })
   const follower = new RevisionFollower({ catalog, repo, engines, logger, remote, massDelete: o.massDelete })
   const writer = new RuleWriter({
     catalog,
@@ -67,6 +75,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     committer: o.committer,
     logger,
     metrics: writerMetrics(o.metrics),
+    serviceCommits: o.serviceCommits,
   })
   await catalog.load(repo)
   if (remote) {
@@ -81,7 +90,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     }
     if (tip === null && (await repo.head()) === null) {
       // An empty remote: seed it with the template, as the embedded default would be.
-      const seed = await commitTemplate(repo, o.templateDir, o.committer)
+      const seed = await commitTemplate(repo, o.templateDir, o.committer, o.serviceCommits)
       await remote.push(seed)
       await repo.moveBranch(null, seed)
     } else if (tip !== null) await follower.followRemoteTip(tip)

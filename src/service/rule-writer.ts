@@ -17,6 +17,7 @@ import type { GitRepository } from '../git/repository.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
 import { RefConflictError } from '../git/ref-cas.js'
 import { ruleEtag } from './etag.js'
+import type { ServiceCommits } from './service-commits.js'
 import type { CommitFileChange, HistoryTracker } from './history.js'
 import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome } from './write-plan.js'
 
@@ -76,6 +77,8 @@ export interface WriterDeps {
   committer: { name: string; email: string }
   logger: Logger
   metrics: WriterMetrics
+  /** Where the commits made here are recorded before the branch or the remote points at them. */
+  serviceCommits: ServiceCommits
 }
 
 interface Pending {
@@ -286,6 +289,8 @@ export class RuleWriter {
     let published = true
     if (commits.length > 0) {
       await repo.writeObjects(objects)
+      // Recorded first: a crash after the push must not leave our commits looking like anyone's.
+      await this.deps.serviceCommits.record(commits.map((c) => c.oid))
       if (remote) {
         // The remote is the truth: the writes count only once the remote has them.
         try {
