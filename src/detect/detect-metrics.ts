@@ -1,5 +1,6 @@
 // Detection's Prometheus series on the server's registry: records evaluated, rule evaluations,
-// matches and signals, alerts created, rule errors per rule, and the lag from acceptance to evaluation.
+// matches and signals, alerts created, rule errors, and the lag from acceptance to evaluation. No
+// label names a rule: /metrics is open to scrapers (per-rule errors: GET /rule-errors, View Alerts).
 import { Counter, Histogram, type Registry } from 'prom-client'
 
 export interface DetectMetrics {
@@ -7,7 +8,7 @@ export interface DetectMetrics {
   evaluations: Counter
   matches: Counter<'type'>
   alerts: Counter
-  ruleErrors: Counter<'rule'>
+  ruleErrors: Counter
   lag: Histogram
 }
 
@@ -33,8 +34,7 @@ export function createDetectMetrics(registry: Registry): DetectMetrics {
     alerts: new Counter({ name: 'rulekeeper_detection_alerts_total', help: 'Alerts created', registers: r }),
     ruleErrors: new Counter({
       name: 'rulekeeper_detection_rule_errors_total',
-      help: 'Rule errors by rule id',
-      labelNames: ['rule'],
+      help: 'Rule errors (which rules: GET /rule-errors, with View Alerts)',
       registers: r,
     }),
     lag: new Histogram({
