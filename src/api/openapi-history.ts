@@ -51,7 +51,8 @@ export const HISTORY_SCHEMAS: Record<string, Obj> = {
         type: 'object',
         required: ['id', 'type'],
         properties: { id: { type: 'string' }, type: { type: 'string', enum: ['user', 'api-token', 'system'] } },
-        description: 'From the Actor-Id / Actor-Type trailers, else the author’s email (type `user`).',
+        description:
+          'On commits the service made, from their Actor-Id / Actor-Type trailers; on any other commit (plain git, merged pull requests), the author’s email (type `user`), whatever its trailers say.',
       },
       authorName: { type: 'string', description: 'The commit author’s name.' },
       reason: {
