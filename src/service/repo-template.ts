@@ -48,6 +48,7 @@ export async function commitTemplate(
   })
   await repo.writeObjects(batch)
   await serviceCommits?.record([commit])
+  await serviceCommits?.sync()
   return commit
 }
 

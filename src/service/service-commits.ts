@@ -1,7 +1,8 @@
 // The ids of the commits this service made itself (API writes and restores, the template seed), so
 // that `Actor-Id`/`Actor-Type` trailers are believed on those commits only: anyone who can push can
 // write any trailer. Kept behind a small interface; today an append-only file in the data directory
-// (one commit id per line, fsynced before the branch moves to the commits), later a shared store.
+// (one commit id per line, written before the branch moves to the commits, fsynced after), later a
+// shared store.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
@@ -10,8 +11,13 @@ import { fsyncDir } from '../durable-file.js'
 export interface ServiceCommits {
   /** Whether the service made this commit (so its trailers are its own). */
   has(oid: string): boolean
-  /** Records commits the service built, durably, before any branch or remote points at them. */
+  /**
+   * Records commits the service built, before any branch or remote points at them: a crash of the
+   * process after this keeps them (durable against a power cut only after `sync`).
+   */
   record(oids: readonly string[]): Promise<void>
+  /** Makes what was recorded durable (kept out of the span between building and pushing commits). */
+  sync(): Promise<void>
 }
 
 const OID = /^[0-9a-f]{40}$/
@@ -19,6 +25,7 @@ const OID = /^[0-9a-f]{40}$/
 /** The store as a file: `<commit id>\n` per commit, appended and fsynced. */
 export class ServiceCommitFile implements ServiceCommits {
   private readonly oids = new Set<string>()
+  private unsynced = false
 
   /** Reads the file (a torn last line, from a crash mid-append, is ignored). */
   constructor(private readonly file: string) {
@@ -47,12 +54,23 @@ export class ServiceCommitFile implements ServiceCommits {
       if (size > 0) await fh.read(last, 0, 1, size - 1)
       const lead = size > 0 && last[0] !== 0x0a ? '\n' : ''
       await fh.appendFile(`${lead}${fresh.join('\n')}\n`)
-      await fh.sync()
     } finally {
       await fh.close()
     }
     if (!existed) await fsyncDir(path.dirname(this.file))
     for (const o of fresh) this.oids.add(o)
+    this.unsynced = true
+  }
+
+  async sync(): Promise<void> {
+    if (!this.unsynced) return
+    this.unsynced = false
+    const fh = await fsp.open(this.file, 'r')
+    try {
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
   }
 }
 
@@ -65,4 +83,5 @@ export class MemoryServiceCommits implements ServiceCommits {
   async record(oids: readonly string[]): Promise<void> {
     for (const o of oids) this.oids.add(o)
   }
+  async sync(): Promise<void> {}
 }
