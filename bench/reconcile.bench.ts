@@ -928,7 +928,7 @@ async function coldHistory(
       reads++
     }
   }
-  const history = new HistoryTracker(null)
+  const history = new HistoryTracker(null, () => false)
   const logger = pino(
     { level: 'info' },
     {

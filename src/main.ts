@@ -29,6 +29,7 @@ import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
 import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
+import { ServiceCommitFile } from './service/service-commits.js'
 import { RuleIndex } from './rules/rule-index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
@@ -177,6 +178,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       cacheDir: path.join(dataDir, 'cache'),
       logger,
       metrics,
+      serviceCommits: new ServiceCommitFile(path.join(dataDir, 'service-commits')),
     })
     cleanups.push(() => closeRuleParts(rules))
     registerCatalogMetrics(metrics, () => rules.catalog.index)

@@ -51,7 +51,8 @@ export const HISTORY_SCHEMAS: Record<string, Obj> = {
         type: 'object',
         required: ['id', 'type'],
         properties: { id: { type: 'string' }, type: { type: 'string', enum: ['user', 'api-token', 'system'] } },
-        description: 'From the Actor-Id / Actor-Type trailers, else the author’s email (type `user`).',
+        description:
+          'On commits the service made, from their Actor-Id / Actor-Type trailers; on any other commit (plain git, merged pull requests), the author’s email (type `user`), whatever its trailers say.',
       },
       authorName: { type: 'string', description: 'The commit author’s name.' },
       reason: {
@@ -194,7 +195,7 @@ export function historyPaths(kind: RuleKind, common: Obj, changeReason: Obj, rea
       get: {
         tags,
         summary: `Compare two versions of a ${noun}`,
-        description: `A unified diff of each of the ${noun}’s files that differ between two revisions (a file absent on one side is diffed against /dev/null). Needs View Rules.`,
+        description: `A unified diff of each of the ${noun}’s files that differ between two revisions (a file absent on one side is diffed against /dev/null), in git’s \`diff -U3\` format. Bounded: see 413. Needs View Rules.`,
         operationId: `diff${name}`,
         parameters: [q('from', true, 'The older revision.'), q('to', false, 'The newer revision; default: the tip.')],
         responses: {
@@ -214,6 +215,9 @@ export function historyPaths(kind: RuleKind, common: Obj, changeReason: Obj, rea
           },
           '400': err('`from` is missing, or a revision is not a commit id.'),
           '404': err('No history for this id, or no such commit.'),
+          '413': err(
+            'A file is too large to diff here: over 200,000 lines in the two versions together, or so different that aligning them would take more than 100 million line comparisons. Compare the revisions with `git diff`.',
+          ),
           ...common,
         },
       },

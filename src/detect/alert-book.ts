@@ -253,7 +253,7 @@ export class AlertBook implements AlertAccess {
     for (const e of this.errors) {
       this.ledger.addError(e)
       this.ruleErrors.push(e)
-      this.o.metrics?.ruleErrors.inc({ rule: e.ruleId })
+      this.o.metrics?.ruleErrors.inc()
     }
     for (const g of this.changed.values()) this.ledger.addGroup(g)
     this.matches = []

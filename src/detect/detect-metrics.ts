@@ -1,5 +1,7 @@
 // Detection's Prometheus series on the server's registry: records evaluated, rule evaluations,
-// matches and signals, alerts created, matches the alert limit turned into signals, rule errors per rule, and the lag from acceptance to evaluation.
+// matches and signals, alerts created, matches the alert limit turned into signals, rule errors, and
+// the lag from acceptance to evaluation. No label names a rule: /metrics is open to scrapers
+// (per-rule errors: GET /rule-errors, View Alerts).
 import { Counter, Histogram, type Registry } from 'prom-client'
 
 export interface DetectMetrics {
@@ -8,7 +10,7 @@ export interface DetectMetrics {
   matches: Counter<'type'>
   alerts: Counter
   alertsLimited: Counter
-  ruleErrors: Counter<'rule'>
+  ruleErrors: Counter
   lag: Histogram
 }
 
@@ -39,8 +41,7 @@ export function createDetectMetrics(registry: Registry): DetectMetrics {
     }),
     ruleErrors: new Counter({
       name: 'rulekeeper_detection_rule_errors_total',
-      help: 'Rule errors by rule id',
-      labelNames: ['rule'],
+      help: 'Rule errors (which rules: GET /rule-errors, with View Alerts)',
       registers: r,
     }),
     lag: new Histogram({

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { HistoryTracker } from './history.js'
 import { IndexPersistence } from './index-snapshot.js'
+import type { ServiceCommits } from './service-commits.js'
 
 export interface CatalogOptions {
   /** Where the history metadata and the persisted index are kept (none: in memory only). */
@@ -14,6 +15,8 @@ export interface CatalogOptions {
   /** The engines the index was built with (a persisted index built with others is not trusted). */
   engineKinds: readonly string[]
   logger: Logger
+  /** The commits the service made: their actor trailers are believed, no other commit's. */
+  serviceCommits: Pick<ServiceCommits, 'has'>
 }
 
 export class RuleCatalog {
@@ -23,7 +26,9 @@ export class RuleCatalog {
   private readonly persisted: IndexPersistence | null
 
   constructor(o: CatalogOptions) {
-    this.history = new HistoryTracker(o.cacheDir ? path.join(o.cacheDir, 'history.json') : null)
+    this.history = new HistoryTracker(o.cacheDir ? path.join(o.cacheDir, 'history.json') : null, (oid) =>
+      o.serviceCommits.has(oid),
+    )
     this.persisted = o.cacheDir
       ? new IndexPersistence(path.join(o.cacheDir, 'index.ndjson'), [...o.engineKinds], o.logger)
       : null

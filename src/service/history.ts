@@ -2,7 +2,8 @@
 // not by path, so moves keep their creation; a rule deleted and created again starts a new life.
 // Processes each commit once, in order, and persists its state keyed by the last commit processed,
 // so a restart or a write never re-walks history. Beside the metadata it keeps the id → commits
-// index (rule-log.ts) that the history routes read.
+// index (rule-log.ts) that the history routes read. Actor trailers count only on the commits the
+// service made (service-commits.ts); any other commit is its git author's.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
@@ -53,7 +54,7 @@ interface State {
 }
 
 /** The cache file: the maps as entry lists (JSON objects would turn `__proto__` into a prototype). */
-const CACHE_FORMAT = 'rulekeeper-history/3'
+const CACHE_FORMAT = 'rulekeeper-history/4'
 interface StoredState {
   format: typeof CACHE_FORMAT
   head: string | null
@@ -132,15 +133,20 @@ export function quickIdentity(text: string): Identity {
   }
 }
 
-/** The actor of a commit: its trailers, or its author's email for commits made with plain git. */
-export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>): Actor {
+/**
+ * The actor of a commit: its trailers when the service made it (`byService`), else its author's
+ * email: whoever can push can write any trailer, so a plain-git commit's trailers prove nothing.
+ */
+export function commitActor(c: Pick<CommitInfo, 'message' | 'author'>, byService: boolean): Actor {
+  const author: Actor = { id: c.author.email || c.author.name, type: 'user' }
+  if (!byService) return author
   // Trailers are the last paragraph only (a change reason in the body cannot forge them), lines end
   // at `\n` only (an id holding U+2028 cannot start a line), and each must be there exactly once.
   const trailers = parseTrailers(c.message)
   const id = singleTrailer(trailers, 'Actor-Id')
   const type = singleTrailer(trailers, 'Actor-Type')
   if (id && (type === 'user' || type === 'api-token' || type === 'system')) return { id, type }
-  return { id: c.author.email || c.author.name, type: 'user' }
+  return author
 }
 
 /**
@@ -165,7 +171,11 @@ export class HistoryTracker {
   private persisting: Promise<void> = Promise.resolve()
   private dirty = false
 
-  constructor(private readonly cacheFile: string | null) {}
+  /** `isServiceCommit`: whether the service made a commit (its trailers name the actor then). */
+  constructor(
+    private readonly cacheFile: string | null,
+    private readonly isServiceCommit: (oid: string) => boolean,
+  ) {}
 
   get head(): string | null {
     return this.state.head
@@ -248,7 +258,7 @@ export class HistoryTracker {
     const stamp: Stamp = {
       commit: commit.oid,
       at: new Date(commit.author.timestamp * 1000).toISOString(),
-      actor: commitActor(commit),
+      actor: commitActor(commit, this.isServiceCommit(commit.oid)),
     }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()

@@ -12,6 +12,7 @@ import { RuleCatalog } from './catalog.js'
 import { type MassDeleteGuard, RevisionFollower } from './follower.js'
 import { commitTemplate, createRepositoryFromTemplate } from './repo-template.js'
 import { RuleWriter, writerMetrics } from './rule-writer.js'
+import type { ServiceCommits } from './service-commits.js'
 
 export interface RuleServiceOptions {
   gitdir: string
@@ -28,6 +29,8 @@ export interface RuleServiceOptions {
   massDelete?: MassDeleteGuard
   /** What the repository may hold (rules.maxFileBytes, maxRepositoryBytes, maxRules). */
   bounds?: RepositoryBounds
+  /** The commits the service makes are recorded here (their actor trailers are believed). */
+  serviceCommits: ServiceCommits
 }
 
 /** The parts of the rules service, each used directly by whoever needs it. */
@@ -52,14 +55,19 @@ async function openRepository(o: RuleServiceOptions): Promise<GitRepository> {
     return GitRepository.init(o.gitdir, o.branch)
   }
   o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
-  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer)
+  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer, o.serviceCommits)
 }
 
 /** Opens the repository, builds the parts, loads the index and brings it to the (remote's) tip. */
 export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
   const { engines, logger, remote } = o
   const repo = await openRepository(o)
-  const catalog = new RuleCatalog({ cacheDir: o.cacheDir, engineKinds: Object.keys(engines), logger })
+  const catalog = new RuleCatalog({
+    cacheDir: o.cacheDir,
+    engineKinds: Object.keys(engines),
+    logger,
+    serviceCommits: o.serviceCommits,
+  })
   const follower = new RevisionFollower({
     catalog,
     repo,
@@ -79,6 +87,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     logger,
     metrics: writerMetrics(o.metrics),
     bounds: o.bounds,
+    serviceCommits: o.serviceCommits,
   })
   await catalog.load(repo)
   if (remote) {
@@ -93,7 +102,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     }
     if (tip === null && (await repo.head()) === null) {
       // An empty remote: seed it with the template, as the embedded default would be.
-      const seed = await commitTemplate(repo, o.templateDir, o.committer)
+      const seed = await commitTemplate(repo, o.templateDir, o.committer, o.serviceCommits)
       await remote.push(seed)
       await repo.moveBranch(null, seed)
     } else if (tip !== null) await follower.followRemoteTip(tip)

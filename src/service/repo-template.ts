@@ -1,12 +1,14 @@
 // The rules repository's first commit: the template folder (rules-repo-template/) written as one
 // root commit by the `system` actor. Used when the service starts on an empty data directory or an
-// empty remote (service/index.ts) and by `rulekeeper init`.
+// empty remote (service/index.ts), which records the commit as its own (service-commits.ts), and
+// by `rulekeeper init`.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { Person } from '../git/git-commit.js'
 import { GitRepository } from '../git/repository.js'
 import type { FileChanges } from '../git/tree-edit.js'
 import { ObjectBatch } from '../git/write-object-loose.js'
+import type { ServiceCommits } from './service-commits.js'
 
 /** Every file under `dir` (skipping hidden folders and __pycache__), as repository paths. */
 async function readTemplate(dir: string): Promise<FileChanges> {
@@ -23,11 +25,15 @@ async function readTemplate(dir: string): Promise<FileChanges> {
   return out
 }
 
-/** Writes the template as a root commit by the `system` actor (the branch is not moved). */
+/**
+ * Writes the template as a root commit by the `system` actor (the branch is not moved), recorded in
+ * `serviceCommits` when given (a server's own repository).
+ */
 export async function commitTemplate(
   repo: GitRepository,
   templateDir: string,
   committer: { name: string; email: string },
+  serviceCommits?: ServiceCommits,
 ): Promise<string> {
   const now = Math.floor(Date.now() / 1000)
   const who: Person = { ...committer, timestamp: now, tzOffsetMinutes: 0 }
@@ -41,6 +47,8 @@ export async function commitTemplate(
     message,
   })
   await repo.writeObjects(batch)
+  await serviceCommits?.record([commit])
+  await serviceCommits?.sync()
   return commit
 }
 
@@ -50,8 +58,9 @@ export async function createRepositoryFromTemplate(
   branch: string,
   templateDir: string,
   committer: { name: string; email: string },
+  serviceCommits?: ServiceCommits,
 ): Promise<GitRepository> {
   const repo = await GitRepository.init(gitdir, branch)
-  await repo.moveBranch(null, await commitTemplate(repo, templateDir, committer))
+  await repo.moveBranch(null, await commitTemplate(repo, templateDir, committer, serviceCommits))
   return repo
 }

@@ -1,7 +1,8 @@
 // Reads of a rule's past for the history routes: the page of its commits (from the id → commits
 // index of rule-log.ts, newest first, every life, moves followed), the rule as it was at a revision
-// (with the metadata it had then), the diff of its files between two revisions, the files a restore
-// brings back, and the ETag of the rule served now (etag.ts; cached per indexed rule).
+// (with the metadata it had then), the diff of its files between two revisions (bounded, large ones
+// in a worker: diff-offload.ts), the files a restore brings back, and the ETag of the rule served
+// now (etag.ts; cached per indexed rule).
 import { badRequest, notFound } from '../errors.js'
 import type { EngineRegistry } from '../engine/engine.js'
 import type { GitRepository } from '../git/repository.js'
@@ -14,7 +15,7 @@ import { buildFileRecord } from './file-records.js'
 import { quickIdentity, type HistoryTracker, type RuleHistory, type Stamp } from './history.js'
 import type { ChangeKind, LogEntry } from './rule-log.js'
 import { indexContext, ruleRepresentation } from './rule-views.js'
-import { unifiedDiff } from './unified-diff.js'
+import { unifiedDiffOffThread } from './diff-offload.js'
 
 export interface HistoryItem {
   revision: string
@@ -141,7 +142,7 @@ export class RuleHistoryReads {
       if (before && after && before.equals(after)) continue
       files.push({
         path: p,
-        unifiedDiff: unifiedDiff(p, before?.toString('utf8') ?? null, after?.toString('utf8') ?? null),
+        unifiedDiff: await unifiedDiffOffThread(p, before?.toString('utf8') ?? null, after?.toString('utf8') ?? null),
       })
     }
     return { from: a, to: b, files }

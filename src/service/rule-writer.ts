@@ -18,6 +18,7 @@ import { ObjectBatch } from '../git/write-object-loose.js'
 import { RefConflictError } from '../git/ref-cas.js'
 import { ruleEtag } from './etag.js'
 import { checkWriteQuota, type RepositoryBounds } from './write-quota.js'
+import type { ServiceCommits } from './service-commits.js'
 import type { CommitFileChange, HistoryTracker } from './history.js'
 import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome } from './write-plan.js'
 
@@ -79,6 +80,8 @@ export interface WriterDeps {
   metrics: WriterMetrics
   /** The repository's limits a write may not take it past (none: the defaults). */
   bounds?: RepositoryBounds
+  /** Where the commits made here are recorded before the branch or the remote points at them. */
+  serviceCommits: ServiceCommits
 }
 
 interface Pending {
@@ -292,6 +295,9 @@ export class RuleWriter {
     let published = true
     if (commits.length > 0) {
       await repo.writeObjects(objects)
+      // Recorded first (a crash after the push must not leave our commits looking like anyone's),
+      // made durable after: an fsync here would widen the span a concurrent push can spoil.
+      await this.deps.serviceCommits.record(commits.map((c) => c.oid))
       if (remote) {
         // The remote is the truth: the writes count only once the remote has them.
         try {
@@ -316,6 +322,11 @@ export class RuleWriter {
           return 'branch' // the next attempt catches the index up and rebuilds on the new tip
         }
       }
+      // The writes are made: a failed fsync of the record costs at most their attribution after a
+      // power cut (they would read as their author's), never the writes.
+      await this.deps.serviceCommits.sync().catch((err: Error) => {
+        logger.warn({ msg: err.message }, 'the record of the service commits could not be synced')
+      })
       if (published) {
         for (const c of commits) catalog.history.apply(c, c.changes)
         catalog.publish(draft.publish(parent))

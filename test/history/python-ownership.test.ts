@@ -14,7 +14,7 @@ const yml = (id: string, filename: string) =>
   `AnalysisType: scheduled_rule\nRuleID: ${id}\nFilename: ${filename}\nScheduledQueries: [Q]\n`
 
 t.test('a rule is modified by changes to the .py it names, wherever the pair moves', async (t) => {
-  const h = new HistoryTracker(null)
+  const h = new HistoryTracker(null, () => false)
   let n = 0
   const commit = (changes: CommitFileChange[]) => {
     const oid = String(++n).padStart(40, '0')

@@ -6,7 +6,8 @@ import { formatTrailers, parseTrailers } from '../../src/service/trailers.js'
 import { commitMessage } from '../../src/service/rule-writer.js'
 
 const author = { name: 'Pat', email: 'pat@example.com', timestamp: 0, tzOffsetMinutes: 0 }
-const actorOf = (message: string) => commitActor({ message, author })
+// As on a commit the service made (the only commits whose trailers are believed).
+const actorOf = (message: string) => commitActor({ message, author }, true)
 const PAT = { id: 'pat@example.com', type: 'user' }
 
 t.test('trailers are the last paragraph, split at \\n only', async (t) => {
@@ -89,4 +90,11 @@ t.test("the history's fast RuleID reader sees lines as YAML does", async (t) => 
     quickIdentity('AnalysisType: rule\nRuleID: Real.Three\nDescription: x\u2029Filename: evil.py\n').filename,
     undefined,
   )
+})
+
+t.test('trailers are believed only on commits the service made', async (t) => {
+  const message = 'Create\n\nRule-Id: A\nActor-Id: tok_bootstrap\nActor-Type: api-token\n'
+  t.same(commitActor({ message, author }, true), { id: 'tok_bootstrap', type: 'api-token' })
+  t.same(commitActor({ message, author }, false), PAT, 'a plain-git commit is its author’s, whatever it says')
+  t.same(commitActor({ message: 'Init\n\nActor-Id: system\nActor-Type: system\n', author }, false), PAT, 'system too')
 })
