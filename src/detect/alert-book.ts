@@ -237,9 +237,12 @@ export class AlertBook implements AlertAccess {
    * written twice, no event counted twice in a committed group).
    */
   discardLoop(): void {
+    const dropped = this.loopChanged
     this.matches = []
     this.errors = []
     this.loopChanged = new Map()
+    // Its new alerts are not committed either: the alert hook never hears they are.
+    this.created = this.created.filter((g) => !dropped.has(g.id))
   }
 
   /** Commits the status changes and outside output that wait for a commit (the end of a run). */

@@ -55,7 +55,8 @@ t.test(
     t.teardown(() => s.close())
     await commandRule(s, 'F.Cmd', 'fail-cmd', { threshold: 1, dedupPeriodMinutes: 60 })
     const records = Array.from({ length: 12 }, (_, i) =>
-      commandRecord('fc', 'fail-cmd', `2026-11-20T10:00:${String(i).padStart(2, '0')}Z`),
+      // the first two (the first commit) open an alert; the rest, an hour later, open another
+      commandRecord('fc', 'fail-cmd', `2026-11-20T${i < 2 ? 10 : 11}:00:${String(i).padStart(2, '0')}Z`),
     )
     await sendAndDetect(s, records)
     const dataDir = tempDir('rk-failed-run-')
@@ -66,7 +67,10 @@ t.test(
     const life = async (opened: () => Promise<unknown> = async () => {}) => {
       const store = await DetectionStore.open(dataDir, logger)
       await opened()
-      const book = new AlertBook(store, {})
+      const committed: string[] = []
+      const book = new AlertBook(store, {
+        alertHook: { created: () => {}, committed: (gs) => committed.push(...gs.map((g) => g.id)) },
+      })
       const detector = new Detector({
         dataDir,
         logTypes: ['Editor.Audit'],
@@ -79,7 +83,7 @@ t.test(
       })
       await detector.start()
       await detector.idle()
-      return { store, book, detector }
+      return { store, book, detector, committed }
     }
     let blocked = ''
     const first = await life(async () => {
@@ -94,6 +98,7 @@ t.test(
     first.detector.notify([]) // another batch announced: a stopped loop does not run again
     await first.detector.idle()
     t.equal(first.store.checkpoint.records, 0, 'the stopped loop committed nothing more')
+    t.same(first.committed, [], 'no alert of the failed run is told to the alert hook as committed')
     await first.detector.close()
     await first.book.close()
 
@@ -104,12 +109,15 @@ t.test(
     )
     t.equal(new Set(ours).size, ours.length, 'no match id twice')
     t.equal(ours.length, records.length, 'one match per record')
-    const alerts = second.book.query({ limit: 10, ruleIds: ['F.Cmd'] }).results
+    const alerts = second.book
+      .query({ limit: 10, ruleIds: ['F.Cmd'] })
+      .results.sort((a, b) => (a.firstEventTime < b.firstEventTime ? -1 : 1))
     t.same(
       alerts.map((a) => a.eventCount),
-      [records.length],
-      'one alert counting each record once',
+      [2, records.length - 2],
+      'two alerts counting each record once',
     )
+    t.same(second.committed.sort(), alerts.map((a) => a.id).sort(), 'committed (and told) by the next start')
     t.same(
       second.book.ruleErrors.map((e) => e.error).filter((e) => e === 'skipped'),
       ['skipped'],
