@@ -5,7 +5,8 @@
 // Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
 // capped as they enter (output-caps.ts). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
-// never half a batch; otherwise that output is committed alone, at once.
+// never half a batch; otherwise that output is committed alone, at once. When the loop's run
+// fails, what it queued is dropped, never committed beside its evaluation again at the next start.
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
 import { AlertLimiter } from './alert-limiter.js'
