@@ -5,7 +5,8 @@
 // Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
 // capped as they enter (output-caps.ts). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
-// never half a batch; otherwise that output is committed alone, at once.
+// never half a batch; otherwise that output is committed alone, at once. When the loop's run
+// fails, what it queued is dropped, never committed beside its evaluation again at the next start.
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
 import { AlertLimiter } from './alert-limiter.js'
@@ -68,8 +69,12 @@ export class AlertBook implements AlertAccess {
   /** The rule errors committed or handed to a commit, in commit order: the newest, and all folded (bounded). */
   readonly ruleErrors: RuleErrorWindow
   // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
+  // The loop's matches and rule errors are kept apart from those made outside it (`discardLoop`).
   private matches: MatchLine[] = []
   private errors: RuleErrorRecord[] = []
+  private outsideMatches: MatchLine[] = []
+  private outsideErrors: RuleErrorRecord[] = []
+  private loopChanged = new Map<string, Group>()
   private changed = new Map<string, Group>()
   private created: Group[] = []
   private patches: Patch[] = []
@@ -140,7 +145,7 @@ export class AlertBook implements AlertAccess {
     if (alerting) {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
       alertId = group.id
-      this.changed.set(group.id, group)
+      this.loopChanged.set(group.id, group)
       if (created) {
         this.limiter.created(rule.id, now)
         this.alertCreated(group, rule, match)
@@ -198,8 +203,8 @@ export class AlertBook implements AlertAccess {
   commitOutput(out: OutsideOutput): Promise<void> {
     if (this.closed) return Promise.reject(new Error('detection is closed'))
     for (const { group, rule, match } of out.created) this.alertCreated(group, rule, match)
-    this.matches.push(...out.matches)
-    for (const e of out.errors) this.errors.push(capError(e))
+    this.outsideMatches.push(...out.matches)
+    for (const e of out.errors) this.outsideErrors.push(capError(e))
     for (const g of out.groups) this.changed.set(g.id, g)
     return new Promise((done, fail) => {
       this.waiting.push({ done, fail })
@@ -226,6 +231,21 @@ export class AlertBook implements AlertAccess {
     this.held = false
   }
 
+  /**
+   * The loop's run failed: the matches, rule errors and group states it queued since its last
+   * commit are dropped, never committed by a later commit (a status change, a correlation run),
+   * since their records are evaluated again from the checkpoint at the next start (no match id
+   * written twice, no event counted twice in a committed group).
+   */
+  discardLoop(): void {
+    const dropped = this.loopChanged
+    this.matches = []
+    this.errors = []
+    this.loopChanged = new Map()
+    // Its new alerts are not committed either: the alert hook never hears they are.
+    this.created = this.created.filter((g) => !dropped.has(g.id))
+  }
+
   /** Commits the status changes and outside output that wait for a commit (the end of a run). */
   async commitWaiting(): Promise<void> {
     while (this.patches.length > 0 || this.waiting.length > 0) await this.commit()
@@ -250,15 +270,20 @@ export class AlertBook implements AlertAccess {
       return g
     })
     for (const [t, m] of this.matches) this.ledger.addMatch(t, m)
-    for (const e of this.errors) {
+    for (const [t, m] of this.outsideMatches) this.ledger.addMatch(t, m)
+    for (const e of [...this.errors, ...this.outsideErrors]) {
       this.ledger.addError(e)
       this.ruleErrors.push(e)
       this.o.metrics?.ruleErrors.inc()
     }
-    for (const g of this.changed.values()) this.ledger.addGroup(g)
+    for (const g of this.loopChanged.values()) this.ledger.addGroup(g)
+    for (const g of this.changed.values()) if (!this.loopChanged.has(g.id)) this.ledger.addGroup(g)
     this.matches = []
     this.errors = []
+    this.outsideMatches = []
+    this.outsideErrors = []
     this.changed = new Map()
+    this.loopChanged = new Map()
     const done = this.ledger.commit(update)
     done.then(
       () => {

@@ -4,12 +4,13 @@
 // checkpoint's temp file is written and fsynced meanwhile), then renames the temp over the
 // checkpoint once all of it is durable: it names every output file with its committed length
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
-// the records after it are evaluated again and nothing is written twice. The file store of the
-// DetectionLedger contract (detection-ledger.ts).
+// the records after it are evaluated again and nothing is written twice; a failed commit cuts back
+// what it appended at once. The file store of the DetectionLedger contract (detection-ledger.ts).
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { listSorted } from '../dir-list.js'
+import { unavailable } from '../errors.js'
 import { fsyncDir, writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
 import { AlertEventIndex } from './alert-events.js'
@@ -54,6 +55,8 @@ export class DetectionStore implements DetectionLedger {
   private journal: string
   /** Where each alert's matches are (built on first use: GET /alerts/{id}/events). */
   private events: AlertEventIndex | null = null
+  /** Set when a failed commit could not be taken back: later commits fail with it. */
+  private broken: Error | null = null
 
   private constructor(
     readonly root: string,
@@ -160,6 +163,8 @@ export class DetectionStore implements DetectionLedger {
       o.pending = []
     }
     const run = this.tail.then(async () => {
+      if (this.broken) throw this.broken
+      const before = work.map(([, o]) => o.size)
       // The next checkpoint is known before the writes (each output grows by its buffer): its temp
       // file is written and fsynced beside the outputs' appends and fdatasyncs, and renamed over
       // the checkpoint only once all of them are durable (one fsync less in a row per commit).
@@ -211,6 +216,7 @@ export class DetectionStore implements DetectionLedger {
       if (failed) {
         await closing.catch(() => {})
         await unlink(tmp).catch(() => {})
+        await this.rollBack(work, before)
         throw failed.reason
       }
       this.checkpoint = next
@@ -222,6 +228,26 @@ export class DetectionStore implements DetectionLedger {
     })
     this.tail = run.catch(() => undefined)
     return run
+  }
+
+  /**
+   * A failed commit takes back what it appended: each output it wrote to is cut back to its length
+   * before the commit, so no later commit makes those lines durable (their records are evaluated
+   * again from the checkpoint, which never moved). When an output cannot be cut back, every later
+   * commit fails until the store is opened again (which cuts everything back to the checkpoint).
+   */
+  private async rollBack(work: ReadonlyArray<[string, Out, Buffer]>, before: readonly number[]): Promise<void> {
+    for (const [i, [rel, o]] of work.entries()) {
+      if (!o.fh) continue
+      try {
+        await o.fh.truncate(before[i]!)
+        o.size = before[i]!
+      } catch (err) {
+        this.broken = unavailable(
+          `detection output ${rel} could not be cut back after a failed commit (${String(err)}): no more commits until a restart`,
+        )
+      }
+    }
   }
 
   private async writeCheckpoint(): Promise<void> {

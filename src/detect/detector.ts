@@ -20,7 +20,7 @@ import { StoredLogMerge } from './stored-merge.js'
 /** What the loop uses of the alert book: the checkpoint, its commits, and the queue a chunk fills. */
 export type LoopBook = Pick<
   AlertBook,
-  'checkpoint' | 'commit' | 'hold' | 'release' | 'commitWaiting' | 'addError' | 'addMatch'
+  'checkpoint' | 'commit' | 'hold' | 'release' | 'commitWaiting' | 'discardLoop' | 'addError' | 'addMatch'
 >
 
 export interface DetectorOptions {
@@ -100,7 +100,7 @@ export class Detector {
   }
 
   private kick(): void {
-    if (this.closed) return
+    if (this.closed || this.failure !== null) return
     if (this.running) {
       this.again = true
       return
@@ -115,13 +115,18 @@ export class Detector {
         await this.inFlight
         await this.o.book.commitWaiting()
       } catch (err) {
+        // Stopped until the next start, which evaluates again from the checkpoint: the matches,
+        // rule errors and group changes queued past it are dropped, so no later commit of the book
+        // (a status change, a correlation run) writes them beside their second evaluation.
         this.failure = err
-        this.evaluatedTo.clear() // a later run starts from the checkpoint again, as a restart would
+        this.o.book.discardLoop()
         this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
       } finally {
         this.o.book.release()
         this.running = null
       }
+      // Output made beside a run that failed still gets its commit (nobody waits on a dead loop).
+      if (this.failure !== null) await this.o.book.commitWaiting().catch(() => {})
     })()
   }
 
