@@ -126,7 +126,7 @@ async function dispatcherRate(ctx: BenchContext, url: string, n: number): Promis
     destinations: [dest],
     policy: DEFAULT_DELIVERY,
     journal,
-    alertView: (id) => alerts.get(id),
+    alertView: async (id) => alerts.get(id),
     logger: pino({ level: 'silent' }),
     metrics,
   })

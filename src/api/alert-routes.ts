@@ -36,11 +36,11 @@ export interface AlertSource {
     createdBefore?: string
     after?: Position
     limit: number
-  }): { results: unknown[]; next: Position | null }
+  }): Promise<{ results: unknown[]; next: Position | null }>
   /** Whether an alert has this id. */
   has(id: string): boolean
   /** The alert's view; null when no alert has this id. */
-  get(id: string): unknown | null
+  get(id: string): Promise<unknown | null>
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
   events(id: string, skip: number, limit: number): Promise<{ results: unknown[]; total: number } | null>
   /** Sets the alert's status; its view after, or null when no alert has this id. */
@@ -57,7 +57,7 @@ export function addAlertRoutes(
   const manage = requirePermission(deps.tokens, 'Manage Alerts')
   const { alerts } = deps
 
-  router.get('/alerts', view, (ctx) => {
+  router.get('/alerts', view, async (ctx) => {
     const q = ctx.query as Query
     rejectUnknownParams(q, ['rule-id', 'severity', 'status', 'created-after', 'created-before', 'cursor', 'limit'])
     const severities = listParam(q, 'severity')?.map((s) => s.toUpperCase())
@@ -68,7 +68,7 @@ export function addAlertRoutes(
       throw badRequest(`status must be among ${STATUSES.join(', ')}`)
     const cursor = nonEmpty(q, 'cursor')
     const after = cursor ? decodeCursor(cursor, tuple<[string, string]>('s', 's')) : undefined
-    const page = alerts.query({
+    const page = await alerts.query({
       ruleIds: listParam(q, 'rule-id'),
       severities,
       statuses,
@@ -83,9 +83,9 @@ export function addAlertRoutes(
     }
   })
 
-  router.get('/alerts/:id', view, (ctx) => {
+  router.get('/alerts/:id', view, async (ctx) => {
     const id = ctx.params.id as string
-    const alert = alerts.get(id)
+    const alert = await alerts.get(id)
     if (alert === null) throw noAlert(id)
     ctx.body = alert
   })

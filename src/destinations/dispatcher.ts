@@ -88,7 +88,7 @@ export class Dispatcher {
       policy: DeliveryPolicy
       journal: DeliveryJournal
       /** The alert's current API shape (the webhook body), or undefined when it is unknown. */
-      alertView: (id: string) => Record<string, unknown> | undefined
+      alertView: (id: string) => Promise<Record<string, unknown> | undefined>
       logger: Logger
       metrics: DestinationMetrics
       random?: () => number
@@ -233,11 +233,17 @@ export class Dispatcher {
   private async attempt(lane: Lane, d: Delivery): Promise<boolean> {
     const { policy, metrics } = this.o
     const dest = lane.dest
-    const alert = this.o.alertView(d.alertId)
+    // The view reads the alert's context from disk: a failed read is retried like a failed send.
+    const alert = await this.o
+      .alertView(d.alertId)
+      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
     const attempts = d.entry.attempts + 1
-    const out: Outcome = alert
-      ? await this.send(dest, alert, attempts)
-      : { ok: false, retry: false, error: 'the alert is unknown', retryAfterMs: null }
+    const out: Outcome =
+      alert instanceof Error
+        ? { ok: false, retry: true, error: `cannot read the alert: ${alert.message}`, retryAfterMs: null }
+        : alert
+          ? await this.send(dest, alert, attempts)
+          : { ok: false, retry: false, error: 'the alert is unknown', retryAfterMs: null }
     if (this.closed) return false // shutdown: the journal still says pending, so the next start sends it
     const now = Date.now()
     let state: DeliveryState

@@ -46,15 +46,18 @@ export async function createDestinations(opts: {
   const logger = opts.logger.child({ component: 'destinations' })
   const journal = await DeliveryJournal.open(opts.dataDir)
   let groups: ReadonlyMap<string, Group> = new Map()
+  let context: (g: Group) => Promise<Record<string, unknown>> = async (g) => g.alertContext ?? {}
+  /** The alert's API shape, its context read back (detection keeps it on disk). */
+  const viewOf = async (g: Group) => alertView(g, await context(g))
   let dispatcher: Dispatcher | null = null
   const metrics = createDestinationMetrics(opts.metrics, () => dispatcher?.counts() ?? new Map())
   dispatcher = new Dispatcher({
     destinations,
     policy: delivery,
     journal,
-    alertView: (id) => {
+    alertView: async (id) => {
       const g = groups.get(id)
-      return g?.alert ? alertView(g) : undefined
+      return g?.alert ? viewOf(g) : undefined
     },
     logger,
     metrics,
@@ -64,8 +67,9 @@ export async function createDestinations(opts: {
   const warned = new Set<string>()
 
   const hook: AlertHook = {
-    restored(all) {
+    restored(all, read) {
       groups = all
+      context = read
       // The outbox after a restart: each alert's routed deliveries, in the state the journal last gave them.
       const now = Date.now()
       for (const g of all.values()) {
@@ -145,7 +149,7 @@ export async function createDestinations(opts: {
       const g = groups.get(id)
       if (!g?.alert) return null
       await d.redeliver(id)
-      return alertView(g)
+      return viewOf(g)
     },
     async close() {
       clearInterval(timer)

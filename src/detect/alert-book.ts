@@ -3,7 +3,8 @@
 // hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
 // Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
-// capped as they enter (output-caps.ts). While the loop holds the
+// capped as they enter (output-caps.ts). A group's alert context is dropped from memory once its
+// commit is durable and read back from the ledger when the alert is read (the groups stay, compact). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
 // never half a batch; otherwise that output is committed alone, at once. When the loop's run
 // fails, what it queued is dropped, never committed beside its evaluation again at the next start.
@@ -33,6 +34,8 @@ export interface AlertAccess {
   alert(id: string): Group | undefined
   /** The stored records of the alert's committed matches, sorted by data file then offset. */
   eventLocations(g: Group): Promise<Location[]>
+  /** The alert's context: in memory until its commit is durable, then read from the ledger. */
+  context(g: Group): Promise<Record<string, unknown>>
   /** The status is the only writable field; resolves once durable (undefined: no such alert). */
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined>
 }
@@ -124,6 +127,17 @@ export class AlertBook implements AlertAccess {
   eventLocations(g: Group): Promise<Location[]> {
     return this.ledger.alertEvents(g)
   }
+
+  async context(g: Group): Promise<Record<string, unknown>> {
+    if (g.alertContext !== null) return g.alertContext
+    return g.contextAt && this.ledger.readContext ? this.ledger.readContext(g.contextAt) : {}
+  }
+
+  /** The groups when nothing of them is uncommitted (the ledger's snapshot of them), else null. */
+  private idleGroups = (): Iterable<Group> | null =>
+    this.changed.size === 0 && this.matches.length === 0 && this.patches.length === 0
+      ? this.grouper.groups.values()
+      : null
 
   /** Queues a rule error. */
   addError(e: RuleErrorRecord): void {
@@ -276,8 +290,9 @@ export class AlertBook implements AlertAccess {
       this.ruleErrors.push(e)
       this.o.metrics?.ruleErrors.inc()
     }
-    for (const g of this.loopChanged.values()) this.ledger.addGroup(g)
-    for (const g of this.changed.values()) if (!this.loopChanged.has(g.id)) this.ledger.addGroup(g)
+    const staged = [...this.loopChanged.values()]
+    for (const g of this.changed.values()) if (!this.loopChanged.has(g.id)) staged.push(g)
+    for (const g of staged) this.ledger.addGroup(g)
     this.matches = []
     this.errors = []
     this.outsideMatches = []
@@ -287,6 +302,9 @@ export class AlertBook implements AlertAccess {
     const done = this.ledger.commit(update)
     done.then(
       () => {
+        // Durable: the contexts are on disk (when the ledger can read them back), the groups compact.
+        if (this.ledger.readContext) for (const g of staged) if (g.contextAt) g.alertContext = null
+        void this.ledger.saveIndex?.(this.idleGroups).catch(() => {})
         if (created.length > 0) this.o.alertHook?.committed(created)
         for (const [i, p] of patches.entries()) p.done(patched[i])
         for (const w of waiting) w.done()
@@ -302,6 +320,7 @@ export class AlertBook implements AlertAccess {
   /** Refuses outside output from now on, waits for the commits under way, closes the ledger. */
   async close(): Promise<void> {
     this.closed = true
+    await this.ledger.saveIndex?.(this.idleGroups, true).catch(() => {})
     await this.ledger.close()
   }
 }

@@ -7,7 +7,7 @@ import type { AlertHook } from './alert-hook.js'
 
 export function withAlertLog(logger: Logger, inner?: AlertHook): AlertHook {
   return {
-    restored: (groups) => inner?.restored?.(groups),
+    restored: (groups, context) => inner?.restored?.(groups, context),
     created: (group, rule, match) => inner?.created(group, rule, match),
     committed(groups) {
       for (const g of groups)

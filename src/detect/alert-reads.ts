@@ -1,11 +1,11 @@
 // Detection's alerts as the API reads and changes them (api/alert-routes.ts `AlertSource`): pages of
-// the alert index, one alert's view, its matched records as stored (the ledger's event locations,
+// the alert index, one alert's view (its alert context read back from disk: alert-book.ts), its matched records as stored (the ledger's event locations,
 // then stored-log.ts's readStoredLines) and a status change, all through the alert book's narrow
 // `AlertAccess` (alert-book.ts): the book stays the one writer of detection output.
 import type { AlertAccess } from './alert-book.js'
 import type { AlertStatus } from './alert-status.js'
 import type { AlertQuery } from './alert-index.js'
-import { alertView } from './grouping.js'
+import { alertView, type Group } from './grouping.js'
 import { readStoredLines } from './stored-log.js'
 
 export class AlertReads {
@@ -15,9 +15,17 @@ export class AlertReads {
   ) {}
 
   /** A page of alerts, newest first; `next` is the position the next page starts after. */
-  query(q: AlertQuery): { results: unknown[]; next: { createdAt: string; id: string } | null } {
+  async query(q: AlertQuery): Promise<{ results: unknown[]; next: { createdAt: string; id: string } | null }> {
     const page = this.alerts.query(q)
-    return { results: page.results.map(alertView), next: page.next }
+    // The page's contexts are read from disk, 16 at a time.
+    const results: unknown[] = []
+    for (let i = 0; i < page.results.length; i += 16)
+      results.push(...(await Promise.all(page.results.slice(i, i + 16).map((g) => this.view(g)))))
+    return { results, next: page.next }
+  }
+
+  private async view(g: Group): Promise<Record<string, unknown>> {
+    return alertView(g, await this.alerts.context(g))
   }
 
   has(id: string): boolean {
@@ -25,9 +33,9 @@ export class AlertReads {
   }
 
   /** The alert's view; null when no alert has this id. */
-  get(id: string): Record<string, unknown> | null {
+  async get(id: string): Promise<Record<string, unknown> | null> {
     const g = this.alerts.alert(id)
-    return g ? alertView(g) : null
+    return g ? this.view(g) : null
   }
 
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
@@ -42,6 +50,6 @@ export class AlertReads {
   /** Sets the alert's status (journaled); null when no alert has this id. */
   async setStatus(id: string, status: AlertStatus): Promise<Record<string, unknown> | null> {
     const g = await this.alerts.setStatus(id, status)
-    return g ? alertView(g) : null
+    return g ? this.view(g) : null
   }
 }

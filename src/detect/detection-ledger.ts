@@ -5,7 +5,7 @@
 // nothing staged after it); commits run one at a time, in call order. `open`ing a store yields
 // only committed state. The files under `detections/` implement it (detection-store.ts); the one
 // writer over it is the alert book (alert-book.ts).
-import type { Group } from './grouping.js'
+import type { ContextRef, Group } from './grouping.js'
 import type { Location } from './stored-log.js'
 
 export interface Checkpoint {
@@ -65,6 +65,13 @@ export interface DetectionLedger extends MatchReader {
   commit(update?: CheckpointUpdate): Promise<void>
   /** The stored records of an alert's committed matches, sorted by data file then offset. */
   alertEvents(g: Group): Promise<Location[]>
+  /**
+   * The alert context a staged group's `contextAt` locates, once committed. A store without it
+   * keeps every context in memory (the book drops a committed group's context only when it has it).
+   */
+  readContext?(ref: ContextRef): Promise<Record<string, unknown>>
+  /** A compact snapshot of the groups for the next start, when due or `force`d; `idle` gives them when nothing is uncommitted. */
+  saveIndex?(idle: () => Iterable<Group> | null, force?: boolean): Promise<void>
   /** Waits for the commits under way, then releases what the store holds open. */
   close(): Promise<void>
 }

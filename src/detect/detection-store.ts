@@ -1,6 +1,7 @@
 // Durable detection output under `<data dir>/detections/`: matches and signals (Hive partitions by
-// event time), the alert journal (one line per group change; the last line of an id wins), rule
-// errors (a start reads back only the newest), and the checkpoint that ties them together. A commit appends and fdatasyncs (the new
+// event time), the alert journal (one line per group change, without the alert context, which is
+// written once to `contexts/`; the last line of an id wins; a start reads it after its snapshot,
+// alert-journal.ts), rule errors (a start reads back only the newest), and the checkpoint that ties them together. A commit appends and fdatasyncs (the new
 // checkpoint's temp file is written and fsynced meanwhile), then renames the temp over the
 // checkpoint once all of it is durable: it names every output file with its committed length
 // and how far each log file was evaluated. At start, anything past the checkpoint is cut off, so
@@ -14,8 +15,9 @@ import { unavailable } from '../errors.js'
 import { fsyncDir, writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
 import { AlertEventIndex } from './alert-events.js'
+import { groupLine, loadAlertJournal, readContextAt, writeAlertIndex } from './alert-journal.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, RuleErrorRecord } from './detection-ledger.js'
-import type { Group } from './grouping.js'
+import type { ContextRef, Group } from './grouping.js'
 import { DEFAULT_MAX_ERRORS } from './rule-error-window.js'
 import { listDataFiles, type Location, partitionsMeeting } from './stored-log.js'
 import { tailLines } from './tail-lines.js'
@@ -24,6 +26,8 @@ interface Out {
   fh: FileHandle | null
   size: number
   pending: string[]
+  /** size plus the pending lines' bytes: where the next line added will be. */
+  staged: number
 }
 
 const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
@@ -38,10 +42,6 @@ async function walk(root: string, rel = ''): Promise<string[]> {
   return out
 }
 
-async function readLines(file: string): Promise<string[]> {
-  return (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '')
-}
-
 export class DetectionStore implements DetectionLedger {
   private readonly boot = `${new Date()
     .toISOString()
@@ -53,6 +53,11 @@ export class DetectionStore implements DetectionLedger {
   /** `detections/` itself, open once a commit has fsynced it (the checkpoint's rename). */
   private rootFh: FileHandle | null = null
   private journal: string
+  private readonly contexts: string
+  /** Journal bytes when the alert index snapshot was last written, and that snapshot's size. */
+  private indexed = { journal: 0, size: 0, writing: false }
+  /** Journal lines in the journals (the snapshot's cover counts them). */
+  private journalLines = 0
   /** Where each alert's matches are (built on first use: GET /alerts/{id}/events). */
   private events: AlertEventIndex | null = null
   /** Set when a failed commit could not be taken back: later commits fail with it. */
@@ -66,6 +71,7 @@ export class DetectionStore implements DetectionLedger {
     readonly errors: RuleErrorRecord[],
   ) {
     this.journal = path.join('alerts', `alerts-${this.boot}.ndjson`)
+    this.contexts = path.join('contexts', `contexts-${this.boot}.ndjson`)
   }
 
   static async open(dataDir: string, logger: Logger): Promise<DetectionStore> {
@@ -92,15 +98,8 @@ export class DetectionStore implements DetectionLedger {
         logger.error({ file: rel, size, committed }, 'a detection file is shorter than committed')
     }
     if (cut > 0) logger.warn({ bytes: cut }, 'cut uncommitted detection output back to the checkpoint')
-    const byId = new Map<string, Group>()
-    let journalLines = 0
-    for (const rel of await walk(root, 'alerts')) {
-      for (const line of await readLines(path.join(root, rel))) {
-        const g = JSON.parse(line) as Group
-        byId.set(g.id, g)
-        journalLines++
-      }
-    }
+    const journals = (await walk(root, 'alerts')).map((rel) => ({ rel, length: checkpoint.outputs[rel] ?? 0 }))
+    const { groups: byId, lines: journalLines, tailLines: journalTail } = await loadAlertJournal(root, journals, logger)
     // Rule errors: only the newest (the alert book keeps no more in memory), read from the files' ends.
     const errorFiles = (await walk(root, 'rule-errors')).map((rel) => ({
       file: path.join(root, rel),
@@ -109,32 +108,52 @@ export class DetectionStore implements DetectionLedger {
     const errors = (await tailLines(errorFiles, DEFAULT_MAX_ERRORS)).map((l) => JSON.parse(l) as RuleErrorRecord)
     const store = new DetectionStore(root, checkpoint, [...byId.values()], errors)
     // Compaction: a journal much longer than its groups is rewritten as one line per group.
+    store.journalLines = journalLines
     if (journalLines > 2 * byId.size + 10_000) await store.compact()
+    else if (journalTail > 1000) await store.saveIndex(() => store.groups, true)
     return store
   }
 
   private async compact(): Promise<void> {
-    const text = this.groups.map((g) => `${JSON.stringify(g)}\n`).join('')
     const rel = this.journal
     await mkdir(path.join(this.root, 'alerts'), { recursive: true })
-    await writeFileDurable(path.join(this.root, rel), text)
+    // A context kept in an old journal line (older versions) moves inline into the new journal.
+    let size = 0
+    await writeFileDurable(path.join(this.root, rel), async (fh) => {
+      for (const g of this.groups) {
+        const inline = g.contextAt?.file.startsWith('alerts/') ? await this.readContext(g.contextAt) : null
+        const line = Buffer.from(
+          `${inline ? JSON.stringify({ ...g, alertContext: inline, contextAt: undefined }) : groupLine(g)}\n`,
+        )
+        if (inline) g.contextAt = { file: rel, offset: size, length: line.length - 1 }
+        await fh.write(line)
+        size += line.length
+      }
+    })
     const outputs: Record<string, number> = {}
     for (const [f, n] of Object.entries(this.checkpoint.outputs)) if (!f.startsWith('alerts/')) outputs[f] = n
-    outputs[rel] = Buffer.byteLength(text)
+    outputs[rel] = size
+    this.journalLines = this.groups.length
     const old = Object.keys(this.checkpoint.outputs).filter((f) => f.startsWith('alerts/') && f !== rel)
     this.checkpoint = { ...this.checkpoint, outputs }
     await this.writeCheckpoint()
     for (const f of old) await unlink(path.join(this.root, f)).catch(() => {})
-    this.outs.set(rel, { fh: null, size: outputs[rel]!, pending: [] })
+    this.outs.set(rel, { fh: null, size, pending: [], staged: size })
+    await this.saveIndex(() => this.groups, true)
   }
 
-  private add(rel: string, line: string): void {
+  /** Stages a line; answers its byte offset in the file. */
+  private add(rel: string, line: string): number {
     let o = this.outs.get(rel)
     if (!o) {
-      o = { fh: null, size: this.checkpoint.outputs[rel] ?? 0, pending: [] }
+      const size = this.checkpoint.outputs[rel] ?? 0
+      o = { fh: null, size, pending: [], staged: size }
       this.outs.set(rel, o)
     }
     o.pending.push(line)
+    const at = o.staged
+    o.staged += Buffer.byteLength(line) + 1
+    return at
   }
 
   addMatch(eventTime: string, match: Record<string, unknown>): void {
@@ -142,8 +161,54 @@ export class DetectionStore implements DetectionLedger {
     this.add(path.join(dir, `matches-${this.boot}.ndjson`), JSON.stringify(match))
   }
 
+  /** Stages a group's journal line; its context, the first time, goes to `contexts/` (and `contextAt` says where). */
   addGroup(g: Group): void {
-    this.add(this.journal, JSON.stringify(g))
+    if (g.contextAt === undefined && g.alertContext !== null) {
+      const line = JSON.stringify({ id: g.id, alertContext: g.alertContext })
+      g.contextAt = { file: this.contexts, offset: this.add(this.contexts, line), length: Buffer.byteLength(line) }
+    }
+    this.add(this.journal, groupLine(g))
+    this.journalLines++
+  }
+
+  /** The alert context at `ref`, once committed. */
+  readContext(ref: ContextRef): Promise<Record<string, unknown>> {
+    if (ref.offset + ref.length > this.committedLength(ref.file))
+      return Promise.reject(new Error(`the alert context at ${ref.file}:${ref.offset} is not committed`))
+    return readContextAt(this.root, ref)
+  }
+
+  /**
+   * Writes the alert index snapshot (alert-journal.ts) when the journal has grown by more than the
+   * last snapshot's size (or 1 MiB) since it, or when `force`d: after the commits under way, and
+   * only if nothing is staged and `idle` gives the groups (the book has nothing uncommitted).
+   */
+  async saveIndex(idle: () => Iterable<Group> | null, force = false): Promise<void> {
+    if (this.indexed.writing) return
+    this.indexed.writing = true
+    try {
+      const tail = this.tail
+      await tail
+      if (this.tail !== tail) return // a commit started meanwhile: the groups hold what it has not made durable
+      const cover = { journals: {} as Record<string, number>, lines: 0 }
+      let bytes = 0
+      for (const [f, n] of Object.entries(this.checkpoint.outputs))
+        if (f.startsWith('alerts/')) {
+          cover.journals[f] = n
+          bytes += n
+        }
+      if (!force && bytes - this.indexed.journal < Math.max(1 << 20, this.indexed.size)) return
+      if ([...this.outs.values()].some((o) => o.pending.length > 0)) return
+      const groups = idle()
+      if (!groups) return
+      const list = [...groups]
+      if (list.some((g) => g.contextAt === undefined && g.alertContext !== null)) return
+      cover.lines = this.journalLines
+      this.indexed.size = await writeAlertIndex(this.root, cover, list)
+      this.indexed.journal = bytes
+    } finally {
+      this.indexed.writing = false
+    }
   }
 
   addError(e: RuleErrorRecord): void {

@@ -37,7 +37,13 @@ export interface Group {
   severity: string
   title: string
   dedup: string
-  alertContext: Record<string, unknown>
+  /**
+   * The first match's alert context; null once it is durable at `contextAt` (the alert book keeps
+   * only the compact part of an alert in memory and reads the context back when it is asked).
+   */
+  alertContext: Record<string, unknown> | null
+  /** Where the context is stored (detection-store.ts): a JSON line holding `alertContext`. */
+  contextAt?: ContextRef
   logTypes: string[]
   windowStart: string
   eventCount: number
@@ -56,9 +62,24 @@ export interface Group {
     attempts: number
     lastError: string | null
   }>
-  /** attribute → JSON text of a value → count, over every match of the group. */
+  /**
+   * attribute → JSON text of a value → count, over every match of the group: at most
+   * MAX_SUMMARY_VALUES distinct values per attribute, later new values counted under OTHERS.
+   */
   summaryCounts: Record<string, Record<string, number>>
 }
+
+/** A stored JSON line: its file (relative to `detections/`), byte offset and length. */
+export interface ContextRef {
+  file: string
+  offset: number
+  length: number
+}
+
+/** Distinct values counted per summary attribute and group (docs/decisions.md, "Alerts in bounded memory"). */
+export const MAX_SUMMARY_VALUES = 100
+/** The key of summaryCounts that counts the values past MAX_SUMMARY_VALUES (not JSON: never a value's key). */
+export const OTHERS = '\u0000others'
 
 const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)
 
@@ -100,9 +121,17 @@ function countSummary(group: Group, attrs: readonly string[], event: unknown): v
     for (const item of Array.isArray(v) ? v : [v]) {
       if (item === null) continue
       const k = JSON.stringify(item)
-      counts[k] = (counts[k] ?? 0) + 1
+      if (counts[k] !== undefined) counts[k]++
+      else if (countedValues(counts) < MAX_SUMMARY_VALUES) counts[k] = 1
+      else counts[OTHERS] = (counts[OTHERS] ?? 0) + 1
     }
   }
+}
+
+/** Distinct values counted (OTHERS not among them). */
+function countedValues(counts: Record<string, number>): number {
+  const n = Object.keys(counts).length
+  return counts[OTHERS] === undefined ? n : n - 1
 }
 
 /** `summary` of the alert shape: the top 5 values per attribute by count, ties by value. */
@@ -114,6 +143,7 @@ export function summaryOf(group: Group): Record<string, Array<{ value: unknown; 
       return typeof v === 'string' ? v : k
     }
     out[attr] = Object.entries(counts)
+      .filter(([k]) => k !== OTHERS)
       .map(([k, count]) => ({ k, t: sortText(k), count }))
       .sort((a, b) => b.count - a.count || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0))
       .slice(0, 5)
@@ -304,8 +334,8 @@ function insertSorted(list: Starts, v: number, group: Group): void {
   }
 }
 
-/** The API shape of an alert (alerts.md §2). */
-export function alertView(g: Group): Record<string, unknown> {
+/** The API shape of an alert (alerts.md §2); `context` when the group's is on disk (alertContext null). */
+export function alertView(g: Group, context?: Record<string, unknown>): Record<string, unknown> {
   return {
     id: g.id,
     ruleId: g.ruleId,
@@ -314,7 +344,7 @@ export function alertView(g: Group): Record<string, unknown> {
     severity: g.severity,
     title: g.title,
     dedup: g.dedup,
-    alertContext: g.alertContext,
+    alertContext: context ?? g.alertContext ?? {},
     logTypes: g.logTypes,
     eventCount: g.eventCount,
     firstEventTime: g.firstEventTime,

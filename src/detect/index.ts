@@ -82,7 +82,7 @@ export async function createDetection(opts: {
     logger: opts.logger,
     metrics,
   })
-  opts.alertHook?.restored?.(book.groups)
+  opts.alertHook?.restored?.(book.groups, (g) => book.context(g))
   opts.logSources.onDurable((files) => detector.notify(files))
   await detector.start()
   const correlation = new CorrelationScheduler({

@@ -81,11 +81,11 @@ t.test('rule errors, titles, dedup strings and contexts are capped before they a
   t.equal(big.dedup, `${'d'.repeat(985)}... (truncated)`, 'the dedup string too')
   t.equal(big.runbook.length <= 1000, true, 'and a runbook() over 1,000 characters')
   t.match(
-    big.alertContext,
+    await book.context(big),
     { _error: /^alert_context size is \d+ characters, bigger than maximum of 204800 characters$/ },
     "a context over 200 KiB is replaced by Panther's _error",
   )
-  t.same(alerts.find((a) => a.title === 'short')!.alertContext, { small: 1 }, 'a small context is kept whole')
+  t.same(await book.context(alerts.find((a) => a.title === 'short')!), { small: 1 }, 'a small context is kept whole')
   await book.close()
 
   // On disk: no file holds the large texts.
