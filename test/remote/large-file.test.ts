@@ -5,12 +5,14 @@
 // Real port: a remote (the git server).
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { waitFor } from '../helpers/wait.js'
 import { GIT_TOKEN, pushHook, remoteWorld } from './remote-fixture.js'
 
-const BLOB_MIB = 96
+// RK_LARGE_FILE_MIB=300 measures the case of the issue (docs/decisions.md).
+const BLOB_MIB = Number(process.env.RK_LARGE_FILE_MIB) || 96
 
 /** The process's resident memory now (VmRSS), in bytes. */
 function rssNow(): number {
@@ -71,7 +73,7 @@ t.test(`a ${BLOB_MIB} MiB file through the HTTP remote and /hooks/git costs the 
   const growth = peak - baseline
   const mib = (n: number) => (n / 2 ** 20).toFixed(1)
   t.comment(
-    `peak RSS growth ${mib(growth)} MiB, reconcile ${tookMs.toFixed(0)} ms, /healthz worst ${healthzMaxMs.toFixed(0)} ms`,
+    `load ${os.loadavg()[0]!.toFixed(1)}; peak RSS growth ${mib(growth)} MiB, reconcile ${tookMs.toFixed(0)} ms, /healthz worst ${healthzMaxMs.toFixed(0)} ms`,
   )
 
   const huge = (status.invalidFiles as Array<{ path: string; errors: Array<{ message: string }> }>).find(
