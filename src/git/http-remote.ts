@@ -1,13 +1,18 @@
-// The remote rules repository over smart HTTP(S), through isomorphic-git: fetch its branch into the
-// local bare repository, push a commit as the new tip of that branch. Credentials come from the
-// environment only (never on disk, never in logs or status: every URL shown is sanitized).
+// The remote rules repository over smart HTTP(S): fetch its branch into the local bare repository
+// with the git binary (http-fetch.ts: streamed to disk), or through isomorphic-git when git is not
+// installed (it holds the pack in memory); push a commit as the new tip of that branch through
+// isomorphic-git. Credentials come from the environment only (never on disk, never in logs or
+// status: every URL shown is sanitized).
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
 import type { HttpClient } from 'isomorphic-git'
+import { gitBinaryAvailable } from './git-binary.js'
+import { fetchWithGitBinary } from './http-fetch.js'
 import { LOST_RACE, REFUSED, RemoteError } from './remote-error.js'
+import { redactRemoteText, sanitizeUrl } from './remote-url.js'
 
 export interface HttpRemoteOptions {
   url: string
@@ -16,16 +21,6 @@ export interface HttpRemoteOptions {
   token?: string
   /** A request fails when the remote sends nothing for this long (default 30 s). */
   timeoutMs?: number
-}
-
-/** The URL without userinfo, query string or fragment: what logs and status may show. */
-function sanitizeUrl(raw: string): string {
-  try {
-    const u = new URL(raw)
-    return `${u.protocol}//${u.host}${u.pathname}`
-  } catch {
-    return '(invalid URL)'
-  }
 }
 
 const OUTGOING_REF = 'refs/rulekeeper/outgoing'
@@ -53,17 +48,13 @@ function httpWithTimeout(timeoutMs: number): HttpClient {
   }
 }
 
-/** Every URL in a text replaced by its sanitized form (no userinfo, query or fragment). */
-function redactUrls(text: string): string {
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => sanitizeUrl(u))
-}
-
 export class HttpTransport {
   readonly displayUrl: string
   private readonly url: string
   private readonly http: HttpClient
   private readonly username?: string
   private readonly token?: string
+  private readonly timeoutMs: number
 
   constructor(
     private readonly gitdir: string,
@@ -77,7 +68,8 @@ export class HttpTransport {
     u.password = ''
     this.url = u.toString()
     this.displayUrl = sanitizeUrl(opts.url)
-    this.http = httpWithTimeout(opts.timeoutMs ?? 30_000)
+    this.timeoutMs = opts.timeoutMs ?? 30_000
+    this.http = httpWithTimeout(this.timeoutMs)
   }
 
   private auth() {
@@ -90,6 +82,11 @@ export class HttpTransport {
       // Never retry with the same credentials: a wrong token is reported once, not stormed.
       onAuthFailure: () => ({ cancel: true }),
     }
+  }
+
+  /** What the remote or the library said, fit for the log (a hostile remote may echo the token). */
+  private redact(text: string): string {
+    return redactRemoteText(text, this.username, this.token)
   }
 
   /** Our own words for a failure (the library's wording never reaches a caller). */
@@ -117,7 +114,7 @@ export class HttpTransport {
       )
     }
     if (e.code === 'GitPushError') {
-      const said = redactUrls(e.data?.prettyDetails ?? '')
+      const said = this.redact(e.data?.prettyDetails ?? '')
         .replace(/\s+/g, ' ')
         .trim()
         .slice(0, 300)
@@ -146,7 +143,7 @@ export class HttpTransport {
     return new RemoteError(
       'unreachable',
       `the remote ${this.displayUrl} cannot be reached: ${reason}`,
-      sys ? `${sys}: ${redactUrls(e.message ?? '').slice(0, 200)}` : undefined,
+      sys ? `${sys}: ${this.redact(e.message ?? '').slice(0, 200)}` : undefined,
     )
   }
 
@@ -161,6 +158,21 @@ export class HttpTransport {
 
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
   async fetch(): Promise<string | null> {
+    if (gitBinaryAvailable())
+      return fetchWithGitBinary({
+        gitdir: this.gitdir,
+        url: this.url,
+        displayUrl: this.displayUrl,
+        branch: this.opts.branch,
+        username: this.username,
+        token: this.token,
+        timeoutMs: this.timeoutMs,
+      })
+    return this.fetchInProcess()
+  }
+
+  /** Without the git binary: isomorphic-git's fetch (the whole pack, inflated, in memory). */
+  private async fetchInProcess(): Promise<string | null> {
     await this.ensureRemoteConfig()
     try {
       const res = await git.fetch({

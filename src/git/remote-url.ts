@@ -1,6 +1,7 @@
 // What `git.remote.url` names: a smart-HTTP(S) URL, or a repository on this machine (a path,
 // relative to the server's working directory like `dataDir`, or a `file://` URL). Anything git
 // would reach over ssh or its own protocol is refused here with a message naming the way out.
+// And what logs and status may show of such a URL: never its userinfo, query or fragment.
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { RulekeeperError } from '../errors.js'
@@ -52,4 +53,33 @@ export function parseRemoteLocation(raw: string, cwd: string, setting = REMOTE_S
       'looks like an ssh address (host:path), which is not supported: use the https URL, or write a local path whose name holds a colon as ./name',
     )
   return { kind: 'local', path: path.resolve(cwd, raw) }
+}
+
+/** The URL without userinfo, query string or fragment: what logs and status may show. */
+export function sanitizeUrl(raw: string): string {
+  try {
+    const u = new URL(raw)
+    return `${u.protocol}//${u.host}${u.pathname}`
+  } catch {
+    return '(invalid URL)'
+  }
+}
+
+/** Every URL in a text replaced by its sanitized form (no userinfo, query or fragment). */
+export function redactUrls(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => sanitizeUrl(u))
+}
+
+/** A remote's or git's text fit for a log: every URL sanitized, every form of the token replaced. */
+export function redactRemoteText(text: string, username?: string, token?: string): string {
+  let out = redactUrls(text)
+  if (token) {
+    const forms = [
+      token,
+      encodeURIComponent(token),
+      Buffer.from(`${username ?? 'x-access-token'}:${token}`).toString('base64'),
+    ]
+    for (const f of forms) if (f.length >= 4) out = out.split(f).join('***')
+  }
+  return out
 }

@@ -1,5 +1,6 @@
-// The remote rules repository, whatever reaches it: smart HTTP(S) through isomorphic-git
-// (http-remote.ts), or a repository on this machine through the git binary (local-remote.ts).
+// The remote rules repository, whatever reaches it: smart HTTP(S) (http-remote.ts: fetched with the
+// git binary, pushed through isomorphic-git), or a repository on this machine through the git
+// binary (local-remote.ts).
 // Fetch its branch into the local bare repository, push a commit as the new tip of that branch,
 // and keep what the last attempt said (reachable, the last error) for /status.
 import { HttpTransport } from './http-remote.js'

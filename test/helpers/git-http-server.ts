@@ -120,9 +120,16 @@ export async function createGitHttpServer(opts: {
     let head = Buffer.alloc(0)
     let headersDone = false
     let status = 200
+    // The answer is passed on at the pace the client reads it (a pack is never buffered here).
+    const forward = (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        child.stdout!.pause()
+        res.once('drain', () => child.stdout!.resume())
+      }
+    }
     child.stdout!.on('data', (chunk: Buffer) => {
       if (headersDone) {
-        res.write(chunk)
+        forward(chunk)
         return
       }
       head = Buffer.concat([head, chunk])
@@ -145,7 +152,7 @@ export async function createGitHttpServer(opts: {
       }
       res.writeHead(status, headers)
       const rest = head.subarray(end + sep)
-      if (rest.length) res.write(rest)
+      if (rest.length) forward(rest)
     })
     child.on('close', (code) => {
       children.delete(child)
