@@ -1,5 +1,5 @@
 // How a fetch or push of the remote rules repository failed, in our own words, whatever the
-// transport (smart HTTP through isomorphic-git, or a local repository through the git binary):
+// transport (smart HTTP: fetched with the git binary or isomorphic-git, pushed with isomorphic-git; a local repository through the git binary):
 // the kind decides what the writer and the reconciler do next.
 
 /**
