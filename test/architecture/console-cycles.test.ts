@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { importCycles } from '../helpers/import-cycles.js'
 
 const CONSOLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'console')
 const RELATIVE_JS = /['"`](\.{1,2}\/[^'"`\s]+\.js)['"`]/g
@@ -28,26 +29,6 @@ function edgesOf(file: string): string[] {
   return [...out]
 }
 
-function cyclesOf(files: string[]): string[] {
-  const edges = new Map(files.map((f) => [f, edgesOf(f)]))
-  const state = new Map<string, 'open' | 'done'>()
-  const stack: string[] = []
-  const cycles: string[] = []
-  const visit = (f: string) => {
-    state.set(f, 'open')
-    stack.push(f)
-    for (const to of edges.get(f) ?? []) {
-      if (state.get(to) === 'open')
-        cycles.push([...stack.slice(stack.indexOf(to)), to].map((x) => path.relative(CONSOLE, x)).join(' → '))
-      else if (!state.has(to)) visit(to)
-    }
-    stack.pop()
-    state.set(f, 'done')
-  }
-  for (const f of files) if (!state.has(f)) visit(f)
-  return cycles
-}
-
 t.test('console/ has no import cycle', async (t) => {
   const files = modules(CONSOLE)
   t.ok(files.length > 10, `${files.length} modules read`)
@@ -58,5 +39,5 @@ t.test('console/ has no import cycle', async (t) => {
     edgesOf(path.join(views, 'history.js')).includes(path.join(views, 'rule-form.js')),
     'a dynamic import() is an edge (history.js → rule-form.js)',
   )
-  t.same(cyclesOf(files), [], 'no console module imports one that imports it back')
+  t.same(importCycles(files, edgesOf, CONSOLE), [], 'no console module imports one that imports it back')
 })

@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { importCycles } from '../helpers/import-cycles.js'
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
 const IMPORT =
@@ -28,21 +29,7 @@ function importsOf(file: string): string[] {
 t.test('src/ has no import cycle', async (t) => {
   const files = modules(SRC)
   const edges = new Map(files.map((f) => [f, importsOf(f)]))
-  const state = new Map<string, 'open' | 'done'>()
-  const stack: string[] = []
-  const cycles: string[] = []
-  const visit = (f: string) => {
-    state.set(f, 'open')
-    stack.push(f)
-    for (const to of edges.get(f) ?? []) {
-      if (state.get(to) === 'open')
-        cycles.push([...stack.slice(stack.indexOf(to)), to].map((x) => path.relative(SRC, x)).join(' → '))
-      else if (!state.has(to)) visit(to)
-    }
-    stack.pop()
-    state.set(f, 'done')
-  }
-  for (const f of files) if (!state.has(f)) visit(f)
+  const cycles = importCycles(files, (f) => edges.get(f) ?? [], SRC)
   t.ok(files.length > 100, `${files.length} modules read`)
   t.ok([...edges.values()].flat().length > files.length, 'their imports were found')
   t.same(cycles, [], 'no module imports one that imports it back')
