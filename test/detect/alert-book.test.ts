@@ -15,6 +15,7 @@ import type {
 } from '../../src/detect/detection-ledger.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { Group, RuleMeta } from '../../src/detect/grouping.js'
+import { ruleMeta } from './rule-meta.js'
 import type { Location } from '../../src/detect/stored-log.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
@@ -76,20 +77,7 @@ class MemoryLedger implements DetectionLedger {
   async close(): Promise<void> {}
 }
 
-const rule: RuleMeta = {
-  id: 'R.Book',
-  kind: 'simple',
-  revision: null,
-  logTypes: ['Editor.Audit'],
-  threshold: 2,
-  dedupPeriodMinutes: 60,
-  createAlert: true,
-  summaryAttributes: [],
-  description: '',
-  runbook: '',
-  reference: '',
-  outputIds: [],
-}
+const rule: RuleMeta = ruleMeta({ id: 'R.Book', threshold: 2 })
 const fields = { title: 'a title', dedup: 'u@example.com', severity: 'HIGH', alertContext: {} }
 const rec = (offset: number) => ({
   file: 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson',

@@ -10,22 +10,10 @@ import { alertsPerRuleHour, checkDetectionConfig } from '../../src/detect/config
 import { createDetectMetrics } from '../../src/detect/detect-metrics.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
+import { ruleMeta } from './rule-meta.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
-const rule: RuleMeta = {
-  id: 'R.Loud',
-  kind: 'simple',
-  revision: null,
-  logTypes: ['Editor.Audit'],
-  threshold: 1,
-  dedupPeriodMinutes: 60,
-  createAlert: true,
-  summaryAttributes: [],
-  description: '',
-  runbook: '',
-  reference: '',
-  outputIds: [],
-}
+const rule: RuleMeta = ruleMeta({ id: 'R.Loud' })
 const quiet: RuleMeta = { ...rule, id: 'R.Quiet' }
 const FILE = 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson'
 const rec = (offset: number) => ({

@@ -9,22 +9,10 @@ import t from 'tap'
 import { AlertBook } from '../../src/detect/alert-book.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
+import { ruleMeta } from './rule-meta.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
-const rule: RuleMeta = {
-  id: 'R.Caps',
-  kind: 'python',
-  revision: null,
-  logTypes: ['Editor.Audit'],
-  threshold: 1,
-  dedupPeriodMinutes: 60,
-  createAlert: true,
-  summaryAttributes: [],
-  description: '',
-  runbook: '',
-  reference: '',
-  outputIds: [],
-}
+const rule: RuleMeta = ruleMeta({ id: 'R.Caps', kind: 'python' })
 const FILE = 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson'
 const rec = (offset: number) => ({
   file: FILE,

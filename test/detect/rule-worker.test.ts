@@ -5,26 +5,12 @@
 import t from 'tap'
 import type { IndexedRule } from '../../src/rules/rule-index.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
+import { ruleMeta } from './rule-meta.js'
 import type { Evaluation, LiveIndex, LiveRule } from '../../src/detect/live-rules.js'
 import { simpleLive } from '../../src/engine/simple/live.js'
 import { RuleWorker } from '../../src/detect/rule-worker.js'
 
-function meta(id: string): RuleMeta {
-  return {
-    id,
-    kind: 'simple',
-    revision: 'r1',
-    logTypes: ['Editor.Audit'],
-    threshold: 1,
-    dedupPeriodMinutes: 60,
-    createAlert: true,
-    summaryAttributes: [],
-    description: '',
-    runbook: '',
-    reference: '',
-    outputIds: [],
-  }
-}
+const meta = (id: string): RuleMeta => ruleMeta({ id, revision: 'r1' })
 
 function simple(id: string, data: Record<string, unknown>): LiveRule {
   // The simple compiler reads only the rule's file data.
