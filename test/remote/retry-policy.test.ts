@@ -227,9 +227,11 @@ t.test('splitting makes progress while only single writes get through', async (t
 t.test('the cap bounds a batch that makes progress too slowly: the writes made are 200, the rest 503', async (t) => {
   t.setTimeout(120_000)
   // Several writes at once are refused; a single one goes through, but slowly (past the cap).
-  const { w, s, spy } = await busyRemote(t, { budgetMs: 30_000, capMs: 1000 }, async (commits) => {
+  // The cap leaves room for the two refused attempts, each followed by a fetch through the git
+  // binary (a few processes: slower than in-process, more so on a loaded machine).
+  const { w, s, spy } = await busyRemote(t, { budgetMs: 30_000, capMs: 3000 }, async (commits) => {
     if (commits > 1) return true
-    await new Promise((r) => setTimeout(r, 1200)) // wait: the remote is slow on purpose: past the 1 s cap
+    await new Promise((r) => setTimeout(r, 3600)) // wait: the remote is slow on purpose: past the 3 s cap
     return false
   })
   const ids = ['Cap.A', 'Cap.B', 'Cap.C', 'Cap.D']
