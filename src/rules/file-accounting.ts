@@ -127,16 +127,38 @@ const pub = accountedProblem
 
 const cache = new WeakMap<RuleIndex, FileAccount[]>()
 
+/**
+ * The accounting of an index, built in steps: it yields every 512 files (and around the sort) so a
+ * caller may give the event loop back there; returns the list, in byte order of path. Duplicate ids
+ * and case collisions are problems of the files involved (as /status lists them).
+ */
+function* accountSteps(index: RuleIndex): Generator<void, FileAccount[]> {
+  const invalid = new Map(index.invalidFiles().map((f) => [f.path, f]))
+  yield
+  // Byte order of the UTF-8 paths (as invalidFiles() sorts), each path encoded once.
+  const keyed: Array<{ key: Buffer; f: FileRecord }> = []
+  for (const f of index.files.values()) {
+    keyed.push({ key: Buffer.from(f.path), f })
+    if (keyed.length % 512 === 0) yield
+  }
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
+  yield
+  const out: FileAccount[] = []
+  for (const { f } of keyed) {
+    out.push(account(f, invalid.get(f.path)?.errors))
+    if (out.length % 512 === 0) yield
+  }
+  return out
+}
+
 /** Every YAML file of the index's tree, in byte order of path (memoized per index object: each publish makes a new one). */
 export function accountFiles(index: RuleIndex): FileAccount[] {
   let out = cache.get(index)
   if (out) return out
-  // Duplicate ids and case collisions are problems of the files involved (as /status lists them).
-  const invalid = new Map(index.invalidFiles().map((f) => [f.path, f]))
-  // Byte order of the UTF-8 paths (as invalidFiles() sorts), each path encoded once.
-  const keyed = [...index.files.values()].map((f) => ({ key: Buffer.from(f.path), f }))
-  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
-  out = keyed.map(({ f }) => account(f, invalid.get(f.path)?.errors))
+  const steps = accountSteps(index)
+  let step = steps.next()
+  while (!step.done) step = steps.next()
+  out = step.value
   cache.set(index, out)
   return out
 }
@@ -149,22 +171,14 @@ export async function accountFilesInTurns(index: RuleIndex): Promise<FileAccount
   const cached = cache.get(index)
   if (cached) return cached
   const turns = new TurnBudget()
-  const invalid = new Map(index.invalidFiles().map((f) => [f.path, f]))
-  await turns.pass()
-  const keyed: Array<{ key: Buffer; f: FileRecord }> = []
-  for (const f of index.files.values()) {
-    keyed.push({ key: Buffer.from(f.path), f })
-    if (keyed.length % 512 === 0) await turns.pass()
+  const steps = accountSteps(index)
+  let step = steps.next()
+  while (!step.done) {
+    await turns.pass()
+    step = steps.next()
   }
-  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
-  await turns.pass()
-  const out: FileAccount[] = []
-  for (const { f } of keyed) {
-    out.push(account(f, invalid.get(f.path)?.errors))
-    if (out.length % 512 === 0) await turns.pass()
-  }
-  cache.set(index, out)
-  return out
+  cache.set(index, step.value)
+  return step.value
 }
 
 function account(f: FileRecord, problems: RuleProblem[] | undefined): FileAccount {
