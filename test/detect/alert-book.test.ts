@@ -15,7 +15,7 @@ import type {
 } from '../../src/detect/detection-ledger.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { Group, RuleMeta } from '../../src/detect/grouping.js'
-import { ruleMeta } from './rule-meta.js'
+import { ruleMeta, storedRecord } from './rule-meta.js'
 import type { Location } from '../../src/detect/stored-log.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
@@ -79,13 +79,7 @@ class MemoryLedger implements DetectionLedger {
 
 const rule: RuleMeta = ruleMeta({ id: 'R.Book', threshold: 2 })
 const fields = { title: 'a title', dedup: 'u@example.com', severity: 'HIGH', alertContext: {} }
-const rec = (offset: number) => ({
-  file: 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson',
-  offset,
-  logType: 'Editor.Audit',
-  eventTime: '2026-11-20T10:00:00.000Z',
-  record: { n: offset },
-})
+const rec = storedRecord
 const update = (offset: number) => ({ logs: { 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson': offset }, records: 1 })
 
 const stores: Array<[string, () => Promise<{ ledger: DetectionLedger; reopen: () => Promise<DetectionLedger> }>]> = [

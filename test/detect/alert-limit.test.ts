@@ -10,19 +10,13 @@ import { alertsPerRuleHour, checkDetectionConfig } from '../../src/detect/config
 import { createDetectMetrics } from '../../src/detect/detect-metrics.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
-import { ruleMeta } from './rule-meta.js'
+import { BOOK_FILE, ruleMeta, storedRecord } from './rule-meta.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const rule: RuleMeta = ruleMeta({ id: 'R.Loud' })
 const quiet: RuleMeta = { ...rule, id: 'R.Quiet' }
-const FILE = 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson'
-const rec = (offset: number) => ({
-  file: FILE,
-  offset,
-  logType: 'Editor.Audit',
-  eventTime: '2026-11-20T10:00:00.000Z',
-  record: { n: offset },
-})
+const FILE = BOOK_FILE
+const rec = storedRecord
 const fields = (n: number) => ({ title: `t${n}`, dedup: `unique-${n}`, severity: 'HIGH', alertContext: {} })
 
 t.test('past the limit in an hour, matches are signals only until the hour ends', async (t) => {

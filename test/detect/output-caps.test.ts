@@ -9,18 +9,12 @@ import t from 'tap'
 import { AlertBook } from '../../src/detect/alert-book.js'
 import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { RuleMeta } from '../../src/detect/grouping.js'
-import { ruleMeta } from './rule-meta.js'
+import { BOOK_FILE, ruleMeta, storedRecord } from './rule-meta.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const rule: RuleMeta = ruleMeta({ id: 'R.Caps', kind: 'python' })
-const FILE = 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson'
-const rec = (offset: number) => ({
-  file: FILE,
-  offset,
-  logType: 'Editor.Audit',
-  eventTime: '2026-11-20T10:00:00.000Z',
-  record: { n: offset },
-})
+const FILE = BOOK_FILE
+const rec = storedRecord
 
 t.test('rule errors, titles, dedup strings and contexts are capped before they are stored', async (t) => {
   const dir = tempDir()
