@@ -1,10 +1,11 @@
-// A real `rulekeeper serve` in a child process (test/helpers/serve-entry.ts) on a free loopback
-// port, for tests that must SIGKILL the server: startChild({ dataDir, env }) resolves once
+// A real `rulekeeper serve` in a child process (test/helpers/serve-entry.ts) on a loopback port the
+// kernel chose (port 0, reported by the child: a port picked here and freed could be taken by another
+// test's server before the child binds it, and its /healthz would answer for the child), for tests that must SIGKILL the server: startChild({ dataDir, env }) resolves once
 // GET /healthz answers 200; kill() is SIGKILL, stop() is SIGTERM (then SIGKILL after a grace).
 // Every child still alive when the test process exits is killed, whatever happened.
 import { spawn, type ChildProcess } from 'node:child_process'
-import net from 'node:net'
 import path from 'node:path'
+import { LISTENING_MARK } from './listening-mark.js'
 
 const ENTRY = path.join(import.meta.dirname, 'serve-entry.ts')
 const live = new Set<ChildProcess>()
@@ -39,19 +40,6 @@ export interface StartChildOptions {
   wrap?: string[]
 }
 
-/** A port nothing listens on right now: bind 127.0.0.1:0, read the port, close. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.unref()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 /**
  * The test's environment without tap's process tracking and V8 coverage: a server that is killed
  * never writes its coverage anyway, and the hooks slow every one of the many starts.
@@ -74,8 +62,6 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
   const started = Date.now()
   // The node flags `npm start` and the `rulekeeper` command run the server with (bin/rulekeeper.js).
   const argv = [...(opts.wrap ?? []), process.execPath, '--max-semi-space-size=64', '--import', 'tsx', ENTRY]
@@ -87,7 +73,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
       ...opts.env,
       RULEKEEPER_DATA_DIR: opts.dataDir,
       RULEKEEPER_HOST: '127.0.0.1',
-      RULEKEEPER_PORT: String(port),
+      RULEKEEPER_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -105,6 +91,18 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   })
   child.stdout?.on('data', keep)
   child.stderr!.on('data', keep)
+  // The port the child bound (port 0: the kernel's choice), from its LISTENING_MARK line on stderr.
+  let url: string | undefined
+  let errText = ''
+  const onErr = (c: Buffer) => {
+    errText = (errText + c.toString()).slice(-4096)
+    const m = new RegExp(`${LISTENING_MARK}(\\d+)\\n`).exec(errText)
+    if (m) {
+      url = `http://127.0.0.1:${m[1]}`
+      child.stderr!.off('data', onErr)
+    }
+  }
+  child.stderr!.on('data', onErr)
   const gone = exited(child)
   const kill = async () => {
     child.kill('SIGKILL')
@@ -122,6 +120,10 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
       await kill()
       throw new Error(`rulekeeper serve did not answer /healthz within ${opts.timeoutMs ?? 30_000} ms:\n${out}`)
     }
+    if (url === undefined) {
+      await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
+      continue
+    }
     try {
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })
       await res.arrayBuffer()
@@ -132,7 +134,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
     await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
   }
   return {
-    url,
+    url: url!,
     pid: child.pid!,
     startMs: Date.now() - started,
     kill,
@@ -149,12 +151,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
   }
 }
 
-/** Starts `rulekeeper serve` on `dataDir`; retries once if another process took the chosen port. */
-export async function startChild(opts: StartChildOptions): Promise<ChildServer> {
-  try {
-    return await spawnOnce(opts)
-  } catch (err) {
-    if (!/EADDRINUSE/.test(String((err as { output?: string }).output ?? ''))) throw err
-    return spawnOnce(opts)
-  }
+/** Starts `rulekeeper serve` on `dataDir`, on a loopback port the kernel chose. */
+export function startChild(opts: StartChildOptions): Promise<ChildServer> {
+  return spawnOnce(opts)
 }
