@@ -14,6 +14,7 @@ import { AlertLimiter } from './alert-limiter.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
 import { eventTimeMs } from './event-time.js'
+import type { UndoLog } from './group-undo.js'
 import {
   type AlertStatus,
   type Group,
@@ -84,6 +85,8 @@ export class AlertBook implements AlertAccess {
   private waiting: Waiter[] = []
   private held = false
   private closed = false
+  /** The undo logs of commits staged and not (yet) durable, oldest first (group-undo.ts). */
+  private unsettled: UndoLog[] = []
 
   constructor(
     private readonly ledger: DetectionLedger,
@@ -249,15 +252,39 @@ export class AlertBook implements AlertAccess {
    * The loop's run failed: the matches, rule errors and group states it queued since its last
    * commit are dropped, never committed by a later commit (a status change, a correlation run),
    * since their records are evaluated again from the checkpoint at the next start (no match id
-   * written twice, no event counted twice in a committed group).
+   * written twice, no event counted twice in a committed group); the groups in memory go back to
+   * what is durable, so the API does not show what the next start would not have.
    */
   discardLoop(): void {
     const dropped = this.loopChanged
     this.matches = []
     this.errors = []
     this.loopChanged = new Map()
+    // The groups go back to their last durable state: the changes since, then each commit that
+    // failed, newest first (alerts opened since leave the index; statuses move back).
+    for (const log of [this.grouper.takeUndo(), ...this.unsettled.reverse()]) {
+      for (const [id, before] of log) {
+        const live = this.grouper.groups.get(id)
+        if (!live?.alert) continue
+        if (!before?.alert) this.index.remove(live)
+        else if (before.status !== live.status) this.index.setStatus(live, before.status)
+      }
+      this.grouper.rollBack(log)
+    }
+    this.unsettled = []
     // Its new alerts are not committed either: the alert hook never hears they are.
-    this.created = this.created.filter((g) => !dropped.has(g.id))
+    this.created = this.created.filter((g) => !dropped.has(g.id) && this.grouper.groups.get(g.id) === g)
+  }
+
+  /**
+   * Stages a match line. When the match opened its group and the group's context is still in memory
+   * (the same object), the group points at the match line for it: the context is stored once.
+   */
+  private stageMatch(eventTime: string, m: Record<string, unknown>): void {
+    const at = this.ledger.addMatch(eventTime, m)
+    if (!at || typeof m.alertId !== 'string') return
+    const g = this.loopChanged.get(m.alertId) ?? this.changed.get(m.alertId)
+    if (g && g.contextAt === undefined && g.alertContext !== null && g.alertContext === m.alertContext) g.contextAt = at
   }
 
   /** Commits the status changes and outside output that wait for a commit (the end of a run). */
@@ -277,14 +304,15 @@ export class AlertBook implements AlertAccess {
     const patched = patches.map((p) => {
       const g = this.alert(p.id)
       if (!g) return undefined
+      this.grouper.remember(g)
       this.index.setStatus(g, p.status)
       g.status = p.status
       g.updatedAt = now
       this.changed.set(g.id, g)
       return g
     })
-    for (const [t, m] of this.matches) this.ledger.addMatch(t, m)
-    for (const [t, m] of this.outsideMatches) this.ledger.addMatch(t, m)
+    for (const [t, m] of this.matches) this.stageMatch(t, m)
+    for (const [t, m] of this.outsideMatches) this.stageMatch(t, m)
     for (const e of [...this.errors, ...this.outsideErrors]) {
       this.ledger.addError(e)
       this.ruleErrors.push(e)
@@ -300,8 +328,12 @@ export class AlertBook implements AlertAccess {
     this.changed = new Map()
     this.loopChanged = new Map()
     const done = this.ledger.commit(update)
+    const undo = this.grouper.takeUndo()
+    this.unsettled.push(undo)
     done.then(
       () => {
+        // Durable: its log, and those of earlier commits whose later state this one wrote, are done.
+        this.unsettled.splice(0, this.unsettled.indexOf(undo) + 1)
         // Durable: the contexts are on disk (when the ledger can read them back), the groups compact.
         if (this.ledger.readContext) for (const g of staged) if (g.contextAt) g.alertContext = null
         void this.ledger.saveIndex?.(this.idleGroups).catch(() => {})

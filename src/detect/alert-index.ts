@@ -76,6 +76,12 @@ export class AlertIndex {
     for (const list of this.lists(g, g.status)) insert(list, g)
   }
 
+  /** Takes an alert out (a rolled-back one: group-undo.ts). */
+  remove(g: Group): void {
+    remove(this.all, g)
+    for (const list of this.lists(g, g.status)) remove(list, g)
+  }
+
   /** Moves an alert between the status lists; call before its `status` changes. */
   setStatus(g: Group, status: string): void {
     if (g.status === status) return

@@ -58,7 +58,12 @@ export interface DetectionLedger extends MatchReader {
   /** The groups (the last state of each) committed before this start, and the newest rule errors (a bounded tail). */
   readonly groups: readonly Group[]
   readonly errors: readonly RuleErrorRecord[]
-  addMatch(eventTime: string, match: Record<string, unknown>): void
+  /**
+   * Stages a match line; answers where that line is when it holds the match's alert context and the
+   * store can read contexts back (`readContext`), so a group the match opens points there instead of
+   * storing the same context a second time.
+   */
+  addMatch(eventTime: string, match: Record<string, unknown>): ContextRef | undefined
   /** A group's whole state (the last one committed wins). */
   addGroup(g: Group): void
   addError(e: RuleErrorRecord): void

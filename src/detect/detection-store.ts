@@ -1,6 +1,6 @@
 // Durable detection output under `<data dir>/detections/`: matches and signals (Hive partitions by
 // event time), the alert journal (one line per group change, without the alert context, which is
-// written once to `contexts/`; the last line of an id wins; a start reads it after its snapshot,
+// stored once: in the match line that opened the alert, else in `contexts/`; the last line of an id wins; a start reads it after its snapshot,
 // alert-journal.ts), rule errors (a start reads back only the newest), and the checkpoint that ties them together. A commit appends and fdatasyncs (the new
 // checkpoint's temp file is written and fsynced meanwhile), then renames the temp over the
 // checkpoint once all of it is durable: it names every output file with its committed length
@@ -156,12 +156,16 @@ export class DetectionStore implements DetectionLedger {
     return at
   }
 
-  addMatch(eventTime: string, match: Record<string, unknown>): void {
+  addMatch(eventTime: string, match: Record<string, unknown>): ContextRef | undefined {
     const dir = `matches/dt=${eventTime.slice(0, 10)}/hour=${eventTime.slice(11, 13)}`
-    this.add(path.join(dir, `matches-${this.boot}.ndjson`), JSON.stringify(match))
+    const file = path.join(dir, `matches-${this.boot}.ndjson`)
+    const line = JSON.stringify(match)
+    const offset = this.add(file, line)
+    const c = match.alertContext
+    return typeof c === 'object' && c !== null ? { file, offset, length: Buffer.byteLength(line) } : undefined
   }
 
-  /** Stages a group's journal line; its context, the first time, goes to `contexts/` (and `contextAt` says where). */
+  /** Stages a group's journal line; a context no match line holds goes to `contexts/` the first time (`contextAt` says where). */
   addGroup(g: Group): void {
     if (g.contextAt === undefined && g.alertContext !== null) {
       const line = JSON.stringify({ id: g.id, alertContext: g.alertContext })

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { compileKeySpec, MISSING, parseKeyPath, type Resolver } from '../engine/simple/index.js'
 import type { MatchFields } from '../engine/live.js'
 import type { AlertStatus } from './alert-status.js'
+import { copyGroup, restoreGroup, type UndoLog } from './group-undo.js'
 
 /** What a match contributes to its alert, and the longest dedup string it keeps (engine/live.ts). */
 export { MAX_DEDUP, type MatchFields } from '../engine/live.js'
@@ -182,6 +183,8 @@ export class Grouper {
   private readonly starts = new Map<string, Map<string, Starts>>()
   /** firstEventTime and lastEventTime of a group in milliseconds (parsed once, not per match). */
   private readonly spans = new WeakMap<Group, { first: number; last: number }>()
+  /** The groups' states before the changes since the last `takeUndo` (group-undo.ts). */
+  private undo: UndoLog = new Map()
 
   constructor(groups: Iterable<Group> = []) {
     for (const g of groups) this.restore(g)
@@ -198,6 +201,35 @@ export class Grouper {
       return
     }
     insertSorted(this.startsOf(g.ruleId, g.dedup), Date.parse(g.windowStart), g)
+  }
+
+  /** Logs the group's state before a change (once per group per log). */
+  remember(g: Group): void {
+    if (!this.undo.has(g.id)) this.undo.set(g.id, copyGroup(g))
+  }
+
+  /** The undo log of the changes so far; a new one starts (a commit takes it along). */
+  takeUndo(): UndoLog {
+    const log = this.undo
+    this.undo = new Map()
+    return log
+  }
+
+  /** Undoes a log's changes: groups opened since are forgotten, the others restored in place. */
+  rollBack(log: UndoLog): void {
+    for (const [id, before] of log) {
+      const live = this.groups.get(id)
+      if (!live) continue
+      if (before) {
+        restoreGroup(live, before)
+        this.spans.delete(live)
+        continue
+      }
+      this.groups.delete(id)
+      const list = this.startsOf(live.ruleId, live.dedup)
+      const i = list.groups.indexOf(live)
+      if (i >= 0) list.ms.splice(i, 1) && list.groups.splice(i, 1)
+    }
   }
 
   private startsOf(ruleId: string, dedup: string): Starts {
@@ -261,7 +293,11 @@ export class Grouper {
     }
     const t0 = lo > 0 ? starts[lo - 1]! : undefined
     // the group alertId(rule.id, m.dedup, t0), kept beside the start
-    if (t0 !== undefined && groupMs < t0 + period) return list.groups[lo - 1]!
+    if (t0 !== undefined && groupMs < t0 + period) {
+      const known = list.groups[lo - 1]!
+      this.remember(known)
+      return known
+    }
     const group: Group = {
       id: alertId(rule.id, m.dedup, groupMs),
       ruleId: rule.id,
@@ -287,6 +323,7 @@ export class Grouper {
       summaryCounts: {},
     }
     this.groups.set(group.id, group)
+    if (!this.undo.has(group.id)) this.undo.set(group.id, null)
     this.spans.set(group, { first: firstMs, last: firstMs })
     insertSorted(list, groupMs, group)
     return group

@@ -34,8 +34,9 @@ class MemoryLedger implements DetectionLedger {
   readonly pending: Array<{ ok: () => void; fail: (e: Error) => void }> = []
   autoSettle = true
 
-  addMatch(_eventTime: string, match: Record<string, unknown>): void {
+  addMatch(_eventTime: string, match: Record<string, unknown>): undefined {
     this.staged.matches.push(structuredClone(match))
+    return undefined
   }
   addGroup(g: Group): void {
     this.staged.groups.push(structuredClone(g))

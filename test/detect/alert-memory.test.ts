@@ -3,7 +3,7 @@
 // alert compact and reads its context from disk when it is read; a start reads the alert index
 // snapshot and the journal past it, or the whole journal when the snapshot is damaged; the API
 // reads (list, one alert with its context, its events) are the same before and after a restart.
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -55,6 +55,14 @@ async function writeRecords(dataDir: string): Promise<number[]> {
   await mkdir(path.dirname(path.join(dataDir, 'logs', FILE)), { recursive: true })
   await writeFile(path.join(dataDir, 'logs', FILE), text)
   return offsets
+}
+
+/** Bytes of every file under `dir`. */
+async function bytesUnder(dir: string): Promise<number> {
+  let n = 0
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size
+  return n
 }
 
 async function ingest(book: AlertBook, offsets: number[]): Promise<void> {
@@ -111,6 +119,15 @@ t.test(
       events: { total: number }
     }
     t.same(one.alertContext, contextOf(Number(one.title.slice(6))), 'the context is read back whole')
+    // Each context is stored once: in the match line of the match that opened its alert (it was
+    // also copied to contexts/, doubling the disk a rule with a unique dedup and a large context costs).
+    let contextBytes = 0
+    for (let i = 0; i < RECORDS; i++) contextBytes += JSON.stringify(contextOf(i)).length
+    const onDisk = await bytesUnder(path.join(dir, 'detections'))
+    t.ok(
+      onDisk < contextBytes * 1.2,
+      `detection output ${(onDisk / MB).toFixed(1)} MB for ${(contextBytes / MB).toFixed(1)} MB of contexts`,
+    )
     t.equal(events.total, 1)
     await book.close()
 
