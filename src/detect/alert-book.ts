@@ -86,7 +86,7 @@ export class AlertBook implements AlertAccess {
   private held = false
   private closed = false
   /** The undo logs of commits staged and not (yet) durable, oldest first (group-undo.ts). */
-  private unsettled: UndoLog[] = []
+  private unsettled: UndoLog<Group>[] = []
 
   constructor(
     private readonly ledger: DetectionLedger,

@@ -184,7 +184,7 @@ export class Grouper {
   /** firstEventTime and lastEventTime of a group in milliseconds (parsed once, not per match). */
   private readonly spans = new WeakMap<Group, { first: number; last: number }>()
   /** The groups' states before the changes since the last `takeUndo` (group-undo.ts). */
-  private undo: UndoLog = new Map()
+  private undo: UndoLog<Group> = new Map()
 
   constructor(groups: Iterable<Group> = []) {
     for (const g of groups) this.restore(g)
@@ -209,14 +209,14 @@ export class Grouper {
   }
 
   /** The undo log of the changes so far; a new one starts (a commit takes it along). */
-  takeUndo(): UndoLog {
+  takeUndo(): UndoLog<Group> {
     const log = this.undo
     this.undo = new Map()
     return log
   }
 
   /** Undoes a log's changes: groups opened since are forgotten, the others restored in place. */
-  rollBack(log: UndoLog): void {
+  rollBack(log: UndoLog<Group>): void {
     for (const [id, before] of log) {
       const live = this.groups.get(id)
       if (!live) continue
@@ -228,7 +228,7 @@ export class Grouper {
       this.groups.delete(id)
       const list = this.startsOf(live.ruleId, live.dedup)
       const i = list.groups.indexOf(live)
-      if (i >= 0) list.ms.splice(i, 1) && list.groups.splice(i, 1)
+      if (i >= 0) for (const starts of [list.ms, list.groups]) starts.splice(i, 1)
     }
   }
 

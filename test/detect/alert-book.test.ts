@@ -203,3 +203,55 @@ t.test('a failed commit fails who waits for it, and publishes nothing', async (t
   t.equal(committed.length, 1, 'only the first alert was published as committed')
   t.same(ledger.errors, [], 'nothing of the failed commits is in the ledger')
 })
+
+t.test('a failed run rolls the groups back to what is durable: counts, new alerts, statuses', async (t) => {
+  const ledger = new MemoryLedger()
+  const book = new AlertBook(ledger, {})
+  const at = Date.UTC(2026, 10, 20, 10)
+  book.addMatch(rec(0), rule, fields, at)
+  book.addMatch(rec(100), rule, fields, at)
+  await book.commit(update(200))
+  const alert = book.query({ limit: 1 }).results[0]!
+  const durable = structuredClone(alert)
+  t.equal(alert.eventCount, 2)
+
+  // A run: the alert gains events and a summary, another opens, and a status change waits for it.
+  ledger.autoSettle = false
+  book.hold()
+  const other = { ...fields, dedup: 'other@example.com' }
+  book.addMatch(rec(200), rule, fields, at)
+  book.addMatch(rec(300), rule, other, at)
+  book.addMatch(rec(400), rule, other, at)
+  const patch = book.setStatus(alert.id, 'RESOLVED')
+  const failing = book.commit(update(500)) // staged, then it fails
+  book.addMatch(rec(500), rule, fields, at) // queued after it (the loop runs on meanwhile)
+  book.addMatch(rec(600), rule, { ...fields, dedup: 'third@example.com' }, at)
+  t.equal(book.alertCount, 2, 'in memory: two alerts (the third group is below its threshold)')
+  t.equal(alert.eventCount, 4)
+  for (const p of ledger.pending.splice(0)) p.fail(new Error('disk full'))
+  await t.rejects(failing, /disk full/)
+  await t.rejects(patch, /disk full/)
+  book.discardLoop()
+  book.release()
+
+  t.equal(book.alertCount, 1, 'the alert of the failed run is gone')
+  t.same(
+    [...book.groups.keys()],
+    ledger.groups.map((g) => g.id),
+    'the groups in memory are the durable ones',
+  )
+  t.equal(book.alert(alert.id), alert, 'the durable alert is the same object')
+  t.same(structuredClone(alert), durable, 'with its durable count, status and times')
+  t.same(book.query({ limit: 10, statuses: ['RESOLVED'] }).results, [], 'no alert listed under the failed status')
+  t.same(
+    book.query({ limit: 10, statuses: ['OPEN'] }).results.map((g) => g.id),
+    [alert.id],
+    'and listed under its durable one',
+  )
+
+  // Detection goes on from the checkpoint: the same records count once.
+  ledger.autoSettle = true
+  book.addMatch(rec(200), rule, fields, at)
+  await book.commit(update(300))
+  t.equal(alert.eventCount, 3, 'a record evaluated again counts once')
+})

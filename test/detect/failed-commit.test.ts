@@ -91,6 +91,8 @@ t.test(
     })
     t.equal(first.detector.status().failed, true, 'the first commit failed: detection stopped')
     t.equal(first.store.checkpoint.records, 0, 'nothing committed')
+    t.equal(first.book.alertCount, 0, 'no alert of the failed run is listed (none is durable)')
+    t.same([...first.book.groups.keys()], [], 'nor any group it opened')
     await rm(blocked)
     // Output made beside the stopped loop is still committed (a correlation run's skipped-run error).
     const error = { ruleId: 'C.Any', revision: null, time: new Date().toISOString(), record: null, error: 'skipped' }
