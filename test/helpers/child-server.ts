@@ -31,7 +31,7 @@ export interface ChildServer {
 export interface StartChildOptions {
   dataDir: string
   env?: Record<string, string>
-  /** Give up (and kill the child) when /healthz has not answered 200 by then. Default 30 s. */
+  /** Give up (and kill the child) when /healthz has not answered 200 by then. Default 60 s (a first start on a loaded machine). */
   timeoutMs?: number
   /** Root only: run the server as this uid/gid (an ordinary user). */
   uid?: number
@@ -108,7 +108,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
     child.kill('SIGKILL')
     await gone
   }
-  const deadline = started + (opts.timeoutMs ?? 30_000)
+  const deadline = started + (opts.timeoutMs ?? 60_000)
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw Object.assign(
@@ -118,7 +118,7 @@ async function spawnOnce(opts: StartChildOptions): Promise<ChildServer> {
     }
     if (Date.now() > deadline) {
       await kill()
-      throw new Error(`rulekeeper serve did not answer /healthz within ${opts.timeoutMs ?? 30_000} ms:\n${out}`)
+      throw new Error(`rulekeeper serve did not answer /healthz within ${opts.timeoutMs ?? 60_000} ms:\n${out}`)
     }
     if (url === undefined) {
       await new Promise((r) => setTimeout(r, 25)) // wait: poll interval of a wait on a condition
