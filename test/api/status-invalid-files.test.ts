@@ -198,7 +198,7 @@ t.test('bad cursors and limits are 400s with a message; the route needs View Rul
   const s = await startInProcess()
   t.teardown(() => s.close())
   const ruleListCursor = Buffer.from(JSON.stringify({ k: 'simple', a: 'x' })).toString('base64url')
-  for (const [q, why] of [
+  const bad: Array<[string, string]> = [
     ['cursor=not-a-cursor!', 'not base64url'],
     [`cursor=${Buffer.from('{"k":"invalid-files"}').toString('base64url')}`, 'no position'],
     [`cursor=${ruleListCursor}`, "a rule list's cursor"],
@@ -207,7 +207,8 @@ t.test('bad cursors and limits are 400s with a message; the route needs View Rul
     ['limit=ten', 'limit not a number'],
     ['page=2', 'an unknown parameter'],
     ['cursor=a&cursor=b', 'a cursor given twice'],
-  ]) {
+  ]
+  for (const [q, why] of bad) {
     const r = await s.request('GET', `/status/invalid-files?${q}`)
     t.equal(r.status, 400, `${why}: 400`)
     t.equal(r.body.code, 'BadRequest', why)
