@@ -1,43 +1,56 @@
 // GET /status/invalid-files (View Rules, as /status): every invalid file of the served revision, by
 // path in byte order, paged like the rule lists (`cursor`, `limit`, `{ results, next }`); and the
-// `invalidFilesNext` cursor /status and /reconcile add when their first page of invalid files is not
-// the whole list. A cursor names the last path returned, so it stays valid across revisions.
+// `invalidFilesNext` cursor of /status and /reconcile, made from the position their status source
+// gives. A cursor names the last path returned (a long one by prefix and digest), so it stays valid
+// across revisions.
 import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
+import type { InvalidFilesPosition } from '../reconcile/invalid-files.js'
 import { decodeCursor, encodeCursor, parseLimit, rejectUnknownParams, single } from './query.js'
 
 /** What /status answers with, as far as the invalid files go (the rest passes through as it is). */
 export interface StatusAnswer {
-  invalidFiles: ReadonlyArray<{ path: string }>
+  invalidFiles: readonly unknown[]
   invalidFileCount: number
+  /** Where the invalid files after `invalidFiles` begin; null when it is the whole list. */
+  invalidFilesNext: InvalidFilesPosition | null
 }
 
 export interface InvalidFileSource {
-  /** Up to `limit` invalid files after the path `after` (null: from the first); `more` when others follow. */
-  invalidFiles(after: string | null, limit: number): { results: ReadonlyArray<{ path: string }>; more: boolean }
+  /** Up to `limit` invalid files after `after` (null: from the first); `next` when others follow. */
+  invalidFiles(
+    after: InvalidFilesPosition | null,
+    limit: number,
+  ): { results: readonly unknown[]; next: InvalidFilesPosition | null }
 }
 
 const KIND = 'invalid-files'
 
-const cursorAfter = (path: string) => encodeCursor({ k: KIND, a: path })
+const cursorOf = (at: InvalidFilesPosition | null): string | null =>
+  at === null ? null : encodeCursor('path' in at ? { k: KIND, a: at.path } : { k: KIND, p: at.prefix, h: at.digest })
 
-function decodeAfter(text: string): string {
-  return decodeCursor(
+function positionOf(text: string): InvalidFilesPosition {
+  const v = decodeCursor(
     text,
-    (v): v is { k: string; a: string } =>
+    (v): v is { k: string; a?: string; p?: string; h?: string } =>
       typeof v === 'object' &&
       v !== null &&
       (v as { k?: unknown }).k === KIND &&
-      typeof (v as { a?: unknown }).a === 'string',
-  ).a
+      (typeof (v as { a?: unknown }).a === 'string' ||
+        (typeof (v as { p?: unknown }).p === 'string' && typeof (v as { h?: unknown }).h === 'string')),
+  )
+  return v.a !== undefined ? { path: v.a } : { prefix: v.p!, digest: v.h! }
 }
 
-/** The status with `invalidFilesNext`: the cursor of GET /status/invalid-files after its last invalid file, or null. */
-export function withInvalidFilesNext<T extends StatusAnswer>(s: T): T & { invalidFilesNext: string | null } {
-  const last = s.invalidFiles.at(-1)
-  return { ...s, invalidFilesNext: last && s.invalidFileCount > s.invalidFiles.length ? cursorAfter(last.path) : null }
+/** The status with `invalidFilesNext` as a cursor of GET /status/invalid-files (null when the list is whole). */
+export function withInvalidFilesNext<T extends StatusAnswer>(
+  s: T,
+): Omit<T, 'invalidFilesNext'> & {
+  invalidFilesNext: string | null
+} {
+  return { ...s, invalidFilesNext: cursorOf(s.invalidFilesNext) }
 }
 
 export function addInvalidFilesRoute(router: Router<ApiState>, tokens: TokenStore, source: InvalidFileSource): void {
@@ -45,9 +58,10 @@ export function addInvalidFilesRoute(router: Router<ApiState>, tokens: TokenStor
     rejectUnknownParams(ctx.query, ['cursor', 'limit'])
     const limit = parseLimit(single(ctx.query, 'limit'))
     const cursor = single(ctx.query, 'cursor')
-    const after = cursor === undefined || cursor === '' ? null : decodeAfter(cursor)
-    const { results, more } = source.invalidFiles(after, limit)
-    const last = results.at(-1)
-    ctx.body = { results, next: more && last ? cursorAfter(last.path) : null }
+    const { results, next } = source.invalidFiles(
+      cursor === undefined || cursor === '' ? null : positionOf(cursor),
+      limit,
+    )
+    ctx.body = { results, next: cursorOf(next) }
   })
 }

@@ -22,7 +22,12 @@ import {
   type QuotaExcess,
   type RepositoryBounds,
 } from '../rules/repository-bounds.js'
-import { invalidFilesAfter, STATUS_INVALID_FILES, type InvalidFileEntry } from './invalid-files.js'
+import {
+  invalidFilesAfter,
+  STATUS_INVALID_FILES,
+  type InvalidFileEntry,
+  type InvalidFilesPosition,
+} from './invalid-files.js'
 import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
@@ -233,27 +238,34 @@ export class Reconciler {
   }
 
   /**
-   * The invalid files of the served revision after `after` (a path; null: from the first), at most
-   * `limit`, bounded (invalid-files.ts); `more` when others follow.
+   * The invalid files of the served revision after `after` (null: from the first), at most `limit`,
+   * bounded (invalid-files.ts); `next` when others follow.
    */
-  invalidFiles(after: string | null, limit: number): { results: InvalidFileEntry[]; more: boolean } {
+  invalidFiles(
+    after: InvalidFilesPosition | null,
+    limit: number,
+  ): { results: InvalidFileEntry[]; next: InvalidFilesPosition | null } {
     return invalidFilesAfter(this.revisionView(this.deps.catalog.index).invalidFiles, after, limit)
   }
 
-  /** /status's reconciler part: the first STATUS_INVALID_FILES invalid files and their count (the rest are paged). */
+  /**
+   * /status's reconciler part; of the invalid files the first STATUS_INVALID_FILES, their count and
+   * where the rest begin (the API makes that position its cursor).
+   */
   status() {
     const { remote } = this.deps.follower
     const index = this.deps.catalog.index
     const { invalidFiles: all, notRunFiles, staleRules, files, quota } = this.revisionView(index)
-    const invalidFiles = invalidFilesAfter(all, null, STATUS_INVALID_FILES).results
+    const first = invalidFilesAfter(all, null, STATUS_INVALID_FILES)
     return {
       conditions: this.conditions.list,
       lastAppliedRevision: index.revision,
       lastAttemptedRevision: this.lastAttempted ?? index.revision,
       lastRun: this.lastRun,
       files,
-      invalidFiles,
+      invalidFiles: first.results,
       invalidFileCount: all.length,
+      invalidFilesNext: first.next,
       notRunFiles,
       staleRules,
       quota,

@@ -149,6 +149,38 @@ t.test('a few invalid files: /status lists them whole, with no cursor', async (t
   t.same(next.body.results[0], st.invalidFiles[1], 'the route and /status list an entry alike')
 })
 
+t.test('paths too long for a cursor are paged by prefix and digest, none repeated or skipped', async (t) => {
+  t.setTimeout(120_000)
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  // Six paths of ~3,000 bytes sharing their first 2,900 (a cursor naming one whole would be refused).
+  const deep = `simple_rules/${Array.from({ length: 12 }, () => 'd'.repeat(240)).join('/')}`
+  const long = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `${deep}/${x.repeat(100)}.yml`)
+  const paths = ['simple_rules/short/a.yml', ...long, 'simple_rules/zz.yml']
+  pushInvalid(s, paths)
+  t.equal((await s.request('POST', '/reconcile')).body.invalidFileCount, paths.length)
+  const { entries, pages } = await walk(s, 1)
+  t.equal(pages, paths.length, 'one page per file')
+  t.same(
+    entries.map((e) => e.path),
+    [...paths].sort(byteOrder),
+    'every path once, in order',
+  )
+  // A long path fixed during the walk: the walk goes on from the paths sharing its prefix (repeats, never skips).
+  const r1 = await s.request('GET', '/status/invalid-files?limit=2')
+  t.ok(r1.body.results.at(-1).path === long[1], 'the first page ends at a long path')
+  const head = s.git('rev-parse', 'main').trim()
+  const input = `commit refs/heads/main\ncommitter Pat <pat@example.com> 1700000001 +0000\ndata 3\nfix\nfrom ${head}\nD ${long[1]}\n`
+  t.equal(spawnSync('git', ['--git-dir', s.gitdir, 'fast-import', '--quiet'], { input, env }).status, 0)
+  t.equal((await s.request('POST', '/reconcile')).body.invalidFileCount, paths.length - 1)
+  const rest = await walk(s, 100, r1.body.next)
+  t.same(
+    rest.entries.map((e) => e.path),
+    [long[0], ...long.slice(2), 'simple_rules/short/a.yml', 'simple_rules/zz.yml'],
+    'from the first path sharing its prefix: one listed again, nothing skipped',
+  )
+})
+
 t.test("a file's errors and each message are capped", async (t) => {
   t.setTimeout(120_000)
   const s = await startInProcess()
