@@ -253,10 +253,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       metrics,
       status: {
         status: () => ({
-          ...(reconciler.status() as object),
+          ...reconciler.status(),
           detection: detection.status(),
           ...destinations.status(rules.catalog.index),
         }),
+        invalidFiles: (after, limit) => reconciler.invalidFiles(after, limit),
         reconcile: (o) => reconciler.reconcile(o),
       },
       basePath: config.api.basePath,

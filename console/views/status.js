@@ -1,6 +1,7 @@
 // The repository's health (`GET /status`): the reconciler's conditions, the applied and attempted
-// revisions, the last run, the accounting of every file, each invalid file with its problems, and
-// each file whose Python cannot run here or was not checked;
+// revisions, the last run, the accounting of every file, the invalid files with their problems (the
+// first 100 /status lists, `Show more invalid files` pages the rest from `GET /status/invalid-files`),
+// and each file whose Python cannot run here or was not checked;
 // `Reconcile now` (`POST /reconcile`, Manage Rules) runs the reconciler and shows the status after it.
 import { api, permissions } from '../api.js'
 import { fmtTime, h, message, replace } from '../dom.js'
@@ -72,6 +73,90 @@ export async function statusView(main) {
   replace(body, statusBody(r.body))
 }
 
+const invalidRow = (f) =>
+  h(
+    'tr',
+    null,
+    h('td', null, h('code', null, f.path)),
+    h('td', null, f.ruleId ?? ''),
+    h(
+      'td',
+      null,
+      h(
+        'ul',
+        { class: 'problems' },
+        (f.errors ?? []).map((e) => h('li', null, problemLine(e))),
+      ),
+    ),
+  )
+
+/**
+ * The invalid files: the rows /status gave, and while the list goes on (`invalidFilesNext`, then each
+ * page's `next`) a button that appends the next page of `GET /status/invalid-files`.
+ */
+function invalidFilesSection(s, invalid) {
+  const total = s.invalidFileCount ?? invalid.length
+  const tbody = h('tbody', null, invalid.map(invalidRow))
+  const shown = h('p', { 'aria-live': 'polite' })
+  const more = h('div', { class: 'buttons' })
+  let count = invalid.length
+  const showing = () =>
+    replace(shown, count < total ? `Showing the first ${count} of ${total} invalid files, by path.` : '')
+  const offer = (cursor) => {
+    if (!cursor) return replace(more)
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        async onclick() {
+          button.disabled = true
+          const r = await api('GET', '/status/invalid-files', { query: { cursor, limit: '100' } })
+          if (!r.ok) {
+            button.disabled = false
+            return replace(shown, message('error', `Not loaded: ${r.body?.message} (HTTP ${r.status})`))
+          }
+          for (const f of r.body.results) tbody.append(invalidRow(f))
+          count += r.body.results.length
+          showing()
+          offer(r.body.next)
+        },
+      },
+      'Show more invalid files',
+    )
+    replace(more, button)
+  }
+  showing()
+  offer(s.invalidFilesNext)
+  return [
+    h('h2', null, `Invalid files (${total})`),
+    total
+      ? [
+          h(
+            'div',
+            { class: 'table-wrap' },
+            h(
+              'table',
+              { class: 'list' },
+              h('caption', null, 'Invalid files'),
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ['Path', 'Rule id', 'Problems'].map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
+              tbody,
+            ),
+          ),
+          shown,
+          more,
+        ]
+      : h('p', null, 'Every rule file is valid.'),
+  ]
+}
+
 /** The status answer as the page shows it. */
 function statusBody(s) {
   const conds = s.conditions ?? []
@@ -139,30 +224,7 @@ function statusBody(s) {
         ),
       ],
     ),
-    h('h2', null, `Invalid files (${invalid.length})`),
-    invalid.length
-      ? table(
-          'Invalid files',
-          ['Path', 'Rule id', 'Problems'],
-          invalid.map((f) =>
-            h(
-              'tr',
-              null,
-              h('td', null, h('code', null, f.path)),
-              h('td', null, f.ruleId ?? ''),
-              h(
-                'td',
-                null,
-                h(
-                  'ul',
-                  { class: 'problems' },
-                  (f.errors ?? []).map((e) => h('li', null, problemLine(e))),
-                ),
-              ),
-            ),
-          ),
-        )
-      : h('p', null, 'Every rule file is valid.'),
+    invalidFilesSection(s, invalid),
     notRun.length
       ? [
           h('h2', null, `Python not run or not checked (${notRun.length})`),

@@ -3,21 +3,7 @@
 // shapes they answer with.
 import { PERMISSIONS } from '../auth/token-store.js'
 import { AUTH_ERRORS, err, json, type Obj, ref } from './openapi-common.js'
-
-/** A problem of a file at a place: its line and column, in `file` when not the file itself. */
-const FILE_PROBLEM = {
-  type: 'object',
-  required: ['message', 'line', 'column'],
-  properties: {
-    message: { type: 'string' },
-    line: { type: 'integer', nullable: true },
-    column: { type: 'integer', nullable: true },
-    file: {
-      type: 'string',
-      description: 'The file line and column are in, when not `path` (its .py, a helper).',
-    },
-  },
-}
+import { FILE_PROBLEM } from './openapi-invalid-files.js'
 
 const USED_LIMIT = {
   type: 'object',
@@ -46,6 +32,8 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
       'lastAttemptedRevision',
       'lastRun',
       'invalidFiles',
+      'invalidFileCount',
+      'invalidFilesNext',
       'staleRules',
       'remote',
     ],
@@ -66,18 +54,17 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
       },
       invalidFiles: {
         type: 'array',
-        items: {
-          type: 'object',
-          required: ['path', 'ruleId', 'errors'],
-          properties: {
-            path: { type: 'string' },
-            ruleId: { type: 'string', nullable: true },
-            errors: {
-              type: 'array',
-              items: FILE_PROBLEM,
-            },
-          },
-        },
+        maxItems: 100,
+        description:
+          'The first 100 invalid files, by path (byte order); `invalidFileCount` counts them all and `GET /status/invalid-files` pages through them.',
+        items: ref('InvalidFile'),
+      },
+      invalidFileCount: { type: 'integer', minimum: 0, description: 'How many files of the revision are invalid.' },
+      invalidFilesNext: {
+        type: 'string',
+        nullable: true,
+        description:
+          'When `invalidFiles` is not the whole list: the `cursor` of `GET /status/invalid-files` for the files after it; null otherwise.',
       },
       notRunFiles: {
         type: 'array',
@@ -292,7 +279,7 @@ export function operationsPaths(): Obj {
       tags: ['Operations'],
       summary: 'Reconcile status',
       description:
-        'The conditions of the reconciler, the applied and attempted revisions and the invalid files. Needs View Rules.',
+        'The conditions of the reconciler, the applied and attempted revisions and the invalid files (the first 100, their count and the cursor of the rest: `GET /status/invalid-files`). Needs View Rules.',
       operationId: 'getStatus',
       responses: { '200': { description: 'The status.', content: json(ref('Status')) }, ...AUTH_ERRORS },
     },

@@ -9,6 +9,7 @@ import { CATALOG_SCHEMAS, catalogPaths } from './openapi-catalog.js'
 import { ERROR_SCHEMAS, type Obj } from './openapi-common.js'
 import { CORRELATION_RUN_SCHEMAS, correlationRunPaths } from './openapi-correlation-run.js'
 import { HISTORY_SCHEMAS } from './openapi-history.js'
+import { INVALID_FILE_SCHEMAS, invalidFilePaths } from './openapi-invalid-files.js'
 import { OPERATIONS_SCHEMAS, operationsPaths } from './openapi-operations.js'
 import { documentPath, ROOT_SCHEMAS, rootPaths } from './openapi-root-paths.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
@@ -27,6 +28,7 @@ export function openApiDocument(basePath: string): Obj {
   const schemas: Record<string, unknown> = {
     ...ERROR_SCHEMAS,
     ...OPERATIONS_SCHEMAS,
+    ...INVALID_FILE_SCHEMAS,
     ...ROOT_SCHEMAS,
     ...ALERT_SCHEMAS,
     ...RULE_ERROR_SCHEMAS,
@@ -40,7 +42,7 @@ export function openApiDocument(basePath: string): Obj {
     Object.assign(paths, kindPaths(k))
   }
   Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths())
-  Object.assign(paths, operationsPaths(), catalogPaths(), documentPath())
+  Object.assign(paths, operationsPaths(), invalidFilePaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')
   Object.assign(paths, rootPaths(server === '/' ? undefined : [{ url: '/', description: 'The root' }]))
   return {

@@ -1,18 +1,24 @@
 // Operational routes: /healthz and /metrics (no auth, always at the root), /openapi.json (no auth,
-// under the base path), /status and /reconcile (auth), and the push webhook /hooks/git
-// (git-webhook.ts).
+// under the base path), /status, its paged invalid files (invalid-files-route.ts) and /reconcile
+// (auth), and the push webhook /hooks/git (git-webhook.ts).
 import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
 import type { Registry } from '../metrics.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { addGitWebhook } from './git-webhook.js'
+import {
+  addInvalidFilesRoute,
+  type InvalidFileSource,
+  type StatusAnswer,
+  withInvalidFilesNext,
+} from './invalid-files-route.js'
 import { openApiDocument } from './openapi.js'
 import { booleanParam, rejectUnknownParams } from './query.js'
 
-export interface StatusSource {
-  status(): unknown
-  reconcile(opts: { allowMassDelete: boolean }): Promise<unknown>
+export interface StatusSource extends InvalidFileSource {
+  status(): StatusAnswer
+  reconcile(opts: { allowMassDelete: boolean }): Promise<StatusAnswer>
 }
 
 export function addRootRoutes(
@@ -42,10 +48,13 @@ export function addBaseRoutes(
     ctx.body = doc
   })
   router.get('/status', requirePermission(deps.tokens, 'View Rules'), (ctx) => {
-    ctx.body = deps.status.status()
+    ctx.body = withInvalidFilesNext(deps.status.status())
   })
+  addInvalidFilesRoute(router, deps.tokens, deps.status)
   router.post('/reconcile', requirePermission(deps.tokens, 'Manage Rules'), async (ctx) => {
     rejectUnknownParams(ctx.query, ['allow-mass-delete'])
-    ctx.body = await deps.status.reconcile({ allowMassDelete: booleanParam(ctx.query, 'allow-mass-delete', false) })
+    ctx.body = withInvalidFilesNext(
+      await deps.status.reconcile({ allowMassDelete: booleanParam(ctx.query, 'allow-mass-delete', false) }),
+    )
   })
 }

@@ -6,7 +6,8 @@
 // retry ends the run. Then, always, the steps' outcomes are folded into the run's (runOutcome) and
 // summarize (summarize.ts) alone turns it into the status conditions. Runs never overlap; a trigger
 // during a run queues exactly one more. /status also reports the served revision's usage against the
-// repository's limits (a pushed revision over them is served, and said to be over, by how much).
+// repository's limits (a pushed revision over them is served, and said to be over, by how much), and
+// its invalid files: the first ones and their count, the rest paged (invalid-files.ts).
 import cron from 'node-cron'
 import type { Logger } from '../log.js'
 import { Counter, Histogram, type Registry } from '../metrics.js'
@@ -21,6 +22,12 @@ import {
   type QuotaExcess,
   type RepositoryBounds,
 } from '../rules/repository-bounds.js'
+import {
+  invalidFilesAfter,
+  STATUS_INVALID_FILES,
+  type InvalidFileEntry,
+  type InvalidFilesPosition,
+} from './invalid-files.js'
 import { outcomeOfError, runLabel, runOutcome, stopsTheRun, type StepOutcome } from './outcome.js'
 import { Conditions } from './summarize.js'
 
@@ -44,7 +51,8 @@ type Step = (run: Run) => Promise<StepOutcome>
 interface RevisionView {
   index: RuleIndex
   revision: string | null
-  invalidFiles: Array<{ path: string; ruleId: string | null; errors: AccountedProblem[] }>
+  /** Every invalid file, sorted by path (byte order): built once per revision, sliced per request. */
+  invalidFiles: InvalidFileEntry[]
   /** Valid files whose Python imports a module the interpreter lacks, or could not be checked. */
   notRunFiles: Array<{
     path: string
@@ -188,7 +196,7 @@ export class Reconciler {
     }
   }
 
-  async reconcile(opts: { allowMassDelete: boolean }): Promise<unknown> {
+  async reconcile(opts: { allowMassDelete: boolean }): Promise<ReturnType<Reconciler['status']>> {
     const { follower } = this.deps
     if (opts.allowMassDelete) follower.allowMassDelete(follower.stalled?.revision ?? (await follower.head()))
     this.backoffUntil = 0
@@ -229,17 +237,35 @@ export class Reconciler {
     return view
   }
 
-  status(): unknown {
+  /**
+   * The invalid files of the served revision after `after` (null: from the first), at most `limit`,
+   * bounded (invalid-files.ts); `next` when others follow.
+   */
+  invalidFiles(
+    after: InvalidFilesPosition | null,
+    limit: number,
+  ): { results: InvalidFileEntry[]; next: InvalidFilesPosition | null } {
+    return invalidFilesAfter(this.revisionView(this.deps.catalog.index).invalidFiles, after, limit)
+  }
+
+  /**
+   * /status's reconciler part; of the invalid files the first STATUS_INVALID_FILES, their count and
+   * where the rest begin (the API makes that position its cursor).
+   */
+  status() {
     const { remote } = this.deps.follower
     const index = this.deps.catalog.index
-    const { invalidFiles, notRunFiles, staleRules, files, quota } = this.revisionView(index)
+    const { invalidFiles: all, notRunFiles, staleRules, files, quota } = this.revisionView(index)
+    const first = invalidFilesAfter(all, null, STATUS_INVALID_FILES)
     return {
       conditions: this.conditions.list,
       lastAppliedRevision: index.revision,
       lastAttemptedRevision: this.lastAttempted ?? index.revision,
       lastRun: this.lastRun,
       files,
-      invalidFiles,
+      invalidFiles: first.results,
+      invalidFileCount: all.length,
+      invalidFilesNext: first.next,
       notRunFiles,
       staleRules,
       quota,
