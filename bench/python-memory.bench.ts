@@ -69,7 +69,8 @@ async function measure(ctx: BenchContext, rules: number, records: number): Promi
 
 const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => {
   const records = Math.max(500, Math.round(BATCH * ctx.scale))
-  const counts = ctx.scale >= 1 ? RULE_COUNTS : RULE_COUNTS.map((n) => Math.max(5, Math.round(n * ctx.scale)))
+  // A small scale keeps two distinct counts (at least 5 and 10 rules).
+  const counts = RULE_COUNTS.map((n, j) => Math.max(5 * (j + 1), Math.round(n * Math.min(1, ctx.scale))))
   const empty = await startPythonServer(ctx.tmpDir, 'norules', 0)
   const bare = await treeMemory(empty.child.pid)
   await empty.close()

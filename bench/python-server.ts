@@ -107,7 +107,12 @@ export async function startPythonServer(
     }
   } catch (err) {
     await child.kill()
-    throw err
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}; the server's last output: ${child.output().slice(-1500)}`,
+      {
+        cause: err,
+      },
+    )
   }
   return server
 }

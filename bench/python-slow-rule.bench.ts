@@ -1,4 +1,4 @@
-// A slow rule slows only itself (issue 28): the full server in a child process with 20
+// A slow rule slows only itself (issue 28): the full server in a child process with 10
 // python-content.ts rules and one unrelated rule that alerts on marker records (one per 100-record
 // request, its own dedup), Editor.Audit records posted at a fixed rate through the real log source.
 // The unrelated rule's detection lag (a request's acknowledgement → its marker's alert listed by
@@ -14,8 +14,8 @@ import { RECORDS_PER_REQUEST } from './offered-load.js'
 import { auditEvent } from './python-content.js'
 import { startPythonServer, type PythonServer } from './python-server.js'
 
-const RULES = 20
-const RATE = 500 // records/s offered: 5 requests/s, 5 markers/s
+const RULES = 10
+const RATE = 300 // records/s offered: 3 requests/s, 3 markers/s
 const SLEEP_S = 5
 const TARGET_RATIO = 2
 const HOT_EVERY = 200

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { lagSummary, type OfferedRun } from '../../bench/offered-load.js'
+import { commitRate, commits, lagSummary, type OfferedRun } from '../../bench/offered-load.js'
 import { treeMemory } from '../../bench/process-memory.js'
 
 function run(acks: OfferedRun['acks'], polls: OfferedRun['polls'], deadline: number): OfferedRun {
@@ -68,6 +68,23 @@ t.test('a poll before the acknowledgement never covers it, and an uncovered requ
   const open = lagSummary(run([{ at: 100, upTo: 100 }], [{ at: 200, covered: 50 }], 2_100))
   t.same(open.lags, [2], 'counted at the deadline')
   t.equal(open.uncovered, 1)
+})
+
+t.test('detection’s rate while behind: records between its first and last commit over the time between', async (t) => {
+  const polls = [
+    { at: 0, covered: 0 },
+    { at: 1_000, covered: 100 },
+    { at: 2_000, covered: 100 },
+    { at: 11_000, covered: 5_100 },
+    { at: 21_000, covered: 10_100 },
+  ]
+  t.same(
+    commits(run([], polls, 0)).map((c) => c.covered),
+    [100, 5_100, 10_100],
+    'the polls where the checkpoint moved',
+  )
+  t.equal(commitRate(run([], polls, 0)), 500, '10,000 records in 20 s')
+  t.equal(commitRate(run([], polls.slice(0, 3), 0)), null, 'one commit gives no rate')
 })
 
 t.test('the process tree: a Python child is a worker with its memory, another child is not', async (t) => {
