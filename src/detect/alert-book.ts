@@ -65,6 +65,13 @@ interface Patch {
   fail: (e: unknown) => void
 }
 
+/** A loop's match, its line written: the group it opened (if it did) points at the line for its context. */
+interface QueuedMatch {
+  eventTime: string
+  line: string
+  opened?: Group | undefined
+}
+
 export class AlertBook implements AlertAccess {
   private readonly grouper: Grouper
   private readonly index = new AlertIndex()
@@ -74,7 +81,7 @@ export class AlertBook implements AlertAccess {
   readonly ruleErrors: RuleErrorWindow
   // The queue: what the next commit takes, synchronously (so no other commit takes half of it).
   // The loop's matches and rule errors are kept apart from those made outside it (`discardLoop`).
-  private matches: MatchLine[] = []
+  private matches: QueuedMatch[] = []
   private errors: RuleErrorRecord[] = []
   private outsideMatches: MatchLine[] = []
   private outsideErrors: RuleErrorRecord[] = []
@@ -154,8 +161,9 @@ export class AlertBook implements AlertAccess {
     given: Match,
     now: number,
   ): void {
-    const match = capMatch(given)
+    const { match, contextText } = capMatch(given)
     let alertId: string | null = null
+    let opened: Group | undefined
     // Over the rule's alert limit this hour: a signal only (no group, no alert, no delivery).
     const limited = rule.createAlert && !this.limiter.admit(rule.id, now)
     const alerting = rule.createAlert && !limited
@@ -163,6 +171,7 @@ export class AlertBook implements AlertAccess {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
       alertId = group.id
       this.loopChanged.set(group.id, group)
+      if (group.eventCount === 1 && group.alertContext === match.alertContext) opened = group
       if (created) {
         this.limiter.created(rule.id, now)
         this.alertCreated(group, rule, match)
@@ -170,25 +179,25 @@ export class AlertBook implements AlertAccess {
     }
     if (limited) this.o.metrics?.alertsLimited.inc()
     this.o.metrics?.matches.inc({ type: alerting ? 'match' : 'signal' })
-    this.matches.push([
-      rec.eventTime,
-      {
-        ...(limited ? { alertLimited: true } : {}),
-        id: matchId(rule.id, rec.file, rec.offset),
-        ruleId: rule.id,
-        ruleKind: rule.kind,
-        revision: rule.revision,
-        logType: rec.logType,
-        eventTime: rec.eventTime,
-        record: { partition: rec.file, offset: rec.offset },
-        dedup: match.dedup,
-        title: match.title,
-        severity: match.severity,
-        alertContext: match.alertContext,
-        signal: !alerting,
-        alertId,
-      },
-    ])
+    // The line is written now, a record at a time (the loop yields between records), not at the
+    // commit; the context's text is the one its size check made.
+    const fields = JSON.stringify({
+      ...(limited ? { alertLimited: true } : {}),
+      id: matchId(rule.id, rec.file, rec.offset),
+      ruleId: rule.id,
+      ruleKind: rule.kind,
+      revision: rule.revision,
+      logType: rec.logType,
+      eventTime: rec.eventTime,
+      record: { partition: rec.file, offset: rec.offset },
+      dedup: match.dedup,
+      title: match.title,
+      severity: match.severity,
+      signal: !alerting,
+      alertId,
+    })
+    const line = `${fields.slice(0, -1)},"alertContext":${contextText}}`
+    this.matches.push({ eventTime: rec.eventTime, line, opened })
   }
 
   /** A match of several events (a correlation rule's) joins or opens its group; see `commitOutput`. */
@@ -277,8 +286,8 @@ export class AlertBook implements AlertAccess {
   }
 
   /**
-   * Stages a match line. When the match opened its group and the group's context is still in memory
-   * (the same object), the group points at the match line for it: the context is stored once.
+   * Stages an outside match line. When the match opened its group and the group's context is still
+   * in memory (the same object), the group points at the match line for it: the context is stored once.
    */
   private stageMatch(eventTime: string, m: Record<string, unknown>): void {
     const at = this.ledger.addMatch(eventTime, m)
@@ -311,7 +320,12 @@ export class AlertBook implements AlertAccess {
       this.changed.set(g.id, g)
       return g
     })
-    for (const [t, m] of this.matches) this.stageMatch(t, m)
+    for (const m of this.matches) {
+      // The group this match opened points at its line for its context (stored once).
+      const at = this.ledger.addMatch(m.eventTime, m.line)
+      const g = m.opened
+      if (at && g && g.contextAt === undefined && g.alertContext !== null) g.contextAt = at
+    }
     for (const [t, m] of this.outsideMatches) this.stageMatch(t, m)
     for (const e of [...this.errors, ...this.outsideErrors]) {
       this.ledger.addError(e)

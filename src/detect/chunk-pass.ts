@@ -3,6 +3,7 @@
 // evaluate-records.ts), then passed in stored order, each rule's answer on each record becoming
 // nothing, a rule error or a match handed to the alert book (alert-book.ts), which groups it. The
 // loop (detector.ts) starts a chunk here and finishes it when its turn in stored order comes.
+import { TurnBudget } from '../turn-budget.js'
 import type { AlertBook } from './alert-book.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
 import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
@@ -46,19 +47,27 @@ export function startChunk(
   return { chunk, live, broken: rules.broken, evaluations }
 }
 
-/** A chunk's pass in stored order: rule errors, then each record's answers (matches grouped by the book). */
-export function passChunk(
+/**
+ * A chunk's pass in stored order: rule errors, then each record's answers (matches grouped by the
+ * book). It gives the event loop back every `budget` slice (a chunk of thousands of matches with large
+ * alert contexts is seconds of work: requests, ingest and /healthz are answered between slices).
+ */
+export async function passChunk(
   s: StartedChunk,
   [offloaded, evaluations]: [OffloadedChunk | null, RecordEvaluations],
   out: ChunkOutput,
   counted: PassCounts,
-): void {
+  budget: TurnBudget = new TurnBudget(),
+): Promise<void> {
   for (const e of s.broken) out.addError(e)
   const time = new Date().toISOString()
   for (const { rule, error } of evaluations.failed)
     out.addError({ ruleId: rule.meta.id, revision: rule.meta.revision, time, record: null, error })
   const { chunk, live } = s
-  for (let i = 0; i < chunk.length; i++) passRecord(chunk[i]!, i, live, evaluations, offloaded, out, counted)
+  for (let i = 0; i < chunk.length; i++) {
+    passRecord(chunk[i]!, i, live, evaluations, offloaded, out, counted)
+    if ((i & 15) === 15) await budget.pass()
+  }
 }
 
 function passRecord(

@@ -59,11 +59,11 @@ export interface DetectionLedger extends MatchReader {
   readonly groups: readonly Group[]
   readonly errors: readonly RuleErrorRecord[]
   /**
-   * Stages a match line; answers where that line is when it holds the match's alert context and the
-   * store can read contexts back (`readContext`), so a group the match opens points there instead of
-   * storing the same context a second time.
+   * Stages a match line (its fields, or its JSON text); answers where that line is when the store can
+   * read contexts back (`readContext`) and the line may hold the match's alert context (always for a
+   * text), so a group the match opens points there instead of storing the same context a second time.
    */
-  addMatch(eventTime: string, match: Record<string, unknown>): ContextRef | undefined
+  addMatch(eventTime: string, match: Record<string, unknown> | string): ContextRef | undefined
   /** A group's whole state (the last one committed wins). */
   addGroup(g: Group): void
   addError(e: RuleErrorRecord): void

@@ -156,12 +156,12 @@ export class DetectionStore implements DetectionLedger {
     return at
   }
 
-  addMatch(eventTime: string, match: Record<string, unknown>): ContextRef | undefined {
+  addMatch(eventTime: string, match: Record<string, unknown> | string): ContextRef | undefined {
     const dir = `matches/dt=${eventTime.slice(0, 10)}/hour=${eventTime.slice(11, 13)}`
     const file = path.join(dir, `matches-${this.boot}.ndjson`)
-    const line = JSON.stringify(match)
+    const line = typeof match === 'string' ? match : JSON.stringify(match)
     const offset = this.add(file, line)
-    const c = match.alertContext
+    const c = typeof match === 'string' ? {} : match.alertContext
     return typeof c === 'object' && c !== null ? { file, offset, length: Buffer.byteLength(line) } : undefined
   }
 

@@ -4,6 +4,7 @@
 // when the chunk starts (chunk-pass.ts), and commits the alert book's output every batch with the
 // log offsets reached (alert-book.ts). It runs beside ingest, never inside a request: ingest never
 // waits for it.
+import { TurnBudget } from '../turn-budget.js'
 import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { RuleIndex } from '../rules/rule-index.js'
@@ -217,12 +218,13 @@ export class Detector {
     // while the next chunk is read; its pass in stored order comes before the next chunk's.
     let pending: StoredRecord[] = []
     let started: StartedChunk | null = null
+    const budget = new TurnBudget()
     const finish = async () => {
       if (started === null) return
       const s = started
       started = null
       const evaluations = await s.evaluations
-      passChunk(s, evaluations, this.o.book, this.counted)
+      await passChunk(s, evaluations, this.o.book, this.counted, budget)
       for (const rec of s.chunk) {
         offsets[rec.file] = rec.next
         count++

@@ -28,24 +28,32 @@ export function capError(e: RuleErrorRecord): RuleErrorRecord {
   return e.error.length <= MAX_ERROR_TEXT ? e : { ...e, error: capText(e.error, MAX_ERROR_TEXT) }
 }
 
-/** The context, or Panther's `{"_error": …}` in its place when its JSON is longer than the cap. */
-export function capContext(context: Record<string, unknown>): Record<string, unknown> {
-  let size: number
+/**
+ * The context, or Panther's `{"_error": …}` in its place when its JSON is longer than the cap, with
+ * the JSON text of what it answers (the size check's serialization is the stored line's too).
+ */
+export function cappedContext(context: Record<string, unknown>): { context: Record<string, unknown>; text: string } {
+  let text: string
   try {
-    size = JSON.stringify(context).length
+    text = JSON.stringify(context)
   } catch {
-    return { _error: 'alert_context could not be serialized' }
+    const error = { _error: 'alert_context could not be serialized' }
+    return { context: error, text: JSON.stringify(error) }
   }
-  if (size <= MAX_CONTEXT_CHARS) return context
-  return {
-    _error: `alert_context size is ${size} characters, bigger than maximum of ${MAX_CONTEXT_CHARS} characters`,
+  if (text.length <= MAX_CONTEXT_CHARS) return { context, text }
+  const error = {
+    _error: `alert_context size is ${text.length} characters, bigger than maximum of ${MAX_CONTEXT_CHARS} characters`,
   }
+  return { context: error, text: JSON.stringify(error) }
 }
+
+/** The context, capped as `cappedContext` caps it. */
+export const capContext = (context: Record<string, unknown>): Record<string, unknown> => cappedContext(context).context
 
 type AlertText = 'title' | 'dedup' | 'description' | 'reference' | 'runbook'
 
-/** The alert fields of a match with its texts and context capped (the same object when within). */
-export function capMatch<M extends MatchFields>(m: M): M {
+/** The alert fields of a match with its texts and context capped (the same object when within), and the context's JSON text. */
+export function capMatch<M extends MatchFields>(m: M): { match: M; contextText: string } {
   let out = m
   for (const k of ['title', 'dedup', 'description', 'reference', 'runbook'] as const satisfies AlertText[]) {
     const v = m[k]
@@ -54,10 +62,10 @@ export function capMatch<M extends MatchFields>(m: M): M {
       out[k] = capText(v, MAX_ALERT_TEXT)
     }
   }
-  const alertContext = capContext(m.alertContext)
-  if (alertContext !== m.alertContext) {
+  const { context, text } = cappedContext(m.alertContext)
+  if (context !== m.alertContext) {
     if (out === m) out = { ...m }
-    out.alertContext = alertContext
+    out.alertContext = context
   }
-  return out
+  return { match: out, contextText: text }
 }

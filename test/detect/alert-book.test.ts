@@ -34,8 +34,8 @@ class MemoryLedger implements DetectionLedger {
   readonly pending: Array<{ ok: () => void; fail: (e: Error) => void }> = []
   autoSettle = true
 
-  addMatch(_eventTime: string, match: Record<string, unknown>): undefined {
-    this.staged.matches.push(structuredClone(match))
+  addMatch(_eventTime: string, match: Record<string, unknown> | string): undefined {
+    this.staged.matches.push(typeof match === 'string' ? JSON.parse(match) : structuredClone(match))
     return undefined
   }
   addGroup(g: Group): void {
