@@ -181,7 +181,7 @@ export class QueryEngine {
       } catch (err) {
         if (err instanceof RulekeeperError) throw err
         // A macro aliasing a derived table: that table has no p_date/p_hour to prune on.
-        if (attempt === 0 && /p_date|p_hour/.test(String(err)) && !/p_date|p_hour/i.test(req.sql)) {
+        if (attempt === 0 && /p_date|p_hour/.test(String(err))) {
           attempt++
           sql = toDuckDbSql(req.sql, req.nowMs, false)
           continue
