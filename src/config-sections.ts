@@ -8,6 +8,7 @@ import type { ConfigSection } from './config/sections.js'
 import { checkDetectionConfig } from './detect/config.js'
 import { checkDestinationConfig } from './destinations/config.js'
 import { checkAuditConfig } from './ingest/config.js'
+import { checkQueryConfig } from './query/config.js'
 
 type Env = Record<string, string | undefined>
 
@@ -15,6 +16,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   { keys: ['logSources', 'audit'], check: (config) => checkAuditConfig(config) },
   { keys: ['detection'], check: (config) => checkDetectionConfig(config) },
   { keys: ['destinations', 'delivery'], check: checkDestinationConfig },
+  { keys: ['queries'], check: (config) => checkQueryConfig(config) },
 ]
 
 /** loadConfig with every feature section: one error lists every problem of the whole file. */

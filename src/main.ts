@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
-import { listLogTypes } from './ingest/log-types.js'
+import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
+import { querySettings } from './query/config.js'
+import { QueryEngine } from './query/query-engine.js'
 import { alertsPerRuleHour, replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
@@ -243,6 +245,13 @@ export async function createService(opts: StartOptions): Promise<Service> {
     })
     cleanups.push(() => detection.close())
 
+    const queries = await QueryEngine.open({
+      logsRoot: path.join(dataDir, 'logs'),
+      logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
+      settings: querySettings(config as Record<string, unknown>),
+    })
+    cleanups.push(async () => queries.close())
+
     const app = createApp({
       catalog: rules.catalog,
       engines,
@@ -276,6 +285,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       pythonFor: createPythonFor(),
       ruleWarnings: destinations.ruleWarnings,
       logTypes: { listLogTypes },
+      queries,
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {

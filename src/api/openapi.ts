@@ -12,6 +12,7 @@ import { HISTORY_SCHEMAS } from './openapi-history.js'
 import { INVALID_FILE_SCHEMAS, invalidFilePaths } from './openapi-invalid-files.js'
 import { OPERATIONS_SCHEMAS, operationsPaths } from './openapi-operations.js'
 import { documentPath, ROOT_SCHEMAS, rootPaths } from './openapi-root-paths.js'
+import { QUERY_SCHEMAS, queryPaths } from './openapi-queries.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
 import { kindPaths, kindSchemas } from './openapi-rules.js'
 
@@ -22,6 +23,7 @@ const TAGS = [
   { name: 'Monitoring', description: 'Health, Prometheus metrics and this document; no authentication.' },
   { name: 'Webhooks', description: 'The push webhook of the rules repository (GitHub, Gitea, GitLab).' },
   { name: 'Log sources', description: 'HTTP log sources receiving audit logs (docs/audit-log.md).' },
+  { name: 'Queries', description: 'Read-only SQL over the stored events (docs/queries.md).' },
 ]
 
 export function openApiDocument(basePath: string): Obj {
@@ -33,6 +35,7 @@ export function openApiDocument(basePath: string): Obj {
     ...ALERT_SCHEMAS,
     ...RULE_ERROR_SCHEMAS,
     ...CORRELATION_RUN_SCHEMAS,
+    ...QUERY_SCHEMAS,
     ...HISTORY_SCHEMAS,
     ...CATALOG_SCHEMAS,
   }
@@ -41,7 +44,7 @@ export function openApiDocument(basePath: string): Obj {
     Object.assign(schemas, kindSchemas(k))
     Object.assign(paths, kindPaths(k))
   }
-  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths())
+  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths(), queryPaths())
   Object.assign(paths, operationsPaths(), invalidFilePaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')
   Object.assign(paths, rootPaths(server === '/' ? undefined : [{ url: '/', description: 'The root' }]))

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { writeFileDurableSync } from '../durable-file.js'
 import { RulekeeperError } from '../errors.js'
 
-export const PERMISSIONS = ['View Rules', 'Manage Rules', 'View Alerts', 'Manage Alerts'] as const
+export const PERMISSIONS = ['View Rules', 'Manage Rules', 'View Alerts', 'Manage Alerts', 'Query Data'] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
 /** Command-line spellings. */
@@ -18,6 +18,7 @@ export const PERMISSION_FLAGS: Record<string, Permission> = {
   ManageRules: 'Manage Rules',
   ViewAlerts: 'View Alerts',
   ManageAlerts: 'Manage Alerts',
+  QueryData: 'Query Data',
 }
 
 export interface TokenRecord {

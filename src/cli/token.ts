@@ -9,7 +9,7 @@ import { restrictUmask } from '../data-dir/data-dir-privacy.js'
 import { parseArgs, UsageError } from './args.js'
 
 const HELP = `Usage:
-  rulekeeper token create --name NAME --permissions ViewRules[,ManageRules,ViewAlerts,ManageAlerts] [--expires-in 30d] [--json]
+  rulekeeper token create --name NAME --permissions ViewRules[,ManageRules,ViewAlerts,ManageAlerts,QueryData] [--expires-in 30d] [--json]
   rulekeeper token list [--json]
   rulekeeper token revoke ID
 Each also takes --data-dir DIR.
@@ -67,13 +67,13 @@ export async function tokenCommand(argv: string[], env: Record<string, string | 
       const perms = args.options.permissions
       if (typeof perms !== 'string')
         throw new UsageError(
-          '--permissions is required: any of ViewRules, ManageRules, ViewAlerts, ManageAlerts, comma-separated',
+          '--permissions is required: any of ViewRules, ManageRules, ViewAlerts, ManageAlerts, QueryData, comma-separated',
         )
       const permissions: Permission[] = perms.split(',').map((p) => {
         const v = PERMISSION_FLAGS[p.trim()]
         if (!v)
           throw new UsageError(
-            `unknown permission ${JSON.stringify(p)}; use ViewRules, ManageRules, ViewAlerts, ManageAlerts`,
+            `unknown permission ${JSON.stringify(p)}; use ViewRules, ManageRules, ViewAlerts, ManageAlerts, QueryData`,
           )
         return v
       })
