@@ -28,7 +28,7 @@ export const RUN_MS_PER_RECORD = 10
 // One JSON text per array of records: the detector hands every rule of a log type the same array.
 const serialized = new WeakMap<readonly object[], string>()
 
-function eventsJson(events: readonly Record<string, unknown>[]): string {
+export function eventsJson(events: readonly Record<string, unknown>[]): string {
   let text = serialized.get(events)
   if (text === undefined) serialized.set(events, (text = JSON.stringify(events)))
   return text
@@ -65,10 +65,12 @@ export type EvaluateBatch = (
   ctx: EngineContext,
   events: readonly Record<string, unknown>[],
   signal?: AbortSignal,
+  /** The most one run may take (a warm worker's crashed rule: what is left of its budget). */
+  runMsCap?: number,
 ) => Promise<BatchOutcome>
 
 export function createLiveDetection(pool: WorkerPool, limits: RunLimits): EvaluateBatch {
-  return async (rule, ctx, events, signal) => {
+  return async (rule, ctx, events, signal, runMsCap) => {
     const missing = moduleProblems(rule)
     if (missing.length > 0) return { error: missing[0]!.message }
     const filters = compileRuleFilters(rule.data)
@@ -113,7 +115,10 @@ export function createLiveDetection(pool: WorkerPool, limits: RunLimits): Evalua
             limits: {
               ...limits,
               cpuSeconds: limits.cpuSeconds * pending.length,
-              runMs: limits.timeoutMs * MAX_STOPS + RUN_MS_PER_RECORD * pending.length,
+              runMs: Math.min(
+                limits.timeoutMs * MAX_STOPS + RUN_MS_PER_RECORD * pending.length,
+                runMsCap ?? Number.POSITIVE_INFINITY,
+              ),
             },
           },
           { signal },
