@@ -1,8 +1,9 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
 // scheduled-rule engine on top of it (and the policies' engine, the same on policy(resource)), the
 // import checks the API calls, the check of a revision's Python files at index time
-// (module-check.ts), and streaming rules' detection (`live`, live-evaluation.ts). The caller (engine registry / main) owns the pool's life: close() kills every
-// sandboxed process.
+// (module-check.ts), and streaming rules' detection (`live`, live-evaluation.ts) on warm workers
+// taken from the same pool's spares (warm-detect.ts), with their budgets and quarantine. The caller
+// (engine registry / main) owns the pool's life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
