@@ -32,7 +32,9 @@ export interface WarmSettings {
 /** Errors written one per record past which the rest of a rule's batch is reported as one error. */
 const MAX_RECORD_ERRORS = 20
 /** A revision's workers exit after this long without a batch. */
-const IDLE_MS = 15_000
+const IDLE_MS = 30_000
+/** Revisions with workers at once (live detection, replays); past it the idle ones end theirs. */
+const MAX_REVISIONS = 4
 /** A worker is replaced (between batches) after this long: its CPU limit is its whole life's. */
 const MAX_AGE_MS = 60 * 60 * 1000
 /** A warm worker's CPU limit (RLIMIT_CPU counts its whole life; the server's clocks stop rules). */
@@ -152,7 +154,16 @@ export class WarmDetection {
 
   private revision(ctx: EngineContext): RevisionWorkers {
     let rev = this.revisions.get(ctx)
-    if (!rev) this.revisions.set(ctx, (rev = new RevisionWorkers()))
+    if (!rev) {
+      this.revisions.set(ctx, (rev = new RevisionWorkers()))
+      // Many short replays in a row: the least recently used idle revisions end their workers.
+      const idle = [...this.revisions].filter(([, r]) => r !== rev && r.busy === 0 && r.queue.length === 0)
+      idle.sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+      for (const [c, r] of idle.slice(0, Math.max(0, this.revisions.size - MAX_REVISIONS))) {
+        r.close()
+        this.revisions.delete(c)
+      }
+    }
     rev.lastUsed = Date.now()
     return rev
   }
@@ -245,7 +256,14 @@ export class WarmDetection {
         })
       }
       const batch = this.batchFor(worker, todo)
-      const runs = await worker.run(batch)
+      // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
+      const current = worker
+      const waiting = todo
+      const onAbort = () => waiting.every((r) => r.signal?.aborted) && current.kill()
+      for (const r of waiting) r.signal?.addEventListener('abort', onAbort, { once: true })
+      const runs = await worker.run(batch).finally(() => {
+        for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
+      })
       for (const [j, run] of runs.entries()) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
       const ended = runs.length > 0 && runs[runs.length - 1]!.end
       if (runs.length === todo.length && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
@@ -289,6 +307,7 @@ export class WarmDetection {
 
   /** A rule's results of the batch: its outcomes, errors for what it did not finish, its strike. */
   private async settle(r: Request, item: ServePlanItem, run: RuleRun): Promise<void> {
+    if (r.signal?.aborted) return r.resolve({ error: `not evaluated: ${abortReason(r.signal)}` }) // no strike
     if (run.setup !== undefined) return r.resolve({ error: run.setup })
     const results = new Array<RecordOutcome>(r.events.length).fill(null)
     const at = (k: number) => (r.pending ? r.pending[k]! : k)
