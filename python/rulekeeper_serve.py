@@ -17,6 +17,7 @@ from panther_core import DataModel, PantherEvent
 
 TICK = 0.05
 PROGRESS_EVERY = 512
+CACHING = "panther_detection_helpers.caching"
 
 
 class StopRecord(BaseException):
@@ -136,7 +137,8 @@ class Worker:
         return model
 
     def wrap(self, set_key, models):
-        key = (set_key, id(models))
+        """The batch's event objects of a set for rules with these data models (shared by them)."""
+        key = (set_key, tuple(sorted((lt, id(m)) for lt, m in models.items())))
         events = self.wrapped.get(key)
         if events is None:
             events = self.wrapped[key] = [None] * len(self.events.get(set_key) or [])
@@ -168,12 +170,13 @@ class Worker:
         records = self.events.get(item["e"]) or []
         tests = item.get("tests")
         count = len(records) if tests is None else len(tests)
-        wrapped = {}
+        events = self.wrap(item["e"], models)
         stops = 0
         last = ""
         reached = count
         why = None
         monotonic = time.monotonic
+        modules_get = sys.modules.get
         for index in range(count):
             position = index if tests is None else tests[index]
             if index and index % PROGRESS_EVERY == 0:
@@ -182,21 +185,32 @@ class Worker:
             if now >= c.budget_end:
                 reached, why = index, "budget"
                 break
-            data = records[position]
-            if not isinstance(data, dict):
-                data = {}
-            model = models.get(data.get("p_log_type"))
-            cache = wrapped.get(id(model))
-            if cache is None:
-                cache = wrapped[id(model)] = self.wrap(item["e"], model)
-            event = cache[position]
+            event = events[position]
             if event is None:
-                event = cache[position] = PantherEvent(data, model)
+                data = records[position]
+                if not isinstance(data, dict):
+                    data = {}
+                event = events[position] = PantherEvent(data, models.get(data.get("p_log_type")))
             c.index = index
             c.since = now
             c.armed = True
             try:
-                line = self.evaluate(event, rule_fn, others, default_severity, filenames)
+                # The caching helpers' store lives for one record (as reset_caching_store does).
+                caching = modules_get(CACHING)
+                if caching is not None:
+                    reset = getattr(caching, "_reset", None)
+                    if callable(reset):
+                        reset()
+                try:
+                    value = rule_fn(event)
+                except (StopRecord, StopRule):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: the rule's error
+                    line = rt.to_json({"t": "r", "i": index, "f": {"detection": [
+                        None, rt.describe_error(exc, filenames)[0]]}})
+                else:
+                    # the common answer, without the type check's call; anything else is checked
+                    line = None if value is False else self.finish(value, event, others, default_severity, filenames)
                 c.armed = False
             except StopRecord:
                 c.armed = False
@@ -223,15 +237,10 @@ class Worker:
             end["m"] = last
         emit(rt.to_json(end))
 
-    def evaluate(self, event, rule_fn, others, default_severity, filenames):
-        """The result line of one record (None: no match), as run_detect reports it."""
-        rt.reset_caching_store()
-        try:
-            matched, error = rt._check_output("detection", rule_fn(event), default_severity)
-        except (StopRecord, StopRule):
-            raise
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: still the rule's error
-            matched, error = None, rt.describe_error(exc, filenames)[0]
+    def finish(self, value, event, others, default_severity, filenames):
+        """The result line of a record whose rule() returned `value` (None: no match): the type
+        check, then on a match the other functions, as run_detect reports them."""
+        matched, error = rt._check_output("detection", value, default_severity)
         if error is not None:
             return rt.to_json({"t": "r", "i": CLOCK.index, "f": {"detection": [None, error]}})
         if not matched:

@@ -61,6 +61,8 @@ interface Request {
 
 interface Slot {
   worker?: WarmWorker
+  /** A replacement started in the background after the worker died, for the next batch. */
+  spare?: Promise<WarmWorker>
   rules: number
   chain: Promise<void>
 }
@@ -75,7 +77,10 @@ class RevisionWorkers {
   lastUsed = Date.now()
 
   close(): void {
-    for (const s of this.slots) s.worker?.kill()
+    for (const s of this.slots) {
+      s.worker?.kill()
+      void s.spare?.then((w) => w.kill(), () => {})
+    }
   }
 }
 
@@ -250,10 +255,7 @@ export class WarmDetection {
       let worker = slot.worker
       if (!worker || worker.dead || Date.now() - worker.started > MAX_AGE_MS) {
         worker?.kill()
-        worker = slot.worker = new WarmWorker(await this.take(), {
-          ...this.limits,
-          cpuSeconds: SERVE_CPU_SECONDS,
-        })
+        worker = slot.worker = await this.fresh(slot)
       }
       const batch = this.batchFor(worker, todo)
       // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
@@ -275,7 +277,25 @@ export class WarmDetection {
       }
       if (runs.length > 0) fruitless = 0
     }
+    // A worker that ended in this batch is replaced now, not when the next batch needs it.
+    if (!this.closed && slot.worker?.dead && !slot.spare) {
+      slot.spare = this.start()
+      slot.spare.catch(() => (slot.spare = undefined))
+    }
     await Promise.all(settling)
+  }
+
+  private async start(): Promise<WarmWorker> {
+    return new WarmWorker(await this.take(), { ...this.limits, cpuSeconds: SERVE_CPU_SECONDS })
+  }
+
+  /** The slot's replacement started in the background if it is alive, else a new one. */
+  private async fresh(slot: Slot): Promise<WarmWorker> {
+    const spare = slot.spare
+    slot.spare = undefined
+    const ready = spare && (await spare.catch(() => undefined))
+    if (ready && !ready.dead) return ready
+    return this.start()
   }
 
   private batchFor(worker: WarmWorker, todo: Request[]): ServeBatch {
