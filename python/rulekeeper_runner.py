@@ -1,6 +1,7 @@
 # One rule run, inside its bubblewrap sandbox (src/sandbox/bubblewrap.ts): the server starts this
 # ahead of time as a spare, so the interpreter and the runtime are loaded before a job exists. It
-# says hello on fd 3, reads exactly one job (one JSON line) from stdin, lowers its own resource
+# says hello on fd 3, reads exactly one job (one JSON line) from stdin (a warm detection worker,
+# `serve`, then reads its batches from stdin until it is closed: rulekeeper_serve.py), lowers its own resource
 # limits (soft = hard, which no process without capabilities can raise again), forbids execve to
 # itself with a second seccomp filter, runs the tests, reports on fd 3, and exits. The confinement
 # is the sandbox's, not this file's: rule code may rewrite anything here and reach nothing more
@@ -54,15 +55,30 @@ def emit(event):
         data = data[os.write(PROTOCOL_FD, data):]
 
 
-def read_job():
-    chunks = []
+_PENDING = []
+
+
+def read_line():
+    """The next line of stdin (without its newline), or None once the server closed it."""
+    chunks = _PENDING[:]
+    del _PENDING[:]
     while True:
-        chunk = os.read(0, 1 << 16)
+        last = chunks[-1] if chunks else b""
+        nl = last.find(b"\n")
+        if nl >= 0:
+            rest = last[nl + 1:]
+            if rest:
+                _PENDING.append(rest)
+            return b"".join(chunks[:-1] + [last[:nl]])
+        chunk = os.read(0, 1 << 20)
         if not chunk:
-            return None  # the server went away before handing over a job
+            return None  # the server went away
         chunks.append(chunk)
-        if chunk.endswith(b"\n"):
-            return json.loads(b"".join(chunks))
+
+
+def read_job():
+    line = read_line()
+    return None if line is None else json.loads(line)
 
 
 def lower_limits(limits):
@@ -114,7 +130,8 @@ def main():
     emit({"t": "hello", "pid": os.getpid(), "uid": os.getuid(),
           "python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable})
     job = read_job()
-    os.dup2(devnull, 0)
+    if job is None or job["op"] != "serve":
+        os.dup2(devnull, 0)  # a warm detection worker reads its batches from stdin
     if job is None:
         os._exit(0)
     lower_limits(job["limits"])
@@ -129,6 +146,10 @@ def main():
         emit({"t": "end", "i": 0})
     elif job["op"] == "detect":
         rulekeeper_runtime.run_detect(job, emit)
+    elif job["op"] == "serve":
+        import rulekeeper_serve  # warm detection workers only
+
+        rulekeeper_serve.serve(job, read_line, emit)
     elif job["op"] == "modules":
         import rulekeeper_modules  # only this job type pays for it
 

@@ -14,7 +14,7 @@ import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings } from './query/config.js'
 import { QueryEngine } from './query/query-engine.js'
-import { alertsPerRuleHour, replayLimits } from './detect/config.js'
+import { alertsPerRuleHour, pythonDetection, replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
@@ -150,7 +150,16 @@ export async function createService(opts: StartOptions): Promise<Service> {
     reportPrivacy(logger, secureDataDir(dataDir))
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
     const engines = instrumentEngines(
-      opts.engines ?? createEngineRegistry({ python: { ...config.python, logger, serverEnv: opts.env, metrics } }),
+      opts.engines ??
+        createEngineRegistry({
+          python: {
+            ...config.python,
+            logger,
+            serverEnv: opts.env,
+            metrics,
+            detection: pythonDetection(config as Record<string, unknown>),
+          },
+        }),
       metrics,
     )
     cleanups.push(() => closeEngines(engines))
@@ -263,7 +272,12 @@ export async function createService(opts: StartOptions): Promise<Service> {
       status: {
         status: () => ({
           ...reconciler.status(),
-          detection: detection.status(),
+          detection: {
+            ...detection.status(),
+            quarantined: Object.values(engines).flatMap(
+              (e) => e?.quarantined?.((id) => rules.catalog.index.rules.get(id)?.file) ?? [],
+            ),
+          },
           ...destinations.status(rules.catalog.index),
         }),
         invalidFiles: (after, limit) => reconciler.invalidFiles(after, limit),

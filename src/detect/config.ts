@@ -1,6 +1,7 @@
 // The `detection:` config section: the limits of `POST /replay` (how many run at once and wait, how
 // many stored bytes one may read, how many alert groups and how much alert content one may hold) and
-// the alert limit (alerts one rule may make in an hour). Checked by loadConfig with every other section (config-sections.ts
+// the alert limit (alerts one rule may make in an hour), and how Python rules run (`python`: warm
+// workers shared or one per rule, a rule's budget per batch, the quarantine after overruns). Checked by loadConfig with every other section (config-sections.ts
 // lists it); `replayLimits` turns the raw section into trusted settings with the defaults.
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
@@ -38,9 +39,10 @@ export function checkDetectionConfig(config: Record<string, unknown>): ConfigPro
   const d = config.detection
   if (d === undefined) return []
   if (!isPlainObject(d)) return [{ path: ['detection'], message: 'must be a map' }]
-  const problems = unknownKeys(['detection'], d, ['replay', 'alertsPerRuleHour'])
+  const problems = unknownKeys(['detection'], d, ['replay', 'alertsPerRuleHour', 'python'])
   if (d.alertsPerRuleHour !== undefined && !isPositiveInt(d.alertsPerRuleHour))
     problems.push({ path: ['detection', 'alertsPerRuleHour'], message: 'must be a positive integer' })
+  problems.push(...checkPythonDetection(d.python))
   if (d.replay === undefined) return problems
   if (!isPlainObject(d.replay)) return [...problems, { path: ['detection', 'replay'], message: 'must be a map' }]
   problems.push(...unknownKeys(['detection', 'replay'], d.replay, Object.keys(DEFAULT_REPLAY_LIMITS)))
@@ -66,4 +68,37 @@ export function alertsPerRuleHour(config: Record<string, unknown>): number {
   return isPlainObject(d) && typeof d.alertsPerRuleHour === 'number'
     ? d.alertsPerRuleHour
     : DEFAULT_ALERTS_PER_RULE_HOUR
+}
+
+/** `detection.python`: the Python rules' workers, budget and quarantine (engine/python/warm-detect.ts). */
+export interface PythonDetection {
+  isolation?: 'shared' | 'per-rule'
+  budgetMs?: number
+  budgetMsPerRecord?: number
+  quarantineAfter?: number
+}
+
+const PYTHON_KEYS = ['isolation', 'budgetMs', 'budgetMsPerRecord', 'quarantineAfter']
+
+function checkPythonDetection(p: unknown): ConfigProblem[] {
+  if (p === undefined) return []
+  const at = (k: string) => ['detection', 'python', k]
+  if (!isPlainObject(p)) return [{ path: ['detection', 'python'], message: 'must be a map' }]
+  const problems = unknownKeys(['detection', 'python'], p, PYTHON_KEYS)
+  if (p.isolation !== undefined && p.isolation !== 'shared' && p.isolation !== 'per-rule')
+    problems.push({ path: at('isolation'), message: 'must be shared or per-rule' })
+  if (p.budgetMs !== undefined && !(isPositiveInt(p.budgetMs) && (p.budgetMs as number) >= 10))
+    problems.push({ path: at('budgetMs'), message: 'must be a whole number of milliseconds, 10 or more' })
+  const per = p.budgetMsPerRecord
+  if (per !== undefined && !(typeof per === 'number' && Number.isFinite(per) && per >= 0 && per <= 60_000))
+    problems.push({ path: at('budgetMsPerRecord'), message: 'must be a number of milliseconds from 0 to 60000' })
+  if (p.quarantineAfter !== undefined && !isPositiveInt(p.quarantineAfter))
+    problems.push({ path: at('quarantineAfter'), message: 'must be a positive integer' })
+  return problems
+}
+
+/** The `detection.python` settings of a checked configuration (unset keys: the engine's defaults). */
+export function pythonDetection(config: Record<string, unknown>): PythonDetection {
+  const d = config.detection
+  return isPlainObject(d) && isPlainObject(d.python) ? (d.python as PythonDetection) : {}
 }

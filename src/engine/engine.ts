@@ -120,6 +120,13 @@ export interface RuleEngine {
    * sandboxed run where it can; resolves a verdict per unit key, never rejects.
    */
   checkModules?(units: readonly ModuleUnit[], ctx: EngineContext): Promise<Map<string, ModuleVerdict>>
+  /**
+   * Detection: rules of this kind not evaluated until they change (Python rules that kept
+   * overrunning); `served` is a rule's file as served now (a changed one is no longer listed).
+   */
+  quarantined?(
+    served: (ruleId: string) => RuleFile | undefined,
+  ): Array<{ ruleId: string; since: string; reason: string }>
   /** Starts what the first request would otherwise wait for (the Python sandbox check, spares). */
   prepare?(): Promise<void>
   /** Releases what the engine holds (worker processes). */

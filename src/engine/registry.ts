@@ -22,6 +22,7 @@ export interface EngineSettings {
     | 'scratchBytes'
     | 'uidBase'
     | 'metrics'
+    | 'detection'
   > & { logger?: Logger }
 }
 
@@ -62,6 +63,7 @@ export function createEngineRegistry(settings: EngineSettings = { python: DEFAUL
       runTests: engine.runTests,
       checkAsync: registry.scheduled.checkAsync,
       live: python.live,
+      quarantined: python.quarantined,
     }
     // Policies: policy(resource) in the same sandbox and pool, False the alert (docs/policies.md).
     registry.policy = {

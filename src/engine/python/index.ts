@@ -1,8 +1,9 @@
 // The Python side of scheduled rules, assembled: a lazily started pool of sandboxed runs, the
 // scheduled-rule engine on top of it (and the policies' engine, the same on policy(resource)), the
 // import checks the API calls, the check of a revision's Python files at index time
-// (module-check.ts), and streaming rules' detection (`live`, live-evaluation.ts). The caller (engine registry / main) owns the pool's life: close() kills every
-// sandboxed process.
+// (module-check.ts), and streaming rules' detection (`live`, live-evaluation.ts) on warm workers
+// taken from the same pool's spares (warm-detect.ts), with their budgets and quarantine. The caller
+// (engine registry / main) owns the pool's life: close() kills every sandboxed process.
 import type { Logger } from '../../log.js'
 import type { Registry } from '../../metrics.js'
 import type { RuleFile, RuleProblem } from '../../rules/model.js'
@@ -11,8 +12,32 @@ import { createLiveDetection, type EvaluateBatch } from './live-detect.js'
 import { batchLive } from './live-evaluation.js'
 import { createModuleCheck } from './module-check.js'
 import type { RunLimits } from './protocol.js'
+import { Quarantine, type QuarantineEntry } from './quarantine.js'
 import { createScheduledEngine, type ScheduledEngine } from './scheduled-engine.js'
+import { WarmDetection, type WarmSettings } from './warm-detect.js'
 import { WorkerPool, type PoolInfo } from './worker-pool.js'
+
+export type { QuarantineEntry } from './quarantine.js'
+
+/** `detection.python`: how detection runs Python rules (docs/configuration.md). */
+export interface PythonDetectionSettings {
+  /** `shared`: a revision's rules share `poolSize` warm workers; `per-rule`: one warm worker each. */
+  isolation?: WarmSettings['isolation']
+  /**
+   * A rule's budget per batch: at least `budgetMs` (default: `timeoutMs`, one record's clock), else
+   * `budgetMsPerRecord` (2) per record.
+   */
+  budgetMs?: number
+  budgetMsPerRecord?: number
+  /** Batches in a row a rule may be stopped in before it is quarantined until it changes (default 3). */
+  quarantineAfter?: number
+}
+
+export const DEFAULT_PYTHON_DETECTION: Required<Omit<PythonDetectionSettings, 'budgetMs'>> = {
+  isolation: 'shared',
+  budgetMsPerRecord: 2,
+  quarantineAfter: 3,
+}
 
 export type { PythonTestOutcome } from './verdict.js'
 
@@ -45,6 +70,8 @@ export interface PythonEngineOptions {
   uidBase?: number
   /** Where the pool registers its metrics. */
   metrics?: Registry
+  /** Detection's warm workers, budgets and quarantine (`detection.python`). */
+  detection?: PythonDetectionSettings
 }
 
 export interface PythonPool {
@@ -58,6 +85,8 @@ export interface PythonPool {
   pids(): number[]
   /** A job that runs nothing in a ready spare (benchmark baseline: the cost of one run). */
   ping(): Promise<void>
+  /** Detection's warm worker processes alive (diagnostics, benchmarks). */
+  warmWorkers(): number
 }
 
 export function createPythonEngine(opts: PythonEngineOptions): {
@@ -65,8 +94,12 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   pool: PythonPool
   checkPythonModule(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   runModuleTests: ScheduledEngine['runModuleTests']
-  /** Detection: a Python streaming rule over a batch of records (live-detect.ts). */
+  /** Detection: a Python streaming rule over a batch of records (warm workers, warm-detect.ts). */
   evaluateBatch: EvaluateBatch
+  /** The same, one sandboxed run per rule and batch (live-detect.ts): a crashed rule's records. */
+  evaluateOneShot: EvaluateBatch
+  /** Python rules quarantined in detection (`/status`); `served`: a rule's file as served now. */
+  quarantined(served?: (ruleId: string) => RuleFile | undefined): QuarantineEntry[]
   /** The streaming rules' `live` member: batches through evaluateBatch (live-evaluation.ts). */
   live: LiveCompiler
   /** Indexing: a revision's Python files compiled and imported in one run (module-check.ts). */
@@ -95,8 +128,27 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     metrics: opts.metrics,
   })
   const { engine, checkPythonModule, runModuleTests } = createScheduledEngine(workers, limits)
+  const detection = { ...DEFAULT_PYTHON_DETECTION, ...opts.detection }
+  const quarantine = new Quarantine(detection.quarantineAfter, opts.metrics)
+  const evaluateOneShot = createLiveDetection(workers, limits)
+  const warm = new WarmDetection(
+    () => workers.takeSandbox(),
+    limits,
+    {
+      isolation: detection.isolation,
+      workers: opts.poolSize,
+      budgetMs: detection.budgetMs ?? opts.timeoutMs,
+      budgetMsPerRecord: detection.budgetMsPerRecord,
+    },
+    quarantine,
+    evaluateOneShot,
+  )
   const pool: PythonPool = {
-    close: () => workers.close(),
+    close: async () => {
+      warm.close()
+      await workers.close()
+    },
+    warmWorkers: () => warm.workers(),
     describe: () => workers.describe(),
     ready: () => workers.ready(),
     pids: () => workers.pids(),
@@ -105,14 +157,21 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     },
   }
   const policy = createScheduledEngine(workers, limits, 'policy')
-  const evaluateBatch = createLiveDetection(workers, limits)
+  const evaluateBatch = warm.evaluate
+  const live = batchLive(evaluateBatch)
   return {
     engine,
     pool,
     checkPythonModule,
     runModuleTests,
     evaluateBatch,
-    live: batchLive(evaluateBatch),
+    evaluateOneShot,
+    quarantined: (served) => quarantine.list(served),
+    // A rule compiled for a new revision lifts its quarantine when its file changed.
+    live: (rule, ctx) => {
+      quarantine.of(rule.file)
+      return live(rule, ctx)
+    },
     checkModules: createModuleCheck(workers, limits),
     policy,
   }

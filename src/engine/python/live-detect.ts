@@ -1,15 +1,12 @@
-// Python streaming rules in detection (alerts.md §1): a batch of records per sandboxed run, one
-// rule per run (as for tests, a run never holds two rules' code), the module imported once per run.
-// InlineFilters apply first: records they reject are non-matches and never reach the worker. The
-// data models of the rule's log types and the globals it imports go with the job; the records are
-// serialized once per batch and shared by every rule's job over them. A record whose run was stopped
-// (wall clock, crash, output limit) is an error of that record and the run resumes after it in a
-// fresh sandbox; a rule that stops MAX_STOPS runs of one batch is not run on the rest of that batch
-// (each such record gets an error saying so), so a rule that hangs on every record costs a batch a
-// few timeouts, not one per record. Each run also has a wall clock for all its records together
-// (RUN_MS_PER_RECORD each, plus MAX_STOPS timeouts: the import, a slow machine): a rule slow on every record,
-// just under the per-record clock, stops there and the rest of the batch is errors, so one rule
-// holds detection for a bounded time. A module that does not import makes the whole batch one error.
+// Python streaming rules in detection, one-shot (alerts.md §1): a batch of records per sandboxed run,
+// one rule per run, a marker per record. Detection runs rules on warm workers (warm-detect.ts); this
+// path runs what is left of a rule's batch after the rule crashed its warm worker, and finds the
+// record that crashes. InlineFilters apply first: records they reject are non-matches and never
+// reach the worker. A record whose run was stopped (wall clock, crash, output limit) is an error of
+// that record and the run resumes after it in a fresh sandbox; a rule that stops MAX_STOPS runs of
+// one batch is not run on the rest of that batch (each such record gets an error saying so). Each
+// run also has a wall clock for all its records together (RUN_MS_PER_RECORD each, plus MAX_STOPS
+// timeouts, at most `runMsCap`). A module that does not import makes the whole batch one error.
 import type { RuleFile } from '../../rules/model.js'
 import type { BatchOutcome, EngineContext, FunctionOutcome, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
@@ -28,7 +25,7 @@ export const RUN_MS_PER_RECORD = 10
 // One JSON text per array of records: the detector hands every rule of a log type the same array.
 const serialized = new WeakMap<readonly object[], string>()
 
-function eventsJson(events: readonly Record<string, unknown>[]): string {
+export function eventsJson(events: readonly Record<string, unknown>[]): string {
   let text = serialized.get(events)
   if (text === undefined) serialized.set(events, (text = JSON.stringify(events)))
   return text
@@ -65,10 +62,12 @@ export type EvaluateBatch = (
   ctx: EngineContext,
   events: readonly Record<string, unknown>[],
   signal?: AbortSignal,
+  /** The most one run may take (a warm worker's crashed rule: what is left of its budget). */
+  runMsCap?: number,
 ) => Promise<BatchOutcome>
 
 export function createLiveDetection(pool: WorkerPool, limits: RunLimits): EvaluateBatch {
-  return async (rule, ctx, events, signal) => {
+  return async (rule, ctx, events, signal, runMsCap) => {
     const missing = moduleProblems(rule)
     if (missing.length > 0) return { error: missing[0]!.message }
     const filters = compileRuleFilters(rule.data)
@@ -113,7 +112,10 @@ export function createLiveDetection(pool: WorkerPool, limits: RunLimits): Evalua
             limits: {
               ...limits,
               cpuSeconds: limits.cpuSeconds * pending.length,
-              runMs: limits.timeoutMs * MAX_STOPS + RUN_MS_PER_RECORD * pending.length,
+              runMs: Math.min(
+                limits.timeoutMs * MAX_STOPS + RUN_MS_PER_RECORD * pending.length,
+                runMsCap ?? Number.POSITIVE_INFINITY,
+              ),
             },
           },
           { signal },

@@ -81,6 +81,7 @@ export type Job =
   | { op: 'ping'; tests: []; limits: RunLimits }
   | DetectJob
   | ModulesJob
+  | ServeJob
 
 /** A module of a revision to compile and import (python/rulekeeper_modules.py). */
 export interface JobModule extends ModuleSource {
@@ -115,6 +116,44 @@ export interface DetectJob {
   events: string
   tests: number[]
   limits: RunLimits
+}
+
+/** A warm detection worker (python/rulekeeper_serve.py): batches follow on stdin, one line each. */
+export interface ServeJob {
+  op: 'serve'
+  tests: []
+  limits: RunLimits
+}
+
+/** One rule of a warm worker's batch, loaded the first time the worker sees its key. */
+export interface ServeRule {
+  k: number
+  rule: JobRule
+  dataModels: JobDataModel[]
+}
+
+/** What a warm worker evaluates: one rule (`k`) on the records `tests` of set `e` (null: all of them). */
+export interface ServePlanItem {
+  k: number
+  e: string
+  tests: number[] | null
+  /** How many records that is. */
+  n: number
+  timeoutMs: number
+  budgetMs: number
+  maxStops: number
+}
+
+/**
+ * One batch line: rules to load, globals not sent before, one JSON array of records per set of log
+ * types (each written as the text it already is), and the plan, run in order.
+ */
+export interface ServeBatch {
+  load: ServeRule[]
+  globals: Record<string, ModuleSource>
+  /** Set key → the JSON text of its array of records. */
+  events: Map<string, string>
+  plan: ServePlanItem[]
 }
 
 /** One line the child reported about one test. */

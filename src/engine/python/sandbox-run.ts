@@ -6,19 +6,19 @@
 // only. The exit status is bwrap's, which passes the interpreter's on (128 + signal when killed).
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import { nestedWithin } from '../../json-depth.js'
+import { parseLine, wellFormed } from './frame-check.js'
 import { type Job, RUN_BUDGET_SPENT, type RunLimits, type RunnerHello, type TestRecord } from './protocol.js'
 
 const STREAM_KEEP = 16 * 1024
 const RESULT_LIMIT = 4 * 1024 * 1024
 /** A detection run's results, all records together (RESULT_LIMIT bounds each record's share). */
-const DETECT_RESULT_LIMIT = 64 * 1024 * 1024
+export const DETECT_RESULT_LIMIT = 64 * 1024 * 1024
 /**
  * One detection result line (`r`), in UTF-16 units: the runtime replaces a line past 64 Ki characters
  * (rulekeeper_runtime.py MAX_OUTPUT_BYTES) by a short error, and a character is at most two units. A
  * longer one was written by rule code itself and stops the run (it would be stored with the alert).
  */
-const DETECT_RECORD_LINE_LIMIT = 2 * 64 * 1024
+export const DETECT_RECORD_LINE_LIMIT = 2 * 64 * 1024
 const STDERR_BEFORE_HELLO = 8 * 1024
 
 export class SandboxStartError extends Error {}
@@ -49,7 +49,7 @@ const SIGNALS: Record<number, string> = {
   31: 'SIGSYS',
 }
 
-function describeExit(
+export function describeExit(
   code: number | null,
   signal: NodeJS.Signals | null,
   limits: Pick<RunLimits, 'cpuSeconds'>,
@@ -285,6 +285,29 @@ export class SandboxRun {
     }
   }
 
+  /**
+   * A warm detection worker (warm-worker.ts): hands the started process its `serve` job and from then
+   * on every protocol line to `on.line` (the result bound applies to each line), fd 1/2 output to
+   * `on.output`; returns how to write the next batch line. The caller enforces the clocks and kills.
+   */
+  attach(
+    job: Job,
+    on: { line(line: string): void; output(bytes: number): void; overflow(): void },
+  ): (line: string) => void {
+    const stdin = this.process.stdio[0] as Writable
+    this.hold()
+    this.onLine = (line) => {
+      this.protocolBytes = 0
+      on.line(line)
+    }
+    this.onOverflow = () => on.overflow()
+    this.onOutput = (_key, chunk) => on.output(Buffer.byteLength(chunk))
+    stdin.write(`${JSON.stringify(job)}\n`)
+    return (line) => {
+      if (!this.dead) stdin.write(line)
+    }
+  }
+
   /** Kills the sandbox (idempotent): bwrap's group; its pid namespace dies with it. */
   kill(): void {
     const pid = this.process.pid
@@ -305,6 +328,11 @@ export class SandboxRun {
     for (const s of this.process.stdio) (s as unknown as { ref?: () => void } | null)?.ref?.()
   }
 
+  /** How the process ended (bwrap's exit code, or the signal that killed it). */
+  exitStatus(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    return this.exit
+  }
+
   exited(): Promise<void> {
     return this.exit.then(() => undefined)
   }
@@ -317,72 +345,8 @@ function jobLine(job: Job): string {
   return `{"events":${events},${JSON.stringify(rest).slice(1)}\n`
 }
 
-const str = (v: unknown) => typeof v === 'string'
-const strOrNull = (v: unknown) => v === null || typeof v === 'string'
-
-/**
- * Whether a per-test event has the types the verdict reads (rule code can write fd 3, so `{"message":
- * {"toString":1}}` must stop the run, not throw in the verdict's string building: a 500).
- */
-function wellFormed(e: Record<string, unknown>): boolean {
-  switch (e.t) {
-    case 'start':
-      return str(e.fn)
-    case 'fn':
-      // an output nested past what JSON.stringify can write back would make the verdict a 500
-      return (
-        str(e.fn) && strOrNull(e.error) && (e.traceback === undefined || str(e.traceback)) && nestedWithin(e.output)
-      )
-    case 'import_error':
-      return str(e.message) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
-    case 'mock_error':
-    case 'log_error':
-    case 'data_model_error':
-      return str(e.message)
-    case 'missing_module':
-      return str(e.module) && strOrNull(e.file) && (e.line === null || typeof e.line === 'number')
-    case 'module_error':
-      return (
-        str(e.message) &&
-        (e.code === undefined || e.code === 'PythonMissingRule') &&
-        strOrNull(e.file) &&
-        (e.line === null || typeof e.line === 'number') &&
-        (e.column === null || typeof e.column === 'number')
-      )
-    case 'module':
-      return Array.isArray(e.functions) && e.functions.every(str)
-    case 'r':
-      return isObject(e.f) && Object.values(e.f).every((v) => Array.isArray(v) && v.length === 2 && strOrNull(v[1]))
-    case 'end':
-      // A `check` job's end carries none of these.
-      return (
-        (e.stdout === undefined || str(e.stdout)) &&
-        (e.stderr === undefined || str(e.stderr)) &&
-        (e.outputChars === undefined || typeof e.outputChars === 'number') &&
-        (e.outputExceeded === undefined || typeof e.outputExceeded === 'boolean') &&
-        (e.logType === undefined || strOrNull(e.logType)) &&
-        (e.dataModel === undefined || strOrNull(e.dataModel))
-      )
-    default:
-      return false
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-}
-
 /** Why an AbortSignal fired, in words (its reason's message). */
 export function abortReason(signal: AbortSignal): string {
   const r: unknown = signal.reason
   return r instanceof Error ? r.message : typeof r === 'string' ? r : 'cancelled'
-}
-
-function parseLine(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line)
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-  } catch {
-    return undefined
-  }
 }

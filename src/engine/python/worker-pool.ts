@@ -118,6 +118,24 @@ export class WorkerPool {
     })
   }
 
+  /**
+   * A started sandbox for a warm detection worker (warm-worker.ts), taken from the spares like a
+   * job's; it counts as busy and is killed at close() with the rest. Rejects with a 503 as jobs do.
+   */
+  async takeSandbox(): Promise<SandboxRun> {
+    if (this.closed) throw unavailable('Python detection cannot run: the worker pool is closed')
+    const failing = this.spares.failing()
+    if (failing) throw failing
+    const sandbox = await this.spares.take()
+    if (this.closed) {
+      sandbox.kill()
+      throw unavailable('Python detection cannot run: the worker pool is closed')
+    }
+    this.running.add(sandbox)
+    void sandbox.exited().then(() => this.running.delete(sandbox))
+    return sandbox
+  }
+
   /** Resolves once `poolSize` spares are started and waiting (benchmarks measure the warm case). */
   ready(): Promise<void> {
     return this.spares.ready()

@@ -1,0 +1,273 @@
+# A warm detection worker, inside the same sandbox as every run (rulekeeper_runner.py `serve`): it
+# lives across batches. Each batch line brings the rules it has not seen yet (loaded once: module,
+# data models, globals), one JSON array of records per log-type set (parsed once, shared by every
+# rule here) and the plan: which rule runs on which records, rule after rule. Per rule it reports a
+# start frame, its matches and errors, sparse progress and an end frame, so the server always knows
+# which rule runs; a SIGALRM tick stops a record past its clock or a rule past its batch budget
+# (a soft stop: the server kills the whole worker when code does not yield).
+import json
+import os
+import signal
+import sys
+import time
+import types
+
+import rulekeeper_runtime as rt
+from panther_core import DataModel, PantherEvent
+
+TICK = 0.05
+PROGRESS_EVERY = 512
+CACHING = "panther_detection_helpers.caching"
+
+
+class StopRecord(BaseException):
+    """Raised into rule code on a record past its wall clock (not an Exception: rules catch those)."""
+
+
+class StopRule(BaseException):
+    """Raised into rule code when its budget for the batch is spent."""
+
+
+class Clock:
+    """The running rule's clocks: the current record's start, its limit, the rule's budget. The
+    budget is checked between records (a record runs to its own clock); the tick stops a record past
+    its clock, and a rule past budget and clock together (an import that does not end)."""
+    armed = False
+    index = -1
+    since = 0.0
+    timeout = 5.0
+    budget_end = 0.0
+
+
+CLOCK = Clock()
+
+
+def _tick(signum, frame):
+    c = CLOCK
+    if not c.armed:
+        return
+    now = time.monotonic()
+    if now - c.since >= c.timeout:
+        c.armed = False
+        raise StopRecord()
+    if now >= c.budget_end + c.timeout:
+        c.armed = False
+        raise StopRule()
+
+
+class Worker:
+    def __init__(self, emit, limits):
+        self.emit = emit
+        self.limits = limits
+        self.defs = {}  # rule key -> its definition (rule, dataModels)
+        self.loaded = {}  # rule key -> (module, models, filenames) or an error list
+        self.globals = {}
+        self.models = {}  # (id, filename, source) -> DataModel
+        self.events = {}  # per batch: set key -> [records]
+        self.wrapped = {}  # per batch: (set key, models id) -> [PantherEvent | None]
+        sys.meta_path.insert(0, rt.GlobalsFinder(self.globals))
+
+    def batch(self, msg):
+        for name, entry in (msg.get("globals") or {}).items():
+            if name not in self.globals:
+                rt._register_source(entry["filename"], entry["source"])
+                self.globals[name] = entry
+        for d in msg.get("load") or []:
+            self.defs[d["k"]] = d
+        self.events = msg.get("events") or {}
+        self.wrapped = {}
+        for item in msg.get("plan") or []:
+            self.run_rule(item)
+        self.emit('{"t":"b"}')
+
+    def load(self, key):
+        """(module, models, filenames), or None after emitting why the rule cannot run."""
+        got = self.loaded.get(key)
+        if got is not None:
+            if isinstance(got, list):
+                for event in got:
+                    self.emit(event)
+                return None
+            return got
+        d = self.defs[key]
+        rule = d["rule"]
+        filenames = {rule["filename"]} | {m["filename"] for m in self.globals.values()}
+        errors = []
+        module = types.ModuleType(rule["module"])
+        module.__file__ = rule["filename"]
+        rt._register_source(rule["filename"], rule["source"])
+        try:
+            exec(rt._compile(rule["source"], rule["filename"]), module.__dict__)
+        except (StopRecord, StopRule):
+            errors.append({"t": "import_error", "message": "timed out while importing the rule module",
+                           "file": None, "line": None})
+        except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is an import failure too
+            if not rt.missing_module(exc, filenames, errors.append):
+                message, filename, line = rt.describe_error(exc, filenames)
+                errors.append({"t": "import_error", "message": message, "file": filename, "line": line})
+        models = {}
+        if not errors:
+            for entry in d.get("dataModels") or []:
+                model = self.model(entry, filenames, errors)
+                if model is None:
+                    break
+                for log_type in entry.get("logTypes") or []:
+                    models[log_type] = model
+        if not errors and not callable(module.__dict__.get("rule")):
+            errors.append({"t": "import_error", "message": "the module defines no rule(event) function",
+                           "file": None, "line": None})
+        if errors:
+            self.loaded[key] = errors
+            for event in errors:
+                self.emit(event)
+            return None
+        self.loaded[key] = got = (module, models, filenames)
+        return got
+
+    def model(self, entry, filenames, errors):
+        ident = (entry["id"], entry.get("filename"), entry.get("source"), json.dumps(entry.get("mappings")))
+        model = self.models.get(ident)
+        if model is not None:
+            return model
+        ok, model = rt.load_data_model({"dataModels": [entry]}, (entry.get("logTypes") or [None])[0], filenames,
+                                       errors.append)
+        if not ok:
+            return None
+        self.models[ident] = model
+        return model
+
+    def wrap(self, set_key, models):
+        """The batch's event objects of a set for rules with these data models (shared by them)."""
+        key = (set_key, tuple(sorted((lt, id(m)) for lt, m in models.items())))
+        events = self.wrapped.get(key)
+        if events is None:
+            events = self.wrapped[key] = [None] * len(self.events.get(set_key) or [])
+        return events
+
+    def run_rule(self, item):
+        emit = self.emit
+        key = item["k"]
+        emit('{"t":"s","k":%d}' % key)
+        c = CLOCK
+        c.timeout = float(item["timeoutMs"]) / 1000
+        c.since = time.monotonic()
+        c.budget_end = c.since + float(item["budgetMs"]) / 1000
+        c.index = -1
+        c.armed = True
+        try:
+            got = self.load(key)
+        except (StopRecord, StopRule):
+            got = None
+        c.armed = False
+        if got is None:
+            emit('{"t":"e","k":%d,"n":0}' % key)
+            return
+        module, models, filenames = got
+        rule_fn = module.__dict__.get("rule")
+        others = [(name, module.__dict__.get(attr)) for name, attr in rt.FUNCTIONS[1:]]
+        others = [(name, fn) for name, fn in others if callable(fn)]
+        default_severity = str(self.defs[key]["rule"].get("severity") or "").upper() or None
+        records = self.events.get(item["e"]) or []
+        tests = item.get("tests")
+        count = len(records) if tests is None else len(tests)
+        events = self.wrap(item["e"], models)
+        stops = 0
+        last = ""
+        reached = count
+        why = None
+        monotonic = time.monotonic
+        modules_get = sys.modules.get
+        for index in range(count):
+            position = index if tests is None else tests[index]
+            if index and index % PROGRESS_EVERY == 0:
+                emit('{"t":"p","i":%d}' % index)
+            now = monotonic()
+            if now >= c.budget_end:
+                reached, why = index, "budget"
+                break
+            event = events[position]
+            if event is None:
+                data = records[position]
+                if not isinstance(data, dict):
+                    data = {}
+                event = events[position] = PantherEvent(data, models.get(data.get("p_log_type")))
+            c.index = index
+            c.since = now
+            c.armed = True
+            try:
+                # The caching helpers' store lives for one record (as reset_caching_store does).
+                caching = modules_get(CACHING)
+                if caching is not None:
+                    reset = getattr(caching, "_reset", None)
+                    if callable(reset):
+                        reset()
+                try:
+                    value = rule_fn(event)
+                except (StopRecord, StopRule):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: the rule's error
+                    line = rt.to_json({"t": "r", "i": index, "f": {"detection": [
+                        None, rt.describe_error(exc, filenames)[0]]}})
+                else:
+                    # the common answer, without the type check's call; anything else is checked
+                    line = None if value is False else self.finish(value, event, others, default_severity, filenames)
+                c.armed = False
+            except StopRecord:
+                c.armed = False
+                stops += 1
+                # the stopped record's clock is not the rule's budget
+                c.budget_end += c.timeout
+                last = "timed out after %d ms (wall clock)" % int(item["timeoutMs"])
+                emit(rt.to_json({"t": "x", "i": index, "m": last}))
+                if stops >= int(item.get("maxStops") or 3):
+                    reached, why = index + 1, "stops"
+                    break
+                continue
+            except StopRule:
+                c.armed = False
+                reached, why = index, "budget"
+                break
+            if line is not None:
+                emit(line)
+        c.armed = False
+        end = {"t": "e", "k": key, "n": reached}
+        if why is not None:
+            end["why"] = why
+            end["stops"] = stops
+            end["m"] = last
+        emit(rt.to_json(end))
+
+    def finish(self, value, event, others, default_severity, filenames):
+        """The result line of a record whose rule() returned `value` (None: no match): the type
+        check, then on a match the other functions, as run_detect reports them."""
+        matched, error = rt._check_output("detection", value, default_severity)
+        if error is not None:
+            return rt.to_json({"t": "r", "i": CLOCK.index, "f": {"detection": [None, error]}})
+        if not matched:
+            return None
+        out = {"detection": [True, None]}
+        for name, fn in others:
+            try:
+                out[name] = list(rt._check_output(name, fn(event), default_severity))
+            except (StopRecord, StopRule):
+                raise
+            except BaseException as exc:  # noqa: BLE001
+                out[name] = [None, rt.describe_error(exc, filenames)[0]]
+        line = rt.to_json({"t": "r", "i": CLOCK.index, "f": out})
+        if len(line) > rt.MAX_OUTPUT_BYTES:
+            line = rt.to_json({"t": "r", "i": CLOCK.index, "f": {"detection": [True, None], "_": [
+                None, "the alert functions' output is too large (%d bytes, limit %d)" % (len(line), rt.MAX_OUTPUT_BYTES)]}})
+        return line
+
+
+def serve(job, read_line, emit):
+    """The loop: one batch line in, its frames out, until the server closes stdin."""
+    sys.stdout = sys.stderr = rt._Discard()
+    worker = Worker(emit, job["limits"])
+    signal.signal(signal.SIGALRM, _tick)
+    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    while True:
+        line = read_line()
+        if line is None:
+            os._exit(0)
+        worker.batch(json.loads(line))

@@ -1,0 +1,376 @@
+// Python streaming rules in detection on warm workers (warm-worker.ts): the rules' batch calls of one
+// chunk (made in the same turn of the event loop) are gathered per revision (the EngineContext of a
+// live index: live detection and each replay have their own) and sent together. `shared`: the
+// revision's rules are spread over `workers` processes (each rule always in the same one), so
+// records are parsed once per worker, and a worker gets only the records of its rules' log types;
+// `per-rule`: one warm worker per rule. Every rule has a budget per batch; a rule stopped in a batch
+// (records past their clock, budget spent, its worker killed or crashed) gets errors for the
+// records it did not finish and a strike (quarantine.ts); the rules after it in a killed worker run
+// again in a fresh one; a rule that crashed its worker has its remaining records run one-shot
+// (live-detect.ts), which finds the record that crashes. Idle revisions' workers exit.
+import type { RuleFile } from '../../rules/model.js'
+import type { BatchOutcome, EngineContext, RecordOutcome } from '../engine.js'
+import { jobDataModels } from './data-models.js'
+import { collectGlobals } from './imports.js'
+import { compileRuleFilters } from './inline-filters.js'
+import { type EvaluateBatch, eventsJson, MAX_STOPS } from './live-detect.js'
+import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
+import type { OverrunKind, Quarantine } from './quarantine.js'
+import { abortReason, type SandboxRun } from './sandbox-run.js'
+import { jobRule, moduleProblems } from './scheduled-engine.js'
+import { type RuleRun, WarmWorker } from './warm-worker.js'
+
+export interface WarmSettings {
+  isolation: 'shared' | 'per-rule'
+  /** Processes per revision in `shared` isolation. */
+  workers: number
+  /** A rule's budget per batch: at least this, else `budgetMsPerRecord` × its records. */
+  budgetMs: number
+  budgetMsPerRecord: number
+}
+
+/** Errors written one per record past which the rest of a rule's batch is reported as one error. */
+const MAX_RECORD_ERRORS = 20
+/** A revision's workers exit after this long without a batch. */
+const IDLE_MS = 30_000
+/** Revisions with workers at once (live detection, replays); past it the idle ones end theirs. */
+const MAX_REVISIONS = 4
+/** A worker is replaced (between batches) after this long: its CPU limit is its whole life's. */
+const MAX_AGE_MS = 60 * 60 * 1000
+/** A warm worker's CPU limit (RLIMIT_CPU counts its whole life; the server's clocks stop rules). */
+const SERVE_CPU_SECONDS = Math.ceil((MAX_AGE_MS * 2) / 1000)
+
+interface Prepared {
+  key: number
+  error?: string
+  pass?: (event: unknown) => boolean
+  def?: ServeRule
+  globals?: Record<string, ModuleSource>
+}
+
+interface Request {
+  file: RuleFile
+  ctx: EngineContext
+  prep: Prepared
+  events: readonly Record<string, unknown>[]
+  /** Indexes of the records the InlineFilters let through (null: all). */
+  pending: number[] | null
+  signal?: AbortSignal
+  resolve(outcome: BatchOutcome): void
+}
+
+interface Slot {
+  worker?: WarmWorker
+  /** A replacement started in the background after the worker died, for the next batch. */
+  spare?: Promise<WarmWorker>
+  rules: number
+  chain: Promise<void>
+}
+
+class RevisionWorkers {
+  readonly prepared = new WeakMap<RuleFile, Prepared>()
+  readonly slotOf = new WeakMap<RuleFile, Slot>()
+  readonly slots: Slot[] = []
+  nextKey = 0
+  queue: Request[] = []
+  busy = 0
+  lastUsed = Date.now()
+
+  close(): void {
+    for (const s of this.slots) {
+      s.worker?.kill()
+      void s.spare?.then((w) => w.kill(), () => {})
+    }
+  }
+}
+
+/** Where warm workers come from (the pool's spares; killed with the pool). */
+export type TakeSandbox = () => Promise<SandboxRun>
+
+export class WarmDetection {
+  private readonly revisions = new Map<EngineContext, RevisionWorkers>()
+  private readonly sweeper: NodeJS.Timeout
+  private closed = false
+
+  constructor(
+    private readonly take: TakeSandbox,
+    private readonly limits: RunLimits,
+    private readonly settings: WarmSettings,
+    private readonly quarantine: Quarantine,
+    /** The one-shot path (a fresh sandbox per run, a marker per record): a crashed rule's records. */
+    private readonly oneShot: EvaluateBatch,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), IDLE_MS / 3)
+    this.sweeper.unref()
+  }
+
+  readonly evaluate: EvaluateBatch = (file, ctx, events, signal) => {
+    const held = this.quarantine.of(file)
+    if (held)
+      return Promise.resolve({
+        error: `not evaluated: the rule is quarantined since ${held.since}, ${held.reason}; a change to the rule lifts it`,
+      })
+    if (this.closed) return Promise.resolve({ error: 'not evaluated: the Python worker pool is closed' })
+    const rev = this.revision(ctx)
+    const prep = this.prepare(rev, file, ctx)
+    if (prep.error !== undefined) return Promise.resolve({ error: prep.error })
+    let pending: number[] | null = null
+    if (prep.pass) {
+      pending = []
+      for (let i = 0; i < events.length; i++) if (prep.pass(events[i])) pending.push(i)
+      if (pending.length === events.length) pending = null
+    }
+    if (pending?.length === 0) return Promise.resolve({ results: new Array<RecordOutcome>(events.length).fill(null) })
+    return new Promise<BatchOutcome>((resolve) => {
+      let settled = false
+      const once = (o: BatchOutcome) => {
+        if (settled) return
+        settled = true
+        signal?.removeEventListener('abort', onAbort)
+        resolve(o)
+      }
+      const onAbort = () => once({ error: `not evaluated: ${abortReason(signal!)}` })
+      signal?.addEventListener('abort', onAbort, { once: true })
+      if (signal?.aborted) return onAbort()
+      rev.queue.push({ file, ctx, prep, events, pending, signal, resolve: once })
+      // The detector asks every rule of a chunk in one turn: they leave together.
+      if (rev.queue.length === 1) setImmediate(() => this.flush(rev))
+    })
+  }
+
+  /** The rules quarantined now (`/status`). */
+  quarantined() {
+    return this.quarantine.list()
+  }
+
+  /** Processes alive (diagnostics). */
+  workers(): number {
+    let n = 0
+    for (const rev of this.revisions.values()) for (const s of rev.slots) if (s.worker && !s.worker.dead) n++
+    return n
+  }
+
+  close(): void {
+    this.closed = true
+    clearInterval(this.sweeper)
+    for (const rev of this.revisions.values()) rev.close()
+    this.revisions.clear()
+  }
+
+  private revision(ctx: EngineContext): RevisionWorkers {
+    let rev = this.revisions.get(ctx)
+    if (!rev) {
+      this.revisions.set(ctx, (rev = new RevisionWorkers()))
+      // Many short replays in a row: the least recently used idle revisions end their workers.
+      const idle = [...this.revisions].filter(([, r]) => r !== rev && r.busy === 0 && r.queue.length === 0)
+      idle.sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+      for (const [c, r] of idle.slice(0, Math.max(0, this.revisions.size - MAX_REVISIONS))) {
+        r.close()
+        this.revisions.delete(c)
+      }
+    }
+    rev.lastUsed = Date.now()
+    return rev
+  }
+
+  /** Idle revisions (an old one, a finished replay) end their workers. */
+  private sweep(): void {
+    const now = Date.now()
+    for (const [ctx, rev] of this.revisions)
+      if (rev.busy === 0 && rev.queue.length === 0 && now - rev.lastUsed > IDLE_MS) {
+        rev.close()
+        this.revisions.delete(ctx)
+      }
+  }
+
+  private prepare(rev: RevisionWorkers, file: RuleFile, ctx: EngineContext): Prepared {
+    let prep = rev.prepared.get(file)
+    if (prep) return prep
+    const key = rev.nextKey++
+    const missing = moduleProblems(file)
+    const filters = compileRuleFilters(file.data)
+    if (missing.length > 0) prep = { key, error: missing[0]!.message }
+    else if (filters.errors.length > 0)
+      prep = { key, error: `InlineFilters are invalid: ${filters.errors[0]!.message}` }
+    else {
+      const rule = jobRule(file)
+      const logTypes = rule.logTypes ?? []
+      const dataModels = jobDataModels(
+        logTypes.map((logType) => ({ log: null, mocks: [], logType })),
+        logTypes,
+        ctx,
+      )
+      const globals = collectGlobals([rule.source, ...dataModels.map((m) => m.source ?? '')].join('\n'), ctx)
+      prep = { key, pass: filters.filtersPass ?? undefined, def: { k: key, rule, dataModels }, globals }
+    }
+    rev.prepared.set(file, prep)
+    return prep
+  }
+
+  private slotFor(rev: RevisionWorkers, file: RuleFile): Slot {
+    let slot = rev.slotOf.get(file)
+    if (slot) return slot
+    if (this.settings.isolation === 'per-rule' || rev.slots.length < this.settings.workers) {
+      slot = { rules: 0, chain: Promise.resolve() }
+      rev.slots.push(slot)
+    } else slot = rev.slots.reduce((a, b) => (b.rules < a.rules ? b : a))
+    slot.rules++
+    rev.slotOf.set(file, slot)
+    return slot
+  }
+
+  private flush(rev: RevisionWorkers): void {
+    const queue = rev.queue
+    rev.queue = []
+    const bySlot = new Map<Slot, Request[]>()
+    for (const r of queue) {
+      const slot = this.slotFor(rev, r.file)
+      const list = bySlot.get(slot)
+      if (list) list.push(r)
+      else bySlot.set(slot, [r])
+    }
+    for (const [slot, requests] of bySlot) {
+      rev.busy++
+      slot.chain = slot.chain
+        .then(() => this.runSlot(slot, requests))
+        .catch((err: unknown) => {
+          for (const r of requests) r.resolve({ error: `not evaluated: ${(err as Error).message}` })
+        })
+        .finally(() => {
+          rev.busy--
+          rev.lastUsed = Date.now()
+        })
+    }
+  }
+
+  /** One slot's share of a chunk: its rules in order, on its worker (a fresh one after a stop). */
+  private async runSlot(slot: Slot, requests: Request[]): Promise<void> {
+    // Rules stopped in their last batches run last: the others' results are not behind them.
+    let todo = requests
+      .filter((r) => !r.signal?.aborted)
+      .sort((a, b) => this.quarantine.strikesOf(a.file) - this.quarantine.strikesOf(b.file))
+    const settling: Promise<void>[] = []
+    let fruitless = 0
+    while (todo.length > 0 && !this.closed) {
+      let worker = slot.worker
+      if (!worker || worker.dead || Date.now() - worker.started > MAX_AGE_MS) {
+        worker?.kill()
+        worker = slot.worker = await this.fresh(slot)
+      }
+      const batch = this.batchFor(worker, todo)
+      // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
+      const current = worker
+      const waiting = todo
+      const onAbort = () => waiting.every((r) => r.signal?.aborted) && current.kill()
+      for (const r of waiting) r.signal?.addEventListener('abort', onAbort, { once: true })
+      const runs = await worker.run(batch).finally(() => {
+        for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
+      })
+      for (const [j, run] of runs.entries()) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
+      const ended = runs.length > 0 && runs[runs.length - 1]!.end
+      if (runs.length === todo.length && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
+      todo = todo.slice(runs.length)
+      // A worker that dies before its first rule twice in a row (it cannot hold the batch): the rest fail.
+      if (runs.length === 0 && ++fruitless >= 2) {
+        for (const r of todo) r.resolve({ error: 'not evaluated: the Python worker died before evaluating the rule' })
+        break
+      }
+      if (runs.length > 0) fruitless = 0
+    }
+    // A worker that ended in this batch is replaced now, not when the next batch needs it.
+    if (!this.closed && slot.worker?.dead && !slot.spare) {
+      slot.spare = this.start()
+      slot.spare.catch(() => (slot.spare = undefined))
+    }
+    await Promise.all(settling)
+  }
+
+  private async start(): Promise<WarmWorker> {
+    return new WarmWorker(await this.take(), { ...this.limits, cpuSeconds: SERVE_CPU_SECONDS })
+  }
+
+  /** The slot's replacement started in the background if it is alive, else a new one. */
+  private async fresh(slot: Slot): Promise<WarmWorker> {
+    const spare = slot.spare
+    slot.spare = undefined
+    const ready = spare && (await spare.catch(() => undefined))
+    if (ready && !ready.dead) return ready
+    return this.start()
+  }
+
+  private batchFor(worker: WarmWorker, todo: Request[]): ServeBatch {
+    const sets = new Map<readonly object[], string>()
+    const events = new Map<string, string>()
+    const load: ServeRule[] = []
+    const globals: Record<string, ModuleSource> = {}
+    const plan: ServePlanItem[] = todo.map((r) => {
+      let e = sets.get(r.events)
+      if (e === undefined) {
+        sets.set(r.events, (e = `e${sets.size}`))
+        events.set(e, eventsJson(r.events))
+      }
+      if (!worker.loaded.has(r.prep.key)) load.push(r.prep.def!)
+      Object.assign(globals, r.prep.globals)
+      const n = r.pending?.length ?? r.events.length
+      return {
+        k: r.prep.key,
+        e,
+        tests: r.pending,
+        n,
+        timeoutMs: this.limits.timeoutMs,
+        budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
+        maxStops: MAX_STOPS,
+      }
+    })
+    return { load, globals, events, plan }
+  }
+
+  /** A rule's results of the batch: its outcomes, errors for what it did not finish, its strike. */
+  private async settle(r: Request, item: ServePlanItem, run: RuleRun): Promise<void> {
+    if (r.signal?.aborted) return r.resolve({ error: `not evaluated: ${abortReason(r.signal)}` }) // no strike
+    if (run.setup !== undefined) return r.resolve({ error: run.setup })
+    const results = new Array<RecordOutcome>(r.events.length).fill(null)
+    const at = (k: number) => (r.pending ? r.pending[k]! : k)
+    for (const [k, o] of run.results) results[at(k)] = o
+    for (const [k, m] of run.stopped)
+      results[at(k)] = { error: `the Python run evaluating this record was stopped: ${m}` }
+    const end = run.end
+    let kind: OverrunKind | undefined = run.stopped.size > 0 ? 'timeout' : undefined
+    let why = run.stopped.size > 0 ? [...run.stopped.values()].pop()! : ''
+    const rest = (message: string) => {
+      const left = item.n - run.reached
+      if (left <= 0) return
+      if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results[at(k)] = { error: message }
+      else results[at(run.reached)] = { error: `${message} (${left} records of this batch, from this one on)` }
+    }
+    if (end?.why === 'stops')
+      rest(
+        `not evaluated: the rule stopped its Python run ${run.stopped.size} times in this batch (last: ${end.message})`,
+      )
+    else if (end?.why === 'budget' || end?.why === 'killed') {
+      kind = end.why
+      why = `it ${end.message}`
+      rest(`not evaluated: the rule's Python run ${end.message}`)
+    } else if (end?.why === 'crashed') {
+      kind = 'crashed'
+      why = `its worker ${end.message}`
+      if (run.reached < item.n && !r.signal?.aborted) {
+        // Run one-shot from where it was: the record that kills the process is found and reported
+        // as before, and the rule goes on after it (within its budget).
+        const positions = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
+        const out = await this.oneShot(
+          r.file,
+          r.ctx,
+          positions.map((i) => r.events[i]!),
+          r.signal,
+          item.budgetMs + item.timeoutMs,
+        )
+        if ('error' in out) results[positions[0]!] = { error: out.error }
+        else for (const [j, i] of positions.entries()) results[i] = out.results[j] ?? null
+      }
+    }
+    if (kind) this.quarantine.strike(r.file, kind, why)
+    else this.quarantine.clean(r.file)
+    r.resolve({ results })
+  }
+}

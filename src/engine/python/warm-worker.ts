@@ -1,0 +1,205 @@
+// One warm detection worker: a sandboxed process (the same sandbox as every run) that lives across
+// batches (python/rulekeeper_serve.py). This side sends a batch line and reads the frames: which rule
+// runs (`s`), its matches and errors (`r`), records stopped at their clock (`x`), progress (`p`),
+// the rule's end (`e`), the batch's end (`b`). Each rule has a hard deadline here: its budget plus
+// one record's clock (plus one more per record stopped); past it, or on output past the limit, a
+// frame out of order or too large, the process is killed and the batch ends at that rule.
+import type { RecordOutcome } from '../engine.js'
+import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem } from './protocol.js'
+import { parseLine, wellFormed } from './frame-check.js'
+import { DETECT_RECORD_LINE_LIMIT, DETECT_RESULT_LIMIT, describeExit, type SandboxRun } from './sandbox-run.js'
+
+/** What a rule did in one batch of a worker. */
+export interface RuleRun {
+  k: number
+  /** Outcomes of the records that matched or raised (by index into the item's records). */
+  results: Map<number, RecordOutcome>
+  /** Records stopped at their own clock: index → why. */
+  stopped: Map<number, string>
+  /** Records known to be done (all before this index). */
+  reached: number
+  /** Why the rule cannot run at all (import, data model). */
+  setup?: string
+  /** How the rule's run ended early: too many stopped records, its budget, or the process killed/dead. */
+  end?: { why: 'stops' | 'budget' | 'killed' | 'crashed'; message: string }
+}
+
+/** Slack past a rule's deadline before its worker is killed (the soft stop comes first). */
+const GRACE_MS = 500
+
+function setupMessage(e: Record<string, unknown>): string | undefined {
+  if (e.t === 'import_error') return `the rule module failed to import: ${String(e.message)}`
+  if (e.t === 'missing_module')
+    return `the rule module failed to import: module ${String(e.module)} is not installed in the configured interpreter`
+  if (e.t === 'data_model_error') return String(e.message)
+  return undefined
+}
+
+/** A match's or error's functions as the old path's records report them. */
+export function resultOutcome(f: Record<string, [unknown, string | null]>): RecordOutcome {
+  const detection = f.detection
+  if (!detection || detection[1] !== null) return { error: detection?.[1] ?? 'rule() reported no result' }
+  const functions: Record<string, { output: unknown; error: string | null }> = {}
+  for (const [name, [output, error]] of Object.entries(f)) functions[name] = { output, error }
+  return { functions }
+}
+
+export class WarmWorker {
+  /** Rule keys this process has been sent (it keeps their modules). */
+  readonly loaded = new Set<number>()
+  readonly globalsSent = new Set<string>()
+  readonly started = Date.now()
+  private readonly write: (line: string) => void
+  private onLine: (line: string) => void = () => this.sandbox.kill()
+  private onOutput: (bytes: number) => void = () => {}
+
+  constructor(
+    readonly sandbox: SandboxRun,
+    private readonly limits: RunLimits,
+  ) {
+    this.write = sandbox.attach(
+      { op: 'serve', tests: [], limits },
+      {
+        line: (line) => this.onLine(line),
+        output: (bytes) => this.onOutput(bytes),
+        overflow: () => this.sandbox.kill(),
+      },
+    )
+  }
+
+  get dead(): boolean {
+    return this.sandbox.dead
+  }
+
+  kill(): void {
+    this.sandbox.kill()
+  }
+
+  /** Runs the batch: one RuleRun per plan item reached, in order (the last one may have ended the process). */
+  async run(batch: ServeBatch): Promise<RuleRun[]> {
+    const plan = batch.plan
+    const runs: RuleRun[] = []
+    let current: RuleRun | undefined
+    let item: ServePlanItem | undefined
+    let resultBytes = 0
+    let outputLeft = this.limits.outputBytes
+    let failure: { why: 'killed' | 'crashed'; message: string } | undefined
+    let done = false
+    let finish: () => void = () => {}
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    let timer: NodeJS.Timeout | undefined
+    let deadline = 0
+    const stop = (why: 'killed' | 'crashed', message: string) => {
+      if (!failure && !done) failure = { why, message }
+      this.sandbox.kill()
+      finish()
+    }
+    const arm = () => {
+      clearTimeout(timer)
+      const left = deadline - performance.now()
+      timer = setTimeout(() => {
+        if (performance.now() < deadline) return arm()
+        stop('killed', `used up its budget of ${item?.budgetMs} ms for this batch (the worker was stopped)`)
+      }, left + 1)
+    }
+    this.onOutput = (bytes) => {
+      outputLeft -= bytes
+      if (outputLeft < 0)
+        stop('crashed', `printed more than ${this.limits.outputBytes} bytes to stdout/stderr (the output limit)`)
+    }
+    this.onLine = (line) => {
+      if (done || failure) return
+      if ((resultBytes += line.length) > DETECT_RESULT_LIMIT)
+        return stop('crashed', `reported more than ${DETECT_RESULT_LIMIT} bytes of results`)
+      const e = parseLine(line)
+      const malformed = () => stop('crashed', 'sent a malformed message to the server (the worker was stopped)')
+      if (!e || typeof e.t !== 'string') return malformed()
+      if (e.t === 's') {
+        const next = plan[runs.length]
+        if (current || !next || e.k !== next.k) return malformed()
+        item = next
+        current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0 }
+        runs.push(current)
+        deadline = performance.now() + next.budgetMs + next.timeoutMs + GRACE_MS
+        arm()
+        return
+      }
+      if (e.t === 'b') {
+        if (current || runs.length !== plan.length) return malformed()
+        done = true
+        finish()
+        return
+      }
+      if (!current || !item) return malformed()
+      const count = item.n
+      const at = (v: unknown, last: number) =>
+        typeof v === 'number' && Number.isInteger(v) && v >= current!.reached && v <= last
+      const index = (v: unknown) => at(v, count - 1)
+      switch (e.t) {
+        case 'r':
+          if (line.length > DETECT_RECORD_LINE_LIMIT)
+            return stop('crashed', `reported a result line longer than ${DETECT_RECORD_LINE_LIMIT} characters`)
+          if (!wellFormed(e) || !index(e.i)) return malformed()
+          current.results.set(e.i as number, resultOutcome(e.f as Record<string, [unknown, string | null]>))
+          current.reached = (e.i as number) + 1
+          return
+        case 'x':
+          if (!index(e.i) || typeof e.m !== 'string' || current.stopped.size >= item.maxStops) return malformed()
+          current.stopped.set(e.i as number, e.m)
+          current.reached = (e.i as number) + 1
+          deadline += item.timeoutMs // a record stopped at its clock does not spend the rule's budget
+          return
+        case 'p':
+          if (!index(e.i)) return malformed()
+          current.reached = e.i as number
+          return
+        case 'e': {
+          if (e.k !== current.k || !at(e.n, count) || (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget'))
+            return malformed()
+          current.reached = e.n as number
+          if (e.why === 'stops') current.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
+          else if (e.why === 'budget')
+            current.end = { why: 'budget', message: `used up its budget of ${item.budgetMs} ms for this batch` }
+          clearTimeout(timer)
+          current = undefined
+          return
+        }
+        default: {
+          if (!wellFormed(e)) return malformed()
+          const why = setupMessage(e)
+          if (why === undefined) return malformed()
+          current.setup ??= why
+        }
+      }
+    }
+    void this.sandbox.exited().then(() => finish())
+    this.write(batchLine(batch, this.globalsSent))
+    for (const l of batch.load) this.loaded.add(l.k)
+    await finished
+    clearTimeout(timer)
+    this.onLine = () => this.sandbox.kill()
+    this.onOutput = () => {}
+    if (!done && !failure) {
+      const status = await this.sandbox.exitStatus()
+      failure = { why: 'crashed', message: describeExit(status.code, status.signal, this.limits) }
+    }
+    if (failure) {
+      this.sandbox.kill()
+      // The rule running when the process ended is the one that ended it (or, between rules, none).
+      if (current) current.end = failure
+    }
+    return runs
+  }
+}
+
+/** The batch as one line: every set's records written as the JSON text they already are. */
+function batchLine(batch: ServeBatch, globalsSent: Set<string>): string {
+  const globals: Record<string, ModuleSource> = {}
+  for (const [name, g] of Object.entries(batch.globals))
+    if (!globalsSent.has(name)) {
+      globals[name] = g
+      globalsSent.add(name)
+    }
+  const events = [...batch.events].map(([k, text]) => `${JSON.stringify(k)}:${text}`).join(',')
+  return `{"events":{${events}},${JSON.stringify({ load: batch.load, globals, plan: batch.plan }).slice(1)}\n`
+}

@@ -1,0 +1,58 @@
+// Warm detection workers (real bubblewrap, real python3): a rule that ignores the soft stop (it
+// swallows the BaseException and ignores SIGALRM) is killed with its worker at its deadline, its
+// records are errors naming the budget, and the rule after it in the same worker runs in a fresh
+// one; the worker lives across batches (the same process answers the next batch).
+import t from 'tap'
+import { createPythonEngine } from '../../../src/engine/python/index.js'
+import type { RuleFile } from '../../../src/rules/model.js'
+import { contextWith } from './fixtures.js'
+
+const rule = (id: string, source: string): RuleFile => ({
+  kind: 'python',
+  id,
+  path: `rules/${id}.yml`,
+  data: { AnalysisType: 'rule', RuleID: id, Filename: `${id}.py`, LogTypes: ['Editor.Audit'], Severity: 'Low' },
+  pythonSource: source,
+  pythonPath: `rules/${id}.py`,
+})
+
+const STUBBORN = rule(
+  'A.Stubborn',
+  `import signal
+
+
+def rule(event):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    while True:
+        try:
+            pass
+        except BaseException:
+            pass
+`,
+)
+const HEALTHY = rule('B.Healthy', 'COUNT = []\n\n\ndef rule(event):\n    COUNT.append(1)\n    return len(COUNT) == 4\n')
+const events = [{ a: 1 }, { a: 2 }, { a: 3 }]
+
+t.test('a rule that will not stop is killed at its deadline; the next rule runs in a fresh worker', async (t) => {
+  // one worker for both rules: the stubborn one runs first (asked first, no strikes yet)
+  const python = createPythonEngine({ command: 'python3', poolSize: 1, timeoutMs: 500, detection: { budgetMs: 300 } })
+  t.teardown(() => python.pool.close())
+  const ctx = contextWith()
+  const started = Date.now()
+  const [stubborn, healthy] = await Promise.all([
+    python.evaluateBatch(STUBBORN, ctx, events),
+    python.evaluateBatch(HEALTHY, ctx, events),
+  ])
+  t.ok(Date.now() - started < 10_000, 'bounded')
+  t.same(stubborn, {
+    results: events.map(() => ({
+      error:
+        "not evaluated: the rule's Python run used up its budget of 300 ms for this batch (the worker was stopped)",
+    })),
+  })
+  t.same(healthy, { results: [null, null, null] }, 'the healthy rule ran (three records, no match yet)')
+  // The next batch, the healthy rule alone: the same worker process, its module state kept.
+  const next = await python.evaluateBatch(HEALTHY, ctx, [{ a: 4 }])
+  t.same(next, { results: [{ functions: { detection: { output: true, error: null } } }] }, 'module state lives on')
+  t.equal(python.pool.warmWorkers(), 1)
+})
