@@ -79,7 +79,10 @@ class RevisionWorkers {
   close(): void {
     for (const s of this.slots) {
       s.worker?.kill()
-      void s.spare?.then((w) => w.kill(), () => {})
+      void s.spare?.then(
+        (w) => w.kill(),
+        () => {},
+      )
     }
   }
 }
