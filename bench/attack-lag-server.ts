@@ -59,7 +59,10 @@ export async function startServer(checkout: string, dataDir: string, configFile?
     if (m) url = `http://127.0.0.1:${m[1]}`
     if (url) {
       const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })
-        .then(async (r) => (await r.arrayBuffer(), r.status === 200))
+        .then(async (r) => {
+          await r.arrayBuffer()
+          return r.status === 200
+        })
         .catch(() => false)
       if (ok) break
     }
@@ -84,7 +87,7 @@ export async function startServer(checkout: string, dataDir: string, configFile?
 export interface Answer {
   status: number
   text: string
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers of two versions of the API
+  /** The parsed JSON answer (of either version of the API), null when not JSON. */
   body: any
 }
 

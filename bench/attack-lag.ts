@@ -3,8 +3,9 @@
 // Editor.Audit matching a probe user, one probe record with a unique team_id posted to the webhook
 // every 200 ms, and the time from the webhook's 2xx to the probe's alert in `GET /alerts?rule-id=`.
 // Reported per attack, for a quiet window before it and for the attack (until a probe posted after
-// its last request is seen): lag p50/p99/max, /healthz p50/max, the webhook's acknowledgement time
-// and the server's peak RSS. A standalone script (minutes per attack), not a module of `npm run bench`:
+// its last request is seen): lag p50/p99/max (2xx → seen, and sent → seen: a blocked server delays
+// the 2xx itself), /healthz p50/max, the webhook's acknowledgement time and the server's peak RSS.
+// A standalone script (minutes per attack), not a module of `npm run bench`:
 //   npx tsx bench/attack-lag.ts --checkout DIR [--attack NAME ...] [--quiet 15] [--out FILE.json]
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -119,7 +120,7 @@ async function measure(checkout: string, name: string, quietMs: number) {
             const q = new URLSearchParams({ 'rule-id': PROBE_RULE, 'created-after': after, limit: '1000' })
             if (cursor) q.set('cursor', cursor)
             const r = await api(s, 'GET', `/alerts?${q}`).catch(() => null)
-            if (!r || r.status !== 200) break
+            if (r?.status !== 200) break
             for (const a of r.body.results as Array<{ dedup: string }>) seen.add(a.dedup)
             cursor = r.body.next
             if (!cursor) break
@@ -205,6 +206,7 @@ async function measure(checkout: string, name: string, quietMs: number) {
       const lags = ps.filter((p) => p.seenAt !== undefined).map((p) => Math.max(0, p.seenAt! - p.ackAt!))
       const unseen = ps.filter((p) => p.seenAt === undefined)
       const acks = ps.map((p) => p.ackAt! - p.sentAt)
+      const sentToSeen = ps.filter((p) => p.seenAt !== undefined).map((p) => p.seenAt! - p.sentAt)
       return {
         probes: ps.length,
         failed: probes.filter((p) => p.phase === ph && (p.status === undefined || p.status < 0 || p.status >= 300))
@@ -216,6 +218,9 @@ async function measure(checkout: string, name: string, quietMs: number) {
         lagMax: r0(lags.length ? Math.max(...lags) : Number.NaN),
         ackP50: r0(percentile(acks, 50)),
         ackMax: r0(acks.length ? Math.max(...acks) : Number.NaN),
+        sentToSeenP50: r0(percentile(sentToSeen, 50)),
+        sentToSeenP99: r0(percentile(sentToSeen, 99)),
+        sentToSeenMax: r0(sentToSeen.length ? Math.max(...sentToSeen) : Number.NaN),
       }
     }
     const healthStats = (ph: Phase) => {
@@ -262,7 +267,11 @@ for (const name of attacks) {
       .map((l) => l.toFixed(2))
       .join(' ')}\n`,
   )
-  const result = await measure(checkout, name, quietMs)
+  const result = await measure(checkout, name, quietMs).catch((e: Error) => ({
+    checkout,
+    attack: name,
+    error: e.message.slice(0, 2000),
+  }))
   const line = JSON.stringify(result)
   process.stdout.write(`${line}\n`)
   if (out) appendFileSync(out, `${line}\n`)
