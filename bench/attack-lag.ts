@@ -32,6 +32,7 @@ interface Probe {
   ackAt?: number
   status?: number
   seenAt?: number
+  error?: string
 }
 
 function args(): { checkout: string; attacks: string[]; quietMs: number; out?: string } {
@@ -98,8 +99,9 @@ async function measure(checkout: string, name: string, quietMs: number) {
               p.status = st
               p.ackAt = performance.now()
             },
-            () => {
+            (e: Error) => {
               p.status = -1
+              p.error = e.message
             },
           )
         }
@@ -211,6 +213,10 @@ async function measure(checkout: string, name: string, quietMs: number) {
         probes: ps.length,
         failed: probes.filter((p) => p.phase === ph && (p.status === undefined || p.status < 0 || p.status >= 300))
           .length,
+        failures: probes
+          .filter((p) => p.phase === ph && (p.status === undefined || p.status < 0 || p.status >= 300))
+          .map((p) => p.error ?? String(p.status ?? 'unanswered'))
+          .slice(0, 5),
         unseen: unseen.length,
         unseenAtLeastMs: unseen.length ? r0(Math.min(...unseen.map((p) => endedAt - p.ackAt!))) : 0,
         lagP50: r0(percentile(lags, 50)),
