@@ -22,4 +22,6 @@ http.Server.prototype.listen = function (this: http.Server, ...args: unknown[]) 
 const cli = (await import(pathToFileURL(path.join(path.resolve(checkout), 'src/cli/index.ts')).href)) as {
   main(argv: string[]): Promise<number>
 }
-process.exitCode = await cli.main(['serve'])
+// `serve` unless other CLI arguments are given (attack-lag-server.ts runs `token create` this way too)
+const argv = process.argv.slice(2)
+process.exitCode = await cli.main(argv.length > 0 ? argv : ['serve'])

@@ -144,14 +144,10 @@ export function auditLine(teamId: string, user: string): string {
 
 /** `rulekeeper token create` of the checkout on the server's data directory; the new secret. */
 export async function createToken(s: Server, name: string, permissions: string): Promise<string> {
-  const cli = path.join(s.checkout, 'src/cli/index.ts')
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', cli, 'token', 'create', '--name', name, '--permissions', permissions],
-    {
-      env: { ...process.env, RULEKEEPER_DATA_DIR: s.dataDir },
-      cwd: s.checkout,
-    },
+    ['--import', 'tsx', ENTRY, 'token', 'create', '--name', name, '--permissions', permissions],
+    { env: { ...process.env, ATTACK_LAG_CHECKOUT: s.checkout, RULEKEEPER_DATA_DIR: s.dataDir } },
   )
   const secret = stdout.trim().split('\n').at(-1)!.trim()
   for (let i = 0; i < 200; i++) {
