@@ -237,8 +237,15 @@ async function measure(checkout: string, name: string, quietMs: number) {
       r0(Math.max(...rss.filter((x) => x.phase === ph || (ph === 'attack' && x.phase === 'drain')).map((x) => x.mib)))
     return {
       checkout,
+      // the last commit of the product code (a branch adding only bench files measures its base)
       commit: (await import('node:child_process'))
-        .execFileSync('git', ['-C', checkout, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' })
+        .execFileSync(
+          'git',
+          ['-C', checkout, 'log', '-1', '--format=%h', '--', 'src', 'config', 'python', 'package.json'],
+          {
+            encoding: 'utf8',
+          },
+        )
         .trim(),
       attack: name,
       size: attack.size,
