@@ -101,7 +101,8 @@ async function measure(checkout: string, name: string, quietMs: number) {
             },
             (e: Error) => {
               p.status = -1
-              p.error = e.message
+              const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause
+              p.error = `${e.message}${cause ? ` (${cause.code ?? cause.message})` : ''}`
             },
           )
         }
