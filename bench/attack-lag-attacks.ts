@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { api, auditLine, createToken, git, postRecords, run, type Server } from './attack-lag-server.js'
+import { API_TOKEN, api, auditLine, createToken, git, postRecords, run, type Server } from './attack-lag-server.js'
 
 export interface Attack {
   /** What is sent, for the report. */
@@ -62,6 +62,22 @@ async function pythonRule(s: Server, id: string, body: string): Promise<void> {
 
 let replayToken = ''
 
+async function replay(s: Server, token: string): Promise<string> {
+  const res = await fetch(`${s.url}/replay`, {
+    method: 'POST',
+    headers: { 'X-API-Key': token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      from: '2026-11-20T00:00:00Z',
+      to: '2026-11-21T00:00:00Z',
+      ruleIds: ['Attack.Replay.Every'],
+    }),
+    signal: AbortSignal.timeout(600_000),
+  })
+  let bytes = 0
+  for await (const chunk of res.body!) bytes += chunk.length
+  return `POST /replay ${res.status}, ${(bytes / 2 ** 20).toFixed(1)} MiB answer`
+}
+
 export const ATTACKS: Record<string, Attack> = {
   // Finding 1: POST /replay of stored records that all match, one alert each, with View Rules only.
   replay: {
@@ -103,21 +119,14 @@ export const ATTACKS: Record<string, Attack> = {
       if (r.status !== 200) throw new Error(`replay rule: ${r.status} ${r.text}`)
       replayToken = await createToken(s, 'attack-lag-view-rules', 'ViewRules')
     },
-    async run(s) {
-      const res = await fetch(`${s.url}/replay`, {
-        method: 'POST',
-        headers: { 'X-API-Key': replayToken, 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          from: '2026-11-20T00:00:00Z',
-          to: '2026-11-21T00:00:00Z',
-          ruleIds: ['Attack.Replay.Every'],
-        }),
-        signal: AbortSignal.timeout(600_000),
-      })
-      let bytes = 0
-      for await (const chunk of res.body!) bytes += chunk.length
-      return `POST /replay ${res.status}, ${(bytes / 2 ** 20).toFixed(1)} MiB answer`
-    },
+    run: (s) => replay(s, replayToken),
+  },
+  // Finding 1 again with a token that may see alerts (the bootstrap token): the whole answer is sent.
+  'replay-alerts': {
+    size: `the same ${REPLAY_RECORDS.toLocaleString('en')} records replayed with a token that has View Alerts too`,
+    prepare: (dataDir, tmp) => ATTACKS.replay!.prepare!(dataDir, tmp),
+    setup: (s, tmp) => ATTACKS.replay!.setup!(s, tmp),
+    run: (s) => replay(s, API_TOKEN),
   },
   // Finding 2: a large (valid YAML) rule file pushed to the repository, then POST /reconcile.
   bigfile: {
