@@ -24,20 +24,31 @@ export interface Server {
 export async function startServer(checkout: string, dataDir: string, configFile?: string): Promise<Server> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  const child: ChildProcess = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', ENTRY], {
-    env: {
-      ...env,
-      ATTACK_LAG_CHECKOUT: checkout,
-      RULEKEEPER_DATA_DIR: dataDir,
-      RULEKEEPER_HOST: '127.0.0.1',
-      RULEKEEPER_PORT: '0',
-      RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN,
-      RULEKEEPER_EDITOR_AUDIT_TOKEN: AUDIT_TOKEN,
-      RULEKEEPER_LOG_LEVEL: 'warn',
-      ...(configFile ? { RULEKEEPER_CONFIG: configFile } : {}),
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--max-semi-space-size=64',
+      // e.g. ATTACK_LAG_SERVER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to see where the server's time goes
+      ...(process.env.ATTACK_LAG_SERVER_FLAGS ?? '').split(/\s+/).filter((f) => f !== ''),
+      '--import',
+      'tsx',
+      ENTRY,
+    ],
+    {
+      env: {
+        ...env,
+        ATTACK_LAG_CHECKOUT: checkout,
+        RULEKEEPER_DATA_DIR: dataDir,
+        RULEKEEPER_HOST: '127.0.0.1',
+        RULEKEEPER_PORT: '0',
+        RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN,
+        RULEKEEPER_EDITOR_AUDIT_TOKEN: AUDIT_TOKEN,
+        RULEKEEPER_LOG_LEVEL: 'warn',
+        ...(configFile ? { RULEKEEPER_CONFIG: configFile } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  )
   let out = ''
   const keep = (c: Buffer) => {
     out = (out + c.toString()).slice(-8192)

@@ -30,6 +30,9 @@ const rows: Row[] = process.argv
   .flatMap((f) => readFileSync(f, 'utf8').split('\n'))
   .filter((l) => l.trim() !== '')
   .map((l) => JSON.parse(l) as Row)
+// grouped by attack (in the order first seen), runs in file order within a group
+const order = [...new Set(rows.map((r) => r.attack))]
+rows.sort((a, b) => order.indexOf(a.attack) - order.indexOf(b.attack))
 const lines = [
   '| attack | commit | load (1 min) | attack window | lag 2xx→alert p50 / p99 / max: quiet | during the attack | sent→alert p50 / max (attack) | webhook 2xx max (attack) | /healthz p50 / max: quiet | during the attack | RSS before → peak (attack) |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
