@@ -74,8 +74,13 @@ async function replay(s: Server, token: string): Promise<string> {
     signal: AbortSignal.timeout(600_000),
   })
   let bytes = 0
-  for await (const chunk of res.body!) bytes += chunk.length
-  return `POST /replay ${res.status}, ${(bytes / 2 ** 20).toFixed(1)} MiB answer`
+  let head = ''
+  for await (const chunk of res.body!) {
+    if (head.length < 200) head += Buffer.from(chunk).toString('utf8').slice(0, 200)
+    bytes += chunk.length
+  }
+  const answer = `POST /replay ${res.status}, ${(bytes / 2 ** 20).toFixed(1)} MiB answer`
+  return res.status === 200 ? answer : `${answer}: ${head.slice(0, 200)}`
 }
 
 export const ATTACKS: Record<string, Attack> = {

@@ -68,7 +68,8 @@ async function measure(checkout: string, name: string, quietMs: number) {
   let server: Server | undefined
   try {
     await attack.prepare?.(dataDir, tmp)
-    server = await startServer(checkout, dataDir)
+    // ATTACK_LAG_CONFIG: a config file layered over the checkout's defaults (e.g. raised replay limits)
+    server = await startServer(checkout, dataDir, process.env.ATTACK_LAG_CONFIG)
     const s = server
     const rule = await api(s, 'POST', '/simple-rules?run-tests-first=false', {
       id: PROBE_RULE,
