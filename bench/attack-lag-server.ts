@@ -28,7 +28,7 @@ export async function startServer(checkout: string, dataDir: string, configFile?
     process.execPath,
     [
       '--max-semi-space-size=64',
-      // e.g. ATTACK_LAG_SERVER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to see where the server's time goes
+      // extra node flags for the server, e.g. ATTACK_LAG_SERVER_FLAGS='--max-old-space-size=512'
       ...(process.env.ATTACK_LAG_SERVER_FLAGS ?? '').split(/\s+/).filter((f) => f !== ''),
       '--import',
       'tsx',
