@@ -2,11 +2,16 @@
 // policy's `body`): the commit touches the .py alone, and the index follows it — the answer, GET,
 // the ETag, the history, a revision, detection and the next write of the same batch all see the new
 // code. A restore whose revision differs only in the .py is the same. A PUT identical to the stored
-// rule still answers 200 and commits nothing (docs/decisions.md).
+// rule still answers 200 and commits nothing (docs/decisions.md). Global helpers and data models
+// (written with git only): a push changing only their .py changes what the rules using them compute.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
+import { gitAs, PAT } from '../helpers/git-as.js'
 import { commandRecord, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
-import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
 import { waitFor } from '../helpers/wait.js'
 
 const head = (s: InProcessServer) => s.git('rev-parse', 'main').trim()
@@ -151,4 +156,54 @@ t.test('two body-only PUTs of one rule in one write batch: both committed, the l
   t.equal(s.git('rev-parse', 'main~2').trim(), before, 'two commits')
   t.equal(s.git('show', 'main:rules/py/Py.Batched.py'), original, 'the tree has the last body')
   t.equal((await s.request('GET', '/rules/Py.Batched')).body.body, original, 'and GET serves it')
+})
+
+t.test('a push changing only a global helper or a data model .py: the rules using them run the new code', async (t) => {
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  const work = path.join(tempDir('rk-bodyonly-'), 'w')
+  execFileSync('git', ['clone', '-q', s.gitdir, work])
+  const push = async (files: Record<string, string>) => {
+    for (const [p, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(work, p)), { recursive: true })
+      fs.writeFileSync(path.join(work, p), text)
+    }
+    gitAs(PAT, work, 'add', '-A')
+    gitAs(PAT, work, 'commit', '-q', '-m', 'by hand')
+    gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
+    const rec = await s.request('POST', '/reconcile')
+    t.equal(rec.status, 200, rec.text)
+    t.same(rec.body.invalidFiles, [])
+  }
+  await push({
+    'global_helpers/team_helpers.yml': 'AnalysisType: global\nGlobalID: team_helpers\nFilename: team_helpers.py\n',
+    'global_helpers/team_helpers.py': 'def is_admin(event):\n    return event.get("role") == "admin"\n',
+    'data_models/editor_model.yml':
+      'AnalysisType: datamodel\nDataModelID: Editor.Model\nEnabled: true\nFilename: editor_model.py\nLogTypes: [Editor.Audit]\nMappings:\n  - Name: actor\n    Method: get_actor\n',
+    'data_models/editor_model.py': 'def get_actor(event):\n    return event.get("user")\n',
+  })
+  // Unit tests of rules using the helper and the data model, run against the served index.
+  const usesHelper = SAMPLE_BODIES.python('Py.UsesHelper', {
+    body: 'from team_helpers import is_admin\n\n\ndef rule(event):\n    return is_admin(event)\n',
+    tests: [{ name: 'an admin', expectedResult: true, log: { role: 'admin' } }],
+  })
+  const usesModel = SAMPLE_BODIES.python('Py.UsesModel', {
+    body: 'def rule(event):\n    return event.udm("actor") == "kim"\n',
+    tests: [{ name: 'kim', expectedResult: true, log: { user: 'kim', user_email: 'kim@example.com' } }],
+  })
+  /** true when the rule's test passes (204), false when it ran and failed, else the answer. */
+  const testsOf = async (body: unknown) => {
+    const res = await s.request('POST', '/rules?run-tests-only=true', body)
+    return res.status === 400 && res.body.testResults?.[0]?.passed === false ? false : res.status === 204 || res.text
+  }
+  t.equal(await testsOf(usesHelper), true)
+  t.equal(await testsOf(usesModel), true)
+
+  await push({
+    'global_helpers/team_helpers.py': 'def is_admin(event):\n    return event.get("role") == "owner"\n',
+    'data_models/editor_model.py': 'def get_actor(event):\n    return event.get("user_email")\n',
+  })
+  t.same(touched(s), ['data_models/editor_model.py', 'global_helpers/team_helpers.py'], 'the .py files alone')
+  t.equal(await testsOf(usesHelper), false, "the helper's new code runs: the test fails")
+  t.equal(await testsOf(usesModel), false, "the data model's new code runs: the test fails")
 })
