@@ -1,9 +1,10 @@
 // Writes that change only the companion .py of a rule (a Python rule's, a scheduled rule's or a
 // policy's `body`): the commit touches the .py alone, and the index follows it — the answer, GET,
 // the ETag, the history, a revision, detection and the next write of the same batch all see the new
-// code. A restore whose revision differs only in the .py is the same. A PUT identical to the stored
-// rule still answers 200 and commits nothing (docs/decisions.md). Global helpers and data models
-// (written with git only): a push changing only their .py changes what the rules using them compute.
+// code, and so does a restart from the persisted index. A restore whose revision differs only in the
+// .py is the same. A PUT identical to the stored rule still answers 200 and commits nothing
+// (docs/decisions.md). Global helpers and data models (written with git only): a push changing only
+// their .py changes what the rules using them compute.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -206,4 +207,17 @@ t.test('a push changing only a global helper or a data model .py: the rules usin
   t.same(touched(s), ['data_models/editor_model.py', 'global_helpers/team_helpers.py'], 'the .py files alone')
   t.equal(await testsOf(usesHelper), false, "the helper's new code runs: the test fails")
   t.equal(await testsOf(usesModel), false, "the data model's new code runs: the test fails")
+})
+
+t.test('after a body-only PUT a restart (from the persisted index) serves the new body', async (t) => {
+  const dataDir = tempDir('rk-bodyonly-restart-')
+  const s = await startInProcess({ dataDir })
+  const created = await s.request('POST', '/rules', SAMPLE_BODIES.python('Py.Persisted'))
+  t.equal(created.status, 200, created.text)
+  const body = `${created.body.body}\n\n# persisted\n`
+  t.equal((await s.request('PUT', '/rules/Py.Persisted', { ...created.body, body })).status, 200)
+  await s.close()
+  const again = await startInProcess({ dataDir })
+  t.teardown(() => again.close())
+  t.equal((await again.request('GET', '/rules/Py.Persisted')).body.body, body)
 })
