@@ -4,7 +4,8 @@
 // code, and so does a restart from the persisted index. A restore whose revision differs only in the
 // .py is the same. A PUT identical to the stored rule still answers 200 and commits nothing
 // (docs/decisions.md). Global helpers and data models (written with git only): a push changing only
-// their .py changes what the rules using them compute.
+// their .py changes what the rules using them compute. A PUT repairing a hand-broken YAML whose .py
+// it leaves as it is re-reads that .py from the tree.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -220,4 +221,33 @@ t.test('after a body-only PUT a restart (from the persisted index) serves the ne
   const again = await startInProcess({ dataDir })
   t.teardown(() => again.close())
   t.equal((await again.request('GET', '/rules/Py.Persisted')).body.body, body)
+})
+
+t.test('a PUT repairing a hand-broken YAML, its .py unchanged, makes the rule valid and served', async (t) => {
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  const created = await s.request('POST', '/rules', SAMPLE_BODIES.python('Py.Repaired'))
+  t.equal(created.status, 200, created.text)
+  const yml = 'rules/py/Py.Repaired.yml'
+  const work = path.join(tempDir('rk-bodyonly-'), 'w')
+  execFileSync('git', ['clone', '-q', s.gitdir, work])
+  const text = fs.readFileSync(path.join(work, yml), 'utf8')
+  fs.writeFileSync(path.join(work, yml), text.replace('Severity: Low', 'Severity: Nope'))
+  gitAs(PAT, work, 'commit', '-qam', 'break the severity')
+  gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
+  const rec = await s.request('POST', '/reconcile')
+  t.same(
+    rec.body.invalidFiles.map((f: { path: string }) => f.path),
+    [yml],
+  )
+
+  // The PUT rewrites the YAML only; the record is rebuilt with the .py the tree still holds.
+  const put = await s.request('PUT', '/rules/Py.Repaired', { ...created.body, severity: 'HIGH' })
+  t.equal(put.status, 200, put.text)
+  t.same(touched(s), [yml])
+  t.equal(put.body.severity, 'HIGH', 'the answer is the repaired rule')
+  t.same((await s.request('GET', '/status')).body.invalidFiles, [], 'the file is valid')
+  const got = await s.request('GET', '/rules/Py.Repaired')
+  t.equal(got.body.severity, 'HIGH')
+  t.equal(got.body.body, created.body.body)
 })
