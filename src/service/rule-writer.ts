@@ -20,7 +20,7 @@ import { ruleEtag } from './etag.js'
 import { checkWriteQuota, type RepositoryBounds } from './write-quota.js'
 import type { ServiceCommits } from './service-commits.js'
 import type { CommitFileChange, HistoryTracker } from './history.js'
-import { applyToDraft, commitMessage, planWrite, type WriteOp, type WriteOutcome } from './write-plan.js'
+import { applyToDraft, commitMessage, planWrite, treeReader, type WriteOp, type WriteOutcome } from './write-plan.js'
 
 export { commitMessage, type WriteActor, type WriteOp, type WriteOutcome } from './write-plan.js'
 
@@ -277,7 +277,7 @@ export class RuleWriter {
         )
         parent = built.commit
         tree = built.tree
-        await applyToDraft(draft, planned.changes, this.deps.engines)
+        await applyToDraft(draft, planned.changes, this.deps.engines, treeReader(repo, objects, tree))
         commits.push({
           oid: built.commit,
           message,

@@ -7,7 +7,7 @@ import { conflict, notFound } from '../errors.js'
 import type { EngineRegistry } from '../engine/engine.js'
 import { kindDef } from '../rules/kinds/index.js'
 import type { RuleKind } from '../rules/model.js'
-import { newRulePaths, pythonPathFor } from '../rules/paths.js'
+import { isYamlPath, newRulePaths, pythonPathFor } from '../rules/paths.js'
 import { foldId } from '../rules/rule-id.js'
 import { renderRuleFile } from '../rules/rule-render.js'
 import type { IndexDraft, IndexedRule } from '../rules/rule-index.js'
@@ -192,8 +192,32 @@ async function planRestore(
   return { verb: 'Restore', status: existing ? 'updated' : 'created', changes }
 }
 
-/** Brings the draft up to the planned changes (the YAML files among them re-read). */
-export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engines: EngineRegistry): Promise<void> {
+/**
+ * A file of the tree a write left, or undefined when it holds none: from the batch when that write
+ * (or an earlier one of the same batch) made it, not on disk yet.
+ */
+export function treeReader(
+  repo: GitRepository,
+  objects: ObjectBatch,
+  tree: string | null,
+): (p: string) => Promise<string | undefined> {
+  return async (p) => {
+    const oid = await repo.blobAt(tree, p)
+    return oid === null ? undefined : (await readBlobOf(repo, objects, oid)).toString('utf8')
+  }
+}
+
+/**
+ * Brings the draft up to the planned changes: the YAML files among them re-read, and so is every
+ * YAML file naming a changed .py (a rule whose code alone changed), read through `readTreeFile`
+ * from the tree the write left.
+ */
+export async function applyToDraft(
+  draft: IndexDraft,
+  changes: FileChanges,
+  engines: EngineRegistry,
+  readTreeFile: (p: string) => Promise<string | undefined>,
+): Promise<void> {
   const texts = new Map([...changes].map(([p, c]) => [p, c === null ? undefined : c.toString('utf8')]))
   const src = {
     engines,
@@ -205,7 +229,7 @@ export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engi
         const rule = draft.getFile(yamlPath)?.rule
         if (rule?.pythonPath === p) return rule.file.pythonSource
       }
-      return undefined
+      return readTreeFile(p)
     },
   }
   // The trees the commit rewrote (every folder on a changed path) lost their badly named entries.
@@ -214,13 +238,20 @@ export async function applyToDraft(draft: IndexDraft, changes: FileChanges, engi
     for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) rewritten.add(p.slice(0, i))
   for (const f of [...draft.allFiles()])
     if (f.badNameIn !== undefined && rewritten.has(f.badNameIn)) draft.removeFile(f.path)
-  for (const [p, c] of changes) {
-    if (!/\.ya?ml$/i.test(p)) continue
-    if (c === null) {
+  // The YAML files to re-read: the changed ones, then those left as they are whose .py changed.
+  const reread = new Map<string, string | undefined>()
+  for (const p of changes.keys()) if (isYamlPath(p)) reread.set(p, texts.get(p))
+  for (const p of changes.keys()) {
+    if (!p.endsWith('.py')) continue
+    for (const owner of ownersOfPython(draft.allFiles(), p))
+      if (!reread.has(owner)) reread.set(owner, await readTreeFile(owner))
+  }
+  for (const [p, text] of reread) {
+    if (text === undefined) {
       draft.removeFile(p)
       continue
     }
-    const rec = await buildFileRecord(p, c.toString('utf8'), src, draft.getFile(p))
+    const rec = await buildFileRecord(p, text, src, draft.getFile(p))
     if (rec) draft.putFile(rec)
   }
 }
