@@ -104,7 +104,7 @@ export class AlertBook implements AlertAccess {
       alertsPerRuleHour?: number
     },
   ) {
-    this.grouper = new Grouper(ledger.groups)
+    this.grouper = new Grouper(ledger.groups, { undo: true })
     this.limiter = new AlertLimiter(o.alertsPerRuleHour, ledger.groups)
     for (const g of ledger.groups) if (g.alert) this.index.add(g)
     this.ruleErrors = new RuleErrorWindow(ledger.errors)

@@ -183,10 +183,11 @@ export class Grouper {
   private readonly starts = new Map<string, Map<string, Starts>>()
   /** firstEventTime and lastEventTime of a group in milliseconds (parsed once, not per match). */
   private readonly spans = new WeakMap<Group, { first: number; last: number }>()
-  /** The groups' states before the changes since the last `takeUndo` (group-undo.ts). */
-  private undo: UndoLog<Group> = new Map()
+  /** The groups' states before the changes since the last `takeUndo` (group-undo.ts); null: not kept (replay). */
+  private undo: UndoLog<Group> | null
 
-  constructor(groups: Iterable<Group> = []) {
+  constructor(groups: Iterable<Group> = [], o: { undo?: boolean } = {}) {
+    this.undo = o.undo ? new Map() : null
     for (const g of groups) this.restore(g)
   }
 
@@ -205,13 +206,13 @@ export class Grouper {
 
   /** Logs the group's state before a change (once per group per log). */
   remember(g: Group): void {
-    if (!this.undo.has(g.id)) this.undo.set(g.id, copyGroup(g))
+    if (this.undo && !this.undo.has(g.id)) this.undo.set(g.id, copyGroup(g))
   }
 
   /** The undo log of the changes so far; a new one starts (a commit takes it along). */
   takeUndo(): UndoLog<Group> {
-    const log = this.undo
-    this.undo = new Map()
+    const log = this.undo ?? new Map()
+    if (this.undo) this.undo = new Map()
     return log
   }
 
@@ -323,7 +324,7 @@ export class Grouper {
       summaryCounts: {},
     }
     this.groups.set(group.id, group)
-    if (!this.undo.has(group.id)) this.undo.set(group.id, null)
+    if (this.undo && !this.undo.has(group.id)) this.undo.set(group.id, null)
     this.spans.set(group, { first: firstMs, last: firstMs })
     insertSorted(list, groupMs, group)
     return group
