@@ -37,7 +37,13 @@ function readCursor(text: unknown, sql: string): Cursor {
   } catch {
     c = undefined
   }
-  if (!isPlainObject(c) || typeof c.h !== 'string' || !Number.isSafeInteger(c.o) || !Number.isSafeInteger(c.t))
+  if (
+    !isPlainObject(c) ||
+    typeof c.h !== 'string' ||
+    !Number.isSafeInteger(c.o) ||
+    (c.o as number) < 0 ||
+    !Number.isSafeInteger(c.t)
+  )
     throw badRequest('cursor is not a cursor this endpoint gave')
   if (c.h !== sqlHash(sql)) throw badRequest('cursor belongs to another query: send it with the SQL it came with')
   return c as unknown as Cursor

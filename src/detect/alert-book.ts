@@ -271,7 +271,10 @@ export class AlertBook implements AlertAccess {
     this.loopChanged = new Map()
     // The groups go back to their last durable state: the changes since, then each commit that
     // failed, newest first (alerts opened since leave the index; statuses move back).
+    // Groups changed by outside output still waiting (a correlation run during the loop) are left
+    // as they are: that output is committed after (kick's commitWaiting), and its changes with them.
     for (const log of [this.grouper.takeUndo(), ...this.unsettled.reverse()]) {
+      for (const id of this.changed.keys()) log.delete(id)
       for (const [id, before] of log) {
         const live = this.grouper.groups.get(id)
         if (!live?.alert) continue

@@ -304,18 +304,25 @@ export class DetectionStore implements DetectionLedger {
    * before the commit, so no later commit makes those lines durable (their records are evaluated
    * again from the checkpoint, which never moved). When an output cannot be cut back, every later
    * commit fails until the store is opened again (which cuts everything back to the checkpoint).
+   * The same when lines were staged for that output meanwhile: the offsets handed out for them
+   * (an alert context's `contextAt`) counted this commit's bytes, which are gone.
    */
   private async rollBack(work: ReadonlyArray<[string, Out, Buffer]>, before: readonly number[]): Promise<void> {
     for (const [i, [rel, o]] of work.entries()) {
-      if (!o.fh) continue
       try {
-        await o.fh.truncate(before[i]!)
+        if (o.fh) await o.fh.truncate(before[i]!)
         o.size = before[i]!
       } catch (err) {
         this.broken = unavailable(
           `detection output ${rel} could not be cut back after a failed commit (${String(err)}): no more commits until a restart`,
         )
+        continue
       }
+      if (o.pending.length === 0) o.staged = o.size
+      else
+        this.broken ??= unavailable(
+          `lines were staged for detection output ${rel} after a commit that failed: no more commits until a restart`,
+        )
     }
   }
 

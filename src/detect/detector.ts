@@ -120,6 +120,9 @@ export class Detector {
         // rule errors and group changes queued past it are dropped, so no later commit of the book
         // (a status change, a correlation run) writes them beside their second evaluation.
         this.failure = err
+        // A commit still in flight settles first: one that succeeds is durable and must not be
+        // rolled back with the run's undone changes (the book rolls back only what failed).
+        await this.inFlight?.catch(() => {})
         this.o.book.discardLoop()
         this.o.logger.error({ err }, 'detection stopped: it resumes from its checkpoint at the next start')
       } finally {

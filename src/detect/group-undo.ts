@@ -15,11 +15,15 @@ interface Nested {
 /** Group id → its state before the logged changes (null: opened since). */
 export type UndoLog<G> = Map<string, G | null>
 
-/** A copy deep enough that later changes to the group (counts, summaries, deliveries) leave it alone. */
+/**
+ * A copy deep enough that later changes to the group's counts and summaries leave it alone. The
+ * deliveries are shared, not copied: the dispatcher updates those entries in place and keeps its own
+ * journal, so a roll-back never puts back a stale delivery state.
+ */
 export function copyGroup<G extends Nested>(g: G): G {
   const summaryCounts: Nested['summaryCounts'] = {}
   for (const [attr, counts] of Object.entries(g.summaryCounts)) summaryCounts[attr] = { ...counts }
-  return { ...g, destinations: g.destinations.map((d) => ({ ...d })), summaryCounts }
+  return { ...g, summaryCounts }
 }
 
 /** Puts `before` back into the live object (same identity: every index keeps pointing at it). */

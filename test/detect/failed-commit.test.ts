@@ -47,6 +47,36 @@ t.test('a failed commit of the file store leaves nothing behind that a later com
   await again.close()
 })
 
+t.test('after a failed commit, an alert context is read back from the offset handed out for it', async (t) => {
+  const dataDir = tempDir('rk-failed-offsets-')
+  const store = await DetectionStore.open(dataDir, logger)
+  const line = (id: string, hour: string) =>
+    JSON.stringify({ id, eventTime: `2026-11-20T${hour}:00:00.000Z`, alertContext: { id, pad: 'x'.repeat(100) } })
+  const blocked = await block(dataDir, '11')
+  store.addMatch('2026-11-20T10:00:00.000Z', line('m1', '10')) // written, then cut back
+  store.addMatch('2026-11-20T11:00:00.000Z', line('m2', '11')) // cannot be created
+  await t.rejects(store.commit({}), 'the commit fails')
+  await rm(blocked)
+  const ref = store.addMatch('2026-11-20T10:00:00.000Z', line('m3', '10'))!
+  await store.commit({})
+  t.same(await store.readContext(ref), { id: 'm3', pad: 'x'.repeat(100) }, 'the context of the line staged after it')
+  await store.close()
+})
+
+t.test('lines staged while a commit fails: no later commit writes them at offsets already handed out', async (t) => {
+  const dataDir = tempDir('rk-failed-staged-')
+  const store = await DetectionStore.open(dataDir, logger)
+  const blocked = await block(dataDir, '11')
+  store.addMatch('2026-11-20T10:00:00.000Z', { id: 'm1', alertContext: {} })
+  store.addMatch('2026-11-20T11:00:00.000Z', { id: 'm2', alertContext: {} })
+  const failing = store.commit({})
+  store.addMatch('2026-11-20T10:00:00.000Z', { id: 'm3', alertContext: {} }) // its offset counts m1's bytes
+  await t.rejects(failing)
+  await rm(blocked)
+  await t.rejects(store.commit({}), /no more commits until a restart/, 'refused, not written at the wrong offset')
+  await store.close()
+})
+
 t.test(
   'a detection run that fails: no match or event written twice, by a later commit or the next start',
   async (t) => {
