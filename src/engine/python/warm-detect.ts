@@ -254,11 +254,18 @@ export class WarmDetection {
       .sort((a, b) => this.quarantine.strikesOf(a.file) - this.quarantine.strikesOf(b.file))
     const settling: Promise<void>[] = []
     let fruitless = 0
-    while (todo.length > 0 && !this.closed) {
+    for (;;) {
+      // A cancelled caller (already answered) is not run: a replay's client gone mid-chunk.
+      todo = todo.filter((r) => !r.signal?.aborted)
+      if (todo.length === 0 || this.closed) break
       let worker = slot.worker
       if (!worker || worker.dead || Date.now() - worker.started > MAX_AGE_MS) {
         worker?.kill()
         worker = slot.worker = await this.fresh(slot)
+        if (this.closed) {
+          worker.kill()
+          break
+        }
       }
       const batch = this.batchFor(worker, todo)
       // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
@@ -271,15 +278,18 @@ export class WarmDetection {
       })
       for (const [j, run] of runs.entries()) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
       const ended = runs.length > 0 && runs[runs.length - 1]!.end
-      if (runs.length === todo.length && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
       todo = todo.slice(runs.length)
+      if (todo.length === 0 && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
       // A worker that dies before its first rule twice in a row (it cannot hold the batch): the rest fail.
       if (runs.length === 0 && ++fruitless >= 2) {
         for (const r of todo) r.resolve({ error: 'not evaluated: the Python worker died before evaluating the rule' })
+        todo = []
         break
       }
       if (runs.length > 0) fruitless = 0
     }
+    // The pool closed with rules still to run: they are answered, not left waiting.
+    for (const r of todo) r.resolve({ error: 'not evaluated: the Python worker pool is closed' })
     // A worker that ended in this batch is replaced now, not when the next batch needs it.
     if (!this.closed && slot.worker?.dead && !slot.spare) {
       slot.spare = this.start()

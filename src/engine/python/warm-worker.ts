@@ -3,7 +3,11 @@
 // runs (`s`), its matches and errors (`r`), records stopped at their clock (`x`), progress (`p`),
 // the rule's end (`e`), the batch's end (`b`). Each rule has a hard deadline here: its budget plus
 // one record's clock (plus one more per record stopped); past it, or on output past the limit, a
-// frame out of order or too large, the process is killed and the batch ends at that rule.
+// frame out of order or too large, the process is killed and the batch ends at that rule. A clock
+// runs from the batch line's write to the batch's end, always: between rules (before the first
+// `s`, after an `e`) a gap clock (a rule's code may still run there: an object's `__del__`, a
+// forged `e` frame), and over the whole batch a deadline (every rule's longest run and gap); past
+// either the worker is killed too, and the overrun is the rule that last started.
 import type { RecordOutcome } from '../engine.js'
 import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem } from './protocol.js'
 import { parseLine, wellFormed } from './frame-check.js'
@@ -26,6 +30,8 @@ export interface RuleRun {
 
 /** Slack past a rule's deadline before its worker is killed (the soft stop comes first). */
 const GRACE_MS = 500
+/** Time to take in the batch line before its first rule, per byte (the worker parses it first). */
+const PARSE_MS_PER_BYTE = 1 / 10_000
 
 function setupMessage(e: Record<string, unknown>): string | undefined {
   if (e.t === 'import_error') return `the rule module failed to import: ${String(e.message)}`
@@ -52,11 +58,21 @@ export class WarmWorker {
   private readonly write: (line: string) => void
   private onLine: (line: string) => void = () => this.sandbox.kill()
   private onOutput: (bytes: number) => void = () => {}
+  /** The running batch's finisher (none between batches): the one reaction to the process's end
+   *  calls it, so no batch's closure is held by that promise past its batch. */
+  private onExit: (() => void) | undefined
+  private exitSeen = false
 
   constructor(
     readonly sandbox: SandboxRun,
     private readonly limits: RunLimits,
+    /** Bytes of frames one rule may send in a batch (lowered by tests). */
+    private readonly resultLimit = DETECT_RESULT_LIMIT,
   ) {
+    void sandbox.exited().then(() => {
+      this.exitSeen = true
+      this.onExit?.()
+    })
     this.write = sandbox.attach(
       { op: 'serve', tests: [], limits },
       {
@@ -75,6 +91,11 @@ export class WarmWorker {
     this.sandbox.kill()
   }
 
+  /** Whether a batch is running (its finisher is set). */
+  get running(): boolean {
+    return this.onExit !== undefined
+  }
+
   /** Runs the batch: one RuleRun per plan item reached, in order (the last one may have ended the process). */
   async run(batch: ServeBatch): Promise<RuleRun[]> {
     const plan = batch.plan
@@ -88,7 +109,16 @@ export class WarmWorker {
     let finish: () => void = () => {}
     const finished = new Promise<void>((resolve) => (finish = resolve))
     let timer: NodeJS.Timeout | undefined
-    let deadline = 0
+    const text = batchLine(batch, this.globalsSent)
+    const gapMs = this.limits.timeoutMs + GRACE_MS
+    const start = performance.now()
+    // The clock of the moment: a rule's (from its `s` to its `e`) or a gap's (the rest).
+    let deadline = start + gapMs + Math.ceil(text.length * PARSE_MS_PER_BYTE)
+    // The whole batch: every rule's longest run (all its records stopped) and a gap after each.
+    const batchDeadline = plan.reduce(
+      (at, p) => at + p.budgetMs + p.timeoutMs * (1 + p.maxStops) + GRACE_MS + gapMs,
+      deadline,
+    )
     const stop = (why: 'killed' | 'crashed', message: string) => {
       if (!failure && !done) failure = { why, message }
       this.sandbox.kill()
@@ -96,11 +126,19 @@ export class WarmWorker {
     }
     const arm = () => {
       clearTimeout(timer)
-      const left = deadline - performance.now()
-      timer = setTimeout(() => {
-        if (performance.now() < deadline) return arm()
-        stop('killed', `used up its budget of ${item?.budgetMs} ms for this batch (the worker was stopped)`)
-      }, left + 1)
+      const end = Math.min(deadline, batchDeadline)
+      timer = setTimeout(
+        () => {
+          const now = performance.now()
+          if (now < Math.min(deadline, batchDeadline)) return arm()
+          if (current)
+            return stop('killed', `used up its budget of ${item?.budgetMs} ms for this batch (the worker was stopped)`)
+          // Between rules (or the batch over its time): the rule that last started ran on past its end.
+          current = runs[runs.length - 1]
+          stop('killed', `kept running past its end in this batch (the worker was stopped)`)
+        },
+        end - performance.now() + 1,
+      )
     }
     this.onOutput = (bytes) => {
       outputLeft -= bytes
@@ -109,8 +147,8 @@ export class WarmWorker {
     }
     this.onLine = (line) => {
       if (done || failure) return
-      if ((resultBytes += line.length) > DETECT_RESULT_LIMIT)
-        return stop('crashed', `reported more than ${DETECT_RESULT_LIMIT} bytes of results`)
+      if ((resultBytes += line.length) > this.resultLimit)
+        return stop('crashed', `reported more than ${this.resultLimit} bytes of results`)
       const e = parseLine(line)
       const malformed = () => stop('crashed', 'sent a malformed message to the server (the worker was stopped)')
       if (!e || typeof e.t !== 'string') return malformed()
@@ -118,6 +156,7 @@ export class WarmWorker {
         const next = plan[runs.length]
         if (current || !next || e.k !== next.k) return malformed()
         item = next
+        resultBytes = line.length // the limit is each rule's
         current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0 }
         runs.push(current)
         deadline = performance.now() + next.budgetMs + next.timeoutMs + GRACE_MS
@@ -148,6 +187,7 @@ export class WarmWorker {
           current.stopped.set(e.i as number, e.m)
           current.reached = (e.i as number) + 1
           deadline += item.timeoutMs // a record stopped at its clock does not spend the rule's budget
+          arm()
           return
         case 'p':
           if (!index(e.i)) return malformed()
@@ -160,8 +200,9 @@ export class WarmWorker {
           if (e.why === 'stops') current.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
           else if (e.why === 'budget')
             current.end = { why: 'budget', message: `used up its budget of ${item.budgetMs} ms for this batch` }
-          clearTimeout(timer)
           current = undefined
+          deadline = performance.now() + gapMs
+          arm()
           return
         }
         default: {
@@ -172,11 +213,14 @@ export class WarmWorker {
         }
       }
     }
-    void this.sandbox.exited().then(() => finish())
-    this.write(batchLine(batch, this.globalsSent))
+    this.onExit = finish
+    if (this.exitSeen) finish()
+    this.write(text)
     for (const l of batch.load) this.loaded.add(l.k)
+    arm()
     await finished
     clearTimeout(timer)
+    this.onExit = undefined
     this.onLine = () => this.sandbox.kill()
     this.onOutput = () => {}
     if (!done && !failure) {

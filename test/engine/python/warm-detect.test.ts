@@ -56,3 +56,46 @@ t.test('a rule that will not stop is killed at its deadline; the next rule runs 
   t.same(next, { results: [{ functions: { detection: { output: true, error: null } } }] }, 'module state lives on')
   t.equal(python.pool.warmWorkers(), 1)
 })
+
+// A rule's code that runs after its end frame (an object's __del__ when run_rule returns) with the
+// soft stop disabled: no rule clock runs then, but the gap clock does — the worker is killed, the
+// overrun is that rule's (a strike), and the rule after it runs in a fresh worker.
+const LINGERING = rule(
+  'A.Lingering',
+  `import signal
+import time
+
+
+class Lingering:
+    def __del__(self):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        time.sleep(1e9)
+
+
+def rule(event):
+    return Lingering()
+`,
+)
+
+t.test('code running after a rule has ended is stopped too (the batch settles)', async (t) => {
+  const python = createPythonEngine({
+    command: 'python3',
+    poolSize: 1,
+    timeoutMs: 500,
+    detection: { budgetMs: 300, quarantineAfter: 1 },
+  })
+  t.teardown(() => python.pool.close())
+  const ctx = contextWith()
+  const one = [{ a: 1 }]
+  const started = Date.now()
+  const [lingering, healthy] = await Promise.all([
+    python.evaluateBatch(LINGERING, ctx, one),
+    python.evaluateBatch(HEALTHY, ctx, one),
+  ])
+  t.ok(Date.now() - started < 10_000, 'bounded')
+  t.ok('results' in lingering && lingering.results.length === 1, 'the lingering rule has its record answered')
+  t.same(healthy, { results: [null] }, 'the healthy rule ran in a fresh worker')
+  const held = python.quarantined()
+  t.equal(held.length, 1, 'the lingering rule got the strike')
+  t.match(held[0], { ruleId: 'A.Lingering', reason: /kept running past its end/ })
+})
