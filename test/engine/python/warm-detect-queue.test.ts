@@ -2,21 +2,13 @@
 // batch runs is not sent again to a fresh worker after that rule is killed; requests still waiting
 // when the pool closes are answered, not left pending.
 import t from 'tap'
-import type { RunLimits } from '../../../src/engine/python/protocol.js'
 import { Quarantine } from '../../../src/engine/python/quarantine.js'
-import type { SandboxRun } from '../../../src/engine/python/sandbox-run.js'
 import { WarmDetection } from '../../../src/engine/python/warm-detect.js'
 import type { RuleFile } from '../../../src/rules/model.js'
 import { contextWith } from './fixtures.js'
+import { SCRIPTED_LIMITS, scriptedProcess } from './scripted-process.js'
 
-const limits = {
-  timeoutMs: 100,
-  memoryBytes: 1 << 30,
-  cpuSeconds: 60,
-  fileBytes: 1 << 20,
-  maxProcesses: 16,
-  outputBytes: 1 << 20,
-} as RunLimits
+const limits = SCRIPTED_LIMITS
 
 const rule = (id: string): RuleFile => ({
   kind: 'python',
@@ -30,29 +22,12 @@ const rule = (id: string): RuleFile => ({
 /** Processes that start the first rule of each batch and then say nothing; the plans they got. */
 function silentWorkers() {
   const plans: number[][] = []
-  const take = async () => {
-    let ended: () => void = () => {}
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      ended = () => resolve({ code: null, signal: 'SIGKILL' })
+  const take = async () =>
+    scriptedProcess((line, send) => {
+      const plan = (JSON.parse(line) as { plan: { k: number }[] }).plan.map((p) => p.k)
+      plans.push(plan)
+      send([`{"t":"s","k":${plan[0]}}`])
     })
-    const fake = {
-      dead: false,
-      attach(_job: unknown, on: { line(l: string): void }) {
-        return (line: string) => {
-          const plan = (JSON.parse(line) as { plan: { k: number }[] }).plan.map((p) => p.k)
-          plans.push(plan)
-          setImmediate(() => on.line(`{"t":"s","k":${plan[0]}}`))
-        }
-      },
-      kill() {
-        fake.dead = true
-        ended()
-      },
-      exitStatus: () => exit,
-      exited: () => exit.then(() => undefined),
-    }
-    return fake as unknown as SandboxRun
-  }
   return { take, plans }
 }
 

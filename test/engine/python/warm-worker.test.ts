@@ -3,46 +3,16 @@
 // is that rule's overrun; a batch's finisher is cleared when the batch ends (the process's end is
 // subscribed to once, so no batch's closure stays reachable from it).
 import t from 'tap'
-import type { RunLimits, ServeBatch, ServePlanItem } from '../../../src/engine/python/protocol.js'
-import type { SandboxRun } from '../../../src/engine/python/sandbox-run.js'
+import type { ServeBatch, ServePlanItem } from '../../../src/engine/python/protocol.js'
 import { WarmWorker } from '../../../src/engine/python/warm-worker.js'
+import { SCRIPTED_LIMITS, scriptedProcess } from './scripted-process.js'
 
-const limits: RunLimits = {
-  timeoutMs: 100,
-  memoryBytes: 1 << 30,
-  cpuSeconds: 60,
-  fileBytes: 1 << 20,
-  maxProcesses: 16,
-  outputBytes: 1 << 20,
-} as RunLimits
+const limits = SCRIPTED_LIMITS
 
 /** A process that answers each batch line with `script` (the frames it sends), then stays silent. */
 function scripted(script: (batch: number) => string[]) {
-  let line: (l: string) => void = () => {}
-  let ended: () => void = () => {}
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    ended = () => resolve({ code: null, signal: 'SIGKILL' })
-  })
   let batches = 0
-  const fake = {
-    dead: false,
-    attach(_job: unknown, on: { line(l: string): void }) {
-      line = on.line
-      return () => {
-        const frames = script(batches++)
-        setImmediate(() => {
-          for (const f of frames) if (!fake.dead) line(f)
-        })
-      }
-    },
-    kill() {
-      fake.dead = true
-      ended()
-    },
-    exitStatus: () => exit,
-    exited: () => exit.then(() => undefined),
-  }
-  return fake as unknown as SandboxRun
+  return scriptedProcess((_line, send) => send(script(batches++)))
 }
 
 const item = (k: number): ServePlanItem => ({
