@@ -22,22 +22,10 @@ import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } fr
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
+import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
 import { type RuleRun, WarmWorker } from './warm-worker.js'
 
-export interface WarmSettings {
-  isolation: 'shared' | 'per-rule'
-  /** Processes per revision in `shared` isolation. */
-  workers: number
-  /** A rule's budget per batch: at least this, else `budgetMsPerRecord` × its records. */
-  budgetMs: number
-  budgetMsPerRecord: number
-  /** A rule's share of a shared worker per batch: this, plus `shareMsPerRecord` × its records (default 250 and 0.05). */
-  shareMs?: number
-  shareMsPerRecord?: number
-}
-
-/** Workers of their own per revision for evicted rules; past it, the evicted rules share the last one. */
-const MAX_OWN = 8
+export type { WarmSettings }
 
 /** Errors written one per record past which the rest of a rule's batch is reported as one error. */
 const MAX_RECORD_ERRORS = 20
@@ -49,59 +37,6 @@ const MAX_REVISIONS = 4
 const MAX_AGE_MS = 60 * 60 * 1000
 /** A warm worker's CPU limit (RLIMIT_CPU counts its whole life; the server's clocks stop rules). */
 const SERVE_CPU_SECONDS = Math.ceil((MAX_AGE_MS * 2) / 1000)
-
-interface Prepared {
-  key: number
-  error?: string
-  pass?: (event: unknown) => boolean
-  def?: ServeRule
-  globals?: Record<string, ModuleSource>
-}
-
-interface Request {
-  file: RuleFile
-  ctx: EngineContext
-  prep: Prepared
-  events: readonly Record<string, unknown>[]
-  /** Indexes of the records the InlineFilters let through (null: all). */
-  pending: number[] | null
-  signal?: AbortSignal
-  /** The caller need not wait (the rule runs in a worker of its own). */
-  onLate?: () => void
-  resolve(outcome: BatchOutcome): void
-}
-
-interface Slot {
-  /** A worker of evicted rules (never shared under a share clock). */
-  own?: boolean
-  worker?: WarmWorker
-  /** A replacement started in the background after the worker died, for the next batch. */
-  spare?: Promise<WarmWorker>
-  rules: number
-  chain: Promise<void>
-}
-
-class RevisionWorkers {
-  readonly prepared = new WeakMap<RuleFile, Prepared>()
-  readonly slotOf = new WeakMap<RuleFile, Slot>()
-  readonly slots: Slot[] = []
-  /** Slots of evicted rules (at most MAX_OWN). */
-  readonly own: Slot[] = []
-  nextKey = 0
-  queue: Request[] = []
-  busy = 0
-  lastUsed = Date.now()
-
-  close(): void {
-    for (const s of [...this.slots, ...this.own]) {
-      s.worker?.kill()
-      void s.spare?.then(
-        (w) => w.kill(),
-        () => {},
-      )
-    }
-  }
-}
 
 /** Where warm workers come from (the pool's spares; killed with the pool). */
 export type TakeSandbox = () => Promise<SandboxRun>
@@ -235,46 +170,12 @@ export class WarmDetection {
     return prep
   }
 
-  private slotFor(rev: RevisionWorkers, file: RuleFile): Slot {
-    let slot = rev.slotOf.get(file)
-    if (slot) return slot
-    if (this.settings.isolation === 'per-rule' || rev.slots.length < this.settings.workers) {
-      slot = { rules: 0, chain: Promise.resolve() }
-      rev.slots.push(slot)
-    } else slot = rev.slots.reduce((a, b) => (b.rules < a.rules ? b : a))
-    slot.rules++
-    rev.slotOf.set(file, slot)
-    return slot
-  }
-
-  /** Moves an evicted rule to a worker of its own (the last one shared past MAX_OWN); later batches go there. */
-  private evict(rev: RevisionWorkers, file: RuleFile): Slot {
-    const was = rev.slotOf.get(file)
-    if (was?.own) return was
-    let slot: Slot
-    if (was && was.rules === 1 && rev.own.length < MAX_OWN) {
-      // Alone in its worker already (per-rule isolation, or the others moved): that worker is its own now.
-      was.own = true
-      rev.slots.splice(rev.slots.indexOf(was), 1)
-      rev.own.push(was)
-      return was
-    }
-    if (rev.own.length < MAX_OWN) {
-      slot = { own: true, rules: 0, chain: Promise.resolve() }
-      rev.own.push(slot)
-    } else slot = rev.own[rev.own.length - 1]!
-    if (was) was.rules--
-    slot.rules++
-    rev.slotOf.set(file, slot)
-    return slot
-  }
-
   private flush(rev: RevisionWorkers): void {
     const queue = rev.queue
     rev.queue = []
     const bySlot = new Map<Slot, Request[]>()
     for (const r of queue) {
-      const slot = this.slotFor(rev, r.file)
+      const slot = rev.slotFor(r.file, this.settings)
       const list = bySlot.get(slot)
       if (list) list.push(r)
       else bySlot.set(slot, [r])
@@ -421,7 +322,7 @@ export class WarmDetection {
     // batches, in a worker of its own, and the caller need not wait. A rule killed or crashed goes
     // there too (and takes its strike below).
     if (end?.why === 'evicted' || end?.why === 'killed' || end?.why === 'crashed') {
-      const own = this.evict(rev, r.file)
+      const own = rev.evict(r.file)
       r.onLate?.()
       if (end.why === 'evicted') {
         const rest = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
