@@ -143,3 +143,42 @@ t.test('a restart while a rule is late evaluates what it owed, for it alone', as
   t.equal(new Set(late).size, RECORDS, 'none twice')
   t.equal(checkpoint(dataDir).behind, undefined, 'nothing owed after the catch-up')
 })
+
+t.test('beside a slow, a looping and a crashing rule, the healthy rule keeps its lag', async (t) => {
+  const s = await startInProcess({
+    dataDir: tempDir('rk-late-bad-'),
+    env: DETECT_ENV,
+    config: { python: { timeoutMs: 2000 }, detection: { python: { quarantineAfter: 3 } } },
+  })
+  t.teardown(() => s.close())
+  await pyRule(s, 'Py.Late.Healthy', HEALTHY)
+  /** Sends a batch; the time until the healthy rule's matches of it are committed. */
+  const healthyLag = async () => {
+    const want = (await matchesOf(s, 'Py.Late.Healthy')).length + RECORDS
+    const started = Date.now()
+    await send(s)
+    t.ok(await until(async () => (await matchesOf(s, 'Py.Late.Healthy')).length === want, 60_000))
+    return Date.now() - started
+  }
+  await healthyLag() // the workers start
+  await s.server.detection.detector.idle()
+  const normal = Math.max(await healthyLag(), await healthyLag())
+  await pyRule(s, 'Py.Late.Sleeps', 'import time\n\n\ndef rule(event):\n    time.sleep(3)\n    return True\n')
+  await pyRule(s, 'Py.Late.Loops', 'def rule(event):\n    while True:\n        pass\n')
+  await pyRule(s, 'Py.Late.Crashes', 'import os\n\n\ndef rule(event):\n    os._exit(3)\n')
+  // Before: every batch waited for the bad rules' 3 stopped records (3 × 2 s) or their crash runs.
+  const bound = normal + 3000
+  for (let k = 1; k <= 4; k++) {
+    const ms = await healthyLag()
+    t.ok(ms < bound, `batch ${k}: the healthy rule's matches in ${ms} ms (normal ${normal} ms, bound ${bound})`)
+  }
+  await s.server.detection.detector.idle()
+  const status = (await s.request('GET', '/status')).body.detection
+  t.same(
+    status.quarantined.map((q: any) => q.ruleId),
+    ['Py.Late.Crashes', 'Py.Late.Loops', 'Py.Late.Sleeps'],
+    'the bad rules are quarantined',
+  )
+  t.same(status.lateRules, [], 'and owe nothing')
+  t.equal((await matchesOf(s, 'Py.Late.Healthy')).length, 7 * RECORDS, 'the healthy rule matched every record once')
+})
