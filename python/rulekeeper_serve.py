@@ -4,7 +4,9 @@
 # rule here) and the plan: which rule runs on which records, rule after rule. Per rule it reports a
 # start frame, its matches and errors, sparse progress and an end frame, so the server always knows
 # which rule runs; a SIGALRM tick stops a record past its clock or a rule past its batch budget
-# (a soft stop: the server kills the whole worker when code does not yield).
+# (a soft stop: the server kills the whole worker when code does not yield). A rule not known to
+# be slow also has a share of the batch (`shareMs`): past it, the rule is evicted (its end frame
+# says where it was) and the server runs the rest of its records in a worker of its own.
 import json
 import os
 import signal
@@ -28,6 +30,13 @@ class StopRule(BaseException):
     """Raised into rule code when its budget for the batch is spent."""
 
 
+class StopShare(BaseException):
+    """Raised into rule code when it has held the worker past its share of the batch."""
+
+
+STOPS = (StopRecord, StopRule, StopShare)
+
+
 class Clock:
     """The running rule's clocks: the current record's start, its limit, the rule's budget. The
     budget is checked between records (a record runs to its own clock); the tick stops a record past
@@ -37,6 +46,7 @@ class Clock:
     since = 0.0
     timeout = 5.0
     budget_end = 0.0
+    share_end = float("inf")
 
 
 CLOCK = Clock()
@@ -53,6 +63,9 @@ def _tick(signum, frame):
     if now >= c.budget_end + c.timeout:
         c.armed = False
         raise StopRule()
+    if now >= c.share_end:
+        c.armed = False
+        raise StopShare()
 
 
 class Worker:
@@ -98,6 +111,8 @@ class Worker:
         rt._register_source(rule["filename"], rule["source"])
         try:
             exec(rt._compile(rule["source"], rule["filename"]), module.__dict__)
+        except StopShare:
+            raise  # not loaded: the rule's own worker imports it again
         except (StopRecord, StopRule):
             errors.append({"t": "import_error", "message": "timed out while importing the rule module",
                            "file": None, "line": None})
@@ -152,10 +167,16 @@ class Worker:
         c.timeout = float(item["timeoutMs"]) / 1000
         c.since = time.monotonic()
         c.budget_end = c.since + float(item["budgetMs"]) / 1000
+        share = item.get("shareMs")
+        c.share_end = c.since + float(share) / 1000 if share else float("inf")
         c.index = -1
         c.armed = True
         try:
             got = self.load(key)
+        except StopShare:
+            c.armed = False
+            emit('{"t":"e","k":%d,"n":0,"why":"evicted","stops":0,"m":""}' % key)
+            return
         except (StopRecord, StopRule):
             got = None
         c.armed = False
@@ -185,6 +206,9 @@ class Worker:
             if now >= c.budget_end:
                 reached, why = index, "budget"
                 break
+            if now >= c.share_end:
+                reached, why = index, "evicted"
+                break
             event = events[position]
             if event is None:
                 data = records[position]
@@ -203,7 +227,7 @@ class Worker:
                         reset()
                 try:
                     value = rule_fn(event)
-                except (StopRecord, StopRule):
+                except STOPS:
                     raise
                 except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: the rule's error
                     line = rt.to_json({"t": "r", "i": index, "f": {"detection": [
@@ -227,9 +251,14 @@ class Worker:
                 c.armed = False
                 reached, why = index, "budget"
                 break
+            except StopShare:
+                c.armed = False
+                reached, why = index, "evicted"
+                break
             if line is not None:
                 emit(line)
         c.armed = False
+        c.share_end = float("inf")
         end = {"t": "e", "k": key, "n": reached}
         if why is not None:
             end["why"] = why
@@ -249,7 +278,7 @@ class Worker:
         for name, fn in others:
             try:
                 out[name] = list(rt._check_output(name, fn(event), default_severity))
-            except (StopRecord, StopRule):
+            except STOPS:
                 raise
             except BaseException as exc:  # noqa: BLE001
                 out[name] = [None, rt.describe_error(exc, filenames)[0]]

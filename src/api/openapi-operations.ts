@@ -151,6 +151,34 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
             type: 'boolean',
             description: 'Detection stopped on an error; it resumes from its checkpoint at the next start.',
           },
+          lateRules: {
+            type: 'array',
+            description:
+              "Python rules whose answers come later than the other rules' (evicted to a worker of their own for holding theirs past their share of a batch): the records they still owe held in memory, and since when. Owed at the last start with no record in memory: records 0.",
+            items: {
+              type: 'object',
+              required: ['ruleId', 'records', 'since'],
+              properties: {
+                ruleId: { type: 'string' },
+                records: { type: 'integer' },
+                since: { type: 'string', format: 'date-time' },
+              },
+            },
+          },
+          quarantined: {
+            type: 'array',
+            description:
+              'Python rules not evaluated until their next revision: stopped in detection.python.quarantineAfter batches in a row.',
+            items: {
+              type: 'object',
+              required: ['ruleId', 'since', 'reason'],
+              properties: {
+                ruleId: { type: 'string' },
+                since: { type: 'string', format: 'date-time' },
+                reason: { type: 'string' },
+              },
+            },
+          },
           alertLimit: {
             type: 'object',
             description:

@@ -6,7 +6,7 @@
 import { TurnBudget } from '../turn-budget.js'
 import type { AlertBook } from './alert-book.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
-import { evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
+import { type ChunkTerms, evaluateRecords, type RecordEvaluations } from './evaluate-records.js'
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 import type { OffloadedChunk, RuleWorker } from './rule-worker.js'
 import type { StoredRecord } from './stored-log.js'
@@ -34,6 +34,7 @@ export function startChunk(
   chunk: StoredRecord[],
   rules: { live: LiveIndex; broken: RuleErrorRecord[] },
   worker: RuleWorker | null,
+  terms: ChunkTerms = {},
 ): StartedChunk {
   const { live } = rules
   const evaluations = Promise.all([
@@ -41,7 +42,7 @@ export function startChunk(
       live,
       chunk.map((rec) => rec.line),
     ) ?? null,
-    evaluateRecords(live, chunk),
+    evaluateRecords(live, chunk, undefined, terms),
   ])
   evaluations.catch(() => {}) // awaited by passChunk's caller, unless the run stops first
   return { chunk, live, broken: rules.broken, evaluations }
@@ -87,9 +88,11 @@ function passRecord(
   counted.evaluations += rules.length
   const covered = offloaded?.covered.get(logType)
   const hits = offloaded?.hits[i]
+  const skips = evaluations.skips
   if (covered?.all) {
     // Every rule of the log type ran on the worker: only its answers other than "no match".
-    if (hits) for (const [slot, answer] of hits) outcome(rec, rules[slot]!, answer, now, out)
+    if (hits)
+      for (const [slot, answer] of hits) if (!skips?.(rules[slot]!, i)) outcome(rec, rules[slot]!, answer, now, out)
     return
   }
   if (!rec.readable) return // a damaged line: never evaluated (the worker skips it too)
@@ -100,13 +103,15 @@ function passRecord(
     if (covered?.slots[slot]) {
       if (hits === undefined || h >= hits.length || hits[h]![0] !== slot) continue
       answer = hits[h++]![1]
-    } else answer = evaluations.of(rule, i, rec.record)
+      if (skips?.(rule, i)) continue
+    } else if (skips?.(rule, i)) continue
+    else answer = evaluations.of(rule, i, rec.record)
     outcome(rec, rule, answer, now, out)
   }
 }
 
 /** One rule's answer on one record: a rule error, nothing, or a match. */
-function outcome(rec: StoredRecord, rule: LiveRule, answer: Evaluation, now: number, out: ChunkOutput): void {
+export function outcome(rec: StoredRecord, rule: LiveRule, answer: Evaluation, now: number, out: ChunkOutput): void {
   if ('error' in answer) {
     out.addError(recordError(rec, rule, now, answer.error))
     return

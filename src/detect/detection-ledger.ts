@@ -18,6 +18,15 @@ export interface Checkpoint {
   lastKey: string | null
   evaluatedAt: string | null
   records: number
+  /** Rules that still owe answers on records before `logs` (late-rules.ts): from where, per log file. */
+  behind?: Record<string, Behind>
+}
+
+/** A rule owing answers: the revision it was late at, since when, and per log file the offset it owes from. */
+export interface Behind {
+  revision: string | null
+  since: string
+  logs: Record<string, number>
 }
 
 /** What a commit moves in the checkpoint: `logs` is merged in, `records` added. */
@@ -25,6 +34,8 @@ export interface CheckpointUpdate {
   logs?: Record<string, number>
   lastKey?: string | null
   records?: number
+  /** Replaces the rules owing answers (an empty map: none). */
+  behind?: Record<string, Behind>
 }
 
 export interface RuleErrorRecord {

@@ -248,6 +248,8 @@ export class DetectionStore implements DetectionLedger {
         evaluatedAt: update.logs ? new Date().toISOString() : this.checkpoint.evaluatedAt,
         records: this.checkpoint.records + (update.records ?? 0),
       }
+      const behind = update.behind === undefined ? this.checkpoint.behind : update.behind
+      if (behind && Object.keys(behind).length > 0) next.behind = behind
       const file = path.join(this.root, 'checkpoint.json')
       const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
       let closing: Promise<void> = Promise.resolve()

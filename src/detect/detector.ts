@@ -3,7 +3,9 @@
 // chunks, has each chunk evaluated with every enabled rule of its log type at the revision served
 // when the chunk starts (chunk-pass.ts), and commits the alert book's output every batch with the
 // log offsets reached (alert-book.ts). It runs beside ingest, never inside a request: ingest never
-// waits for it.
+// waits for it. A Python rule its engine runs apart is late (late-rules.ts): the chunk goes on
+// without it, its answers are passed and committed when they come, and the checkpoint says what it
+// still owes (a restart evaluates those records again for it alone: the catch-up).
 import { TurnBudget } from '../turn-budget.js'
 import path from 'node:path'
 import type { Logger } from '../log.js'
@@ -13,7 +15,8 @@ import { passChunk, type PassCounts, type StartedChunk, startChunk } from './chu
 import type { DetectMetrics } from './detect-metrics.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
 import type { LiveEngines } from '../engine/engine.js'
-import { buildLiveIndex, type LiveIndex } from './live-rules.js'
+import { LateRules } from './late-rules.js'
+import { buildLiveIndex, type LiveIndex, type LiveRule } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
 import { chunkFor, LineCursor, listDataFiles, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
@@ -59,6 +62,13 @@ export class Detector {
   private failure: unknown = null
   /** Records and rule evaluations since the last commit: the metrics move once per commit. */
   private counted: PassCounts = { records: 0, evaluations: 0 }
+  /** Rules whose answers come later, and what rules owed at start. */
+  private readonly late: LateRules
+  /** Where the catch-up of rules owing records at start begins, per log file. */
+  private readonly startFrom = new Map<string, number>()
+  /** The checkpoint's offsets at start: records before them are evaluated only for rules that owed them. */
+  private catchUpTo: Readonly<Record<string, number>> = {}
+  private answered: Array<() => void> = []
 
   constructor(private readonly o: DetectorOptions) {
     this.logsRoot = path.join(o.dataDir, 'logs')
@@ -68,10 +78,20 @@ export class Detector {
         : new RuleWorker((message) =>
             o.logger.warn({ message }, 'rules are evaluated in-process from now on (rule worker failed)'),
           )
+    this.late = new LateRules(() => {
+      for (const w of this.answered.splice(0)) w()
+      this.kick()
+    })
   }
 
   /** Finds every log file past the checkpoint, then evaluates; call once the log sources are open. */
   async start(): Promise<void> {
+    const cp = this.o.book.checkpoint
+    this.late.carry(cp.behind)
+    this.catchUpTo = { ...cp.logs }
+    for (const b of Object.values(cp.behind ?? {}))
+      for (const [file, from] of Object.entries(b.logs))
+        if (from < (cp.logs[file] ?? 0)) this.startFrom.set(file, Math.min(from, this.startFrom.get(file) ?? from))
     for (const lt of this.o.logTypes) {
       for (const file of await listDataFiles(this.logsRoot, lt)) {
         const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(this.logsRoot, file)))
@@ -116,6 +136,7 @@ export class Detector {
         await this.inFlight
         await this.o.book.commitWaiting()
       } catch (err) {
+        this.late.clear()
         // Stopped until the next start, which evaluates again from the checkpoint: the matches,
         // rule errors and group changes queued past it are dropped, so no later commit of the book
         // (a status change, a correlation run) writes them beside their second evaluation.
@@ -136,19 +157,26 @@ export class Detector {
 
   /** Waits until everything announced so far is evaluated and committed (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.running) await this.running
+    for (;;) {
+      if (this.running) await this.running
+      else if (this.late.pending && !this.closed && this.failure === null)
+        await new Promise<void>((resolve) => this.answered.push(resolve))
+      else return
+    }
   }
 
   status(): {
     checkpoint: { records: number; evaluatedAt: string | null; lastKey: string | null }
     lagSeconds: number
     failed: boolean
+    lateRules: Array<{ ruleId: string; records: number; since: string }>
   } {
     const cp = this.o.book.checkpoint
     return {
       checkpoint: { records: cp.records, evaluatedAt: cp.evaluatedAt, lastKey: cp.lastKey },
       lagSeconds: this.pendingSince === null ? 0 : (Date.now() - this.pendingSince) / 1000,
       failed: this.failure !== null,
+      lateRules: this.late.status(),
     }
   }
 
@@ -170,8 +198,16 @@ export class Detector {
     const cp = this.o.book.checkpoint
     const work: Array<[string, number, number]> = []
     for (const [file, size] of this.durable) {
-      const from = Math.max(cp.logs[file] ?? 0, this.evaluatedTo.get(file) ?? 0)
+      const from = this.evaluatedTo.get(file) ?? Math.min(cp.logs[file] ?? 0, this.startFrom.get(file) ?? Infinity)
       if (size > from) work.push([file, from, size])
+    }
+    // Late answers that came meanwhile: passed now, committed with this run's first commit.
+    const passedLate = this.late.passReady(this.o.book)
+    if (work.length === 0 && passedLate > 0) {
+      await this.inFlight
+      const commit = this.o.book.commit({ behind: this.late.owed() })
+      this.inFlight = commit
+      await commit
     }
     if (work.length === 0) {
       // The lag is zero once the previous run's last commit is durable (and nothing came meanwhile).
@@ -200,8 +236,15 @@ export class Detector {
       if (this.inFlight) await this.inFlight
       const lags = lagSum
       this.committing = true
-      for (const [file, to] of Object.entries(offsets)) this.evaluatedTo.set(file, to)
-      const commit = this.o.book.commit({ logs: offsets, lastKey: last?.key ?? null, records: count }).then(() => {
+      // The catch-up (records before the start's checkpoint) never moves the checkpoint back.
+      const logs: Record<string, number> = {}
+      for (const [file, to] of Object.entries(offsets)) {
+        this.evaluatedTo.set(file, to)
+        if (to > (this.o.book.checkpoint.logs[file] ?? 0)) logs[file] = to
+      }
+      this.late.evaluated(offsets, this.catchUpTo)
+      const update = { logs, lastKey: last?.key ?? null, records: count, behind: this.late.owed() }
+      const commit = this.o.book.commit(update).then(() => {
         this.committing = false
         const now = Date.now()
         for (const t of lags) this.o.metrics?.lag.observe(Math.max(0, (now - t) / 1000))
@@ -226,8 +269,23 @@ export class Detector {
       if (started === null) return
       const s = started
       started = null
+      const t0 = Date.now()
       const evaluations = await s.evaluations
+      if (process.env.RK_DEBUG)
+        console.error(
+          'chunk',
+          s.chunk.length,
+          'eval ms',
+          Date.now() - t0,
+          'late',
+          evaluations[1].late.map((l) => l.rule.meta.id),
+        )
+      // A rule's answers on this chunk come after its late ones: those are passed first.
+      const late = new Set(evaluations[1].late.map((l) => l.rule))
+      await this.late.settle(s.live.batched.filter((r) => !late.has(r)).map((r) => r.meta.id))
+      this.late.passReady(this.o.book)
       await passChunk(s, evaluations, this.o.book, this.counted, budget)
+      this.late.add(s.chunk, evaluations[1].late)
       for (const rec of s.chunk) {
         offsets[rec.file] = rec.next
         count++
@@ -242,13 +300,13 @@ export class Detector {
       pending = []
       const rules = this.currentRules()
       if (!final && rules.live.batched.length === 0) {
-        const next = startChunk(chunk, rules, this.ruleWorker)
+        const next = startChunk(chunk, rules, this.ruleWorker, this.terms(chunk))
         await finish()
         started = next
         return
       }
       await finish()
-      started = startChunk(chunk, rules, this.ruleWorker)
+      started = startChunk(chunk, rules, this.ruleWorker, this.terms(chunk))
       await finish()
     }
     const merge = new StoredLogMerge(cursors)
@@ -276,6 +334,24 @@ export class Detector {
     if (this.pendingSince !== null && this.pendingSince <= startedAt) {
       const left = [...this.durable].some(([f, s]) => s > (this.o.book.checkpoint.logs[f] ?? 0))
       this.pendingSince = left ? Date.now() : null
+    }
+  }
+
+  /** How a chunk is evaluated: late rules allowed; during the catch-up, only the rules owing a record. */
+  private terms(chunk: readonly StoredRecord[]) {
+    const upTo = this.catchUpTo
+    if (this.startFrom.size > 0 && !this.late.carrying) this.startFrom.clear()
+    const catchUp = this.startFrom.size > 0 && chunk.some((r) => r.offset < (upTo[r.file] ?? 0))
+    return {
+      mayDefer: () => this.late.mayDefer(),
+      ...(catchUp
+        ? {
+            applies: (rule: LiveRule, i: number) => {
+              const rec = chunk[i]!
+              return rec.offset >= (upTo[rec.file] ?? 0) || this.late.owedAtStart(rule.meta.id, rec.file, rec.offset)
+            },
+          }
+        : {}),
     }
   }
 

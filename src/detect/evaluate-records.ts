@@ -3,7 +3,9 @@
 // worker run per rule and chunk, the rules' runs side by side on the pool), awaited together. The
 // caller's pass then takes the records in stored order and asks `of(rule, i, record)` for each
 // rule: the batch result, or the in-process evaluator (e.g. a simple rule's) run on the spot, so
-// grouping sees every rule's matches in the same order as before.
+// grouping sees every rule's matches in the same order as before. Live detection may let a batch
+// rule be late (its engine runs it apart, `onLate`, and the caller can hold its chunk): the
+// evaluations then come without it, and its answers come later (`late`).
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 
 /** A record of a chunk: its log type, and the record itself (parsed when asked for). */
@@ -18,6 +20,27 @@ export interface RecordEvaluations {
   of(rule: LiveRule, i: number, record: Record<string, unknown>): Evaluation
   /** Batch rules that could not run at all on this chunk (each once; skipped at this revision from now on). */
   failed: Array<{ rule: LiveRule; error: string }>
+  /** Batch rules whose answers come later (their records get nothing from `of`). */
+  late: LateEvaluation[]
+  /** Whether a rule does not evaluate record `i` at all (a restart's catch-up of rules that were behind). */
+  skips?: (rule: LiveRule, i: number) => boolean
+}
+
+/** A batch rule's answers on a chunk that come later. */
+export interface LateEvaluation {
+  rule: LiveRule
+  /** The chunk positions of the records it evaluates, in order. */
+  at: number[]
+  /** Its answers, one per position of `at`, or why it could not run at all. */
+  results: Promise<Evaluation[] | { error: string }>
+}
+
+/** Live detection's say over a chunk's evaluation. */
+export interface ChunkTerms {
+  /** Whether the chunk may go on without this rule's answers once its engine says they are late. */
+  mayDefer?: (rule: LiveRule) => boolean
+  /** Whether a rule evaluates record `i` (a restart's catch-up: only the rules that were behind). */
+  applies?: (rule: LiveRule, i: number) => boolean
 }
 
 const NO_MATCH: Evaluation = { matched: false }
@@ -25,16 +48,22 @@ const NO_MATCH: Evaluation = { matched: false }
 const inProcess: RecordEvaluations = {
   of: (rule, _i, record) => (rule.evaluate ? rule.evaluate(record) : NO_MATCH),
   failed: [],
+  late: [],
 }
+
+type BatchAnswer = Evaluation[] | { error: string }
 
 export async function evaluateRecords(
   live: LiveIndex,
   records: readonly ChunkRecord[],
   /** Replay: its client went away (the batch rules' runs are dropped). */
   signal?: AbortSignal,
+  terms: ChunkTerms = {},
 ): Promise<RecordEvaluations> {
+  const { applies, mayDefer } = terms
+  const skips = applies ? (rule: LiveRule, i: number) => !applies(rule, i) : undefined
   const waiting = live.batched.filter((r) => r.batch && r.failed === undefined)
-  if (waiting.length === 0 || records.length === 0) return inProcess
+  if (waiting.length === 0 || records.length === 0) return skips ? { ...inProcess, skips } : inProcess
   // The chunk's records by log type (in chunk order): rules of one log type share one array. Only
   // the log types of batch rules are looked at (a record is parsed only when a rule needs it).
   const wanted = new Set(waiting.flatMap((r) => r.meta.logTypes))
@@ -46,43 +75,93 @@ export async function evaluateRecords(
     if (list) list.push(i)
     else positions.set(lt, [i])
   })
-  const shared = new Map<string, Record<string, unknown>[]>()
-  const eventsOf = (lts: readonly string[]): { at: number[]; events: Record<string, unknown>[] } => {
-    const present = lts.filter((lt) => positions.has(lt))
-    const at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
+  const shared = new Map<string, { at: number[]; events: Record<string, unknown>[] }>()
+  const gated = new Map<LiveRule, { at: number[]; events: Record<string, unknown>[] }>()
+  const eventsOf = (rule: LiveRule): { at: number[]; events: Record<string, unknown>[] } => {
+    const present = rule.meta.logTypes.filter((lt) => positions.has(lt))
+    let at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
     if (present.length > 1) at.sort((a, b) => a - b)
+    if (applies) {
+      let own = gated.get(rule)
+      if (!own) {
+        at = at.filter((i) => applies(rule, i))
+        gated.set(rule, (own = { at, events: at.map((i) => records[i]!.record) }))
+      }
+      return own
+    }
     const key = present.join('\u0000')
-    let events = shared.get(key)
-    if (!events) shared.set(key, (events = at.map((i) => records[i]!.record)))
-    return { at, events }
+    let set = shared.get(key)
+    if (!set) shared.set(key, (set = { at, events: at.map((i) => records[i]!.record) }))
+    return set
   }
+  const answers = new Map<LiveRule, BatchAnswer>()
+  const running = new Map<LiveRule, Promise<BatchAnswer>>()
+  const deferred = new Set<LiveRule>()
+  // Every rule answered, or late (deferred by its engine and allowed by the caller).
+  await new Promise<void>((resolve) => {
+    let open = waiting.length
+    const settled = () => --open === 0 && resolve()
+    if (open === 0) resolve()
+    for (const rule of waiting) {
+      if (eventsOf(rule).events.length === 0) {
+        settled()
+        continue
+      }
+      const onLate = mayDefer
+        ? () => {
+            if (deferred.has(rule) || answers.has(rule) || !mayDefer(rule)) return
+            deferred.add(rule)
+            settled()
+          }
+        : undefined
+      const results = (async (): Promise<BatchAnswer> => {
+        try {
+          return await rule.batch!(eventsOf(rule).events, signal, onLate)
+        } catch (err) {
+          return { error: err instanceof Error ? err.message : String(err) }
+        }
+      })()
+      running.set(rule, results)
+      void results.then((out) => {
+        if (deferred.has(rule)) return
+        answers.set(rule, out)
+        settled()
+      })
+    }
+  })
+  const late: LateEvaluation[] = [...deferred].map((rule) => ({
+    rule,
+    at: eventsOf(rule).at,
+    results: running.get(rule)!,
+  }))
   const results = new Map<LiveRule, Evaluation[]>()
   const failed: RecordEvaluations['failed'] = []
-  await Promise.all(
-    waiting.map(async (rule) => {
-      const { at, events } = eventsOf(rule.meta.logTypes)
-      if (events.length === 0) return
-      let out: Evaluation[] | { error: string }
-      try {
-        out = await rule.batch!(events, signal)
-      } catch (err) {
-        out = { error: err instanceof Error ? err.message : String(err) }
-      }
-      if (!Array.isArray(out)) {
-        if (rule.batch) rule.failed = out.error
-        failed.push({ rule, error: out.error })
-        return
-      }
-      const byRecord = new Array<Evaluation>(records.length)
-      at.forEach((i, k) => {
-        byRecord[i] = out[k] ?? { error: 'the rule reported nothing for this record' }
-      })
-      results.set(rule, byRecord)
-    }),
-  )
+  for (const [rule, out] of answers) {
+    if (!Array.isArray(out)) {
+      failed.push(failure(rule, out.error))
+      continue
+    }
+    const { at } = eventsOf(rule)
+    const byRecord = new Array<Evaluation>(records.length)
+    at.forEach((i, k) => {
+      byRecord[i] = out[k] ?? MISSING
+    })
+    results.set(rule, byRecord)
+  }
   failed.sort((a, b) => (a.rule.meta.id < b.rule.meta.id ? -1 : 1))
   return {
     of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : (results.get(rule)?.[i] ?? NO_MATCH)),
     failed,
+    late,
+    ...(skips ? { skips } : {}),
   }
+}
+
+/** What a record the rule gave no answer for gets. */
+export const MISSING: Evaluation = { error: 'the rule reported nothing for this record' }
+
+/** A batch rule that could not run at all: skipped for the rest of its revision. */
+export function failure(rule: LiveRule, error: string): { rule: LiveRule; error: string } {
+  if (rule.batch) rule.failed = error
+  return { rule, error }
 }

@@ -39,6 +39,8 @@ export type LiveEvaluator = (event: unknown) => Evaluation
 export type BatchEvaluator = (
   events: readonly Record<string, unknown>[],
   signal?: AbortSignal,
+  /** Called when the results may be long in coming (the rule runs apart: live detection need not wait). */
+  onLate?: () => void,
 ) => Promise<Evaluation[] | { error: string }>
 
 export type Scalar = string | number | boolean

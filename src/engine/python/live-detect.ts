@@ -64,6 +64,11 @@ export type EvaluateBatch = (
   signal?: AbortSignal,
   /** The most one run may take (a warm worker's crashed rule: what is left of its budget). */
   runMsCap?: number,
+  /**
+   * Called when the rule's run is moved to a worker of its own (it held a shared one past its share,
+   * or did in an earlier batch): its results may be long in coming, the caller need not wait for them.
+   */
+  onLate?: () => void,
 ) => Promise<BatchOutcome>
 
 export function createLiveDetection(pool: WorkerPool, limits: RunLimits): EvaluateBatch {

@@ -124,8 +124,8 @@ export function batchLive(evaluateBatch: EvaluateBatch): LiveCompiler {
       severity: typeof rule.view.severity === 'string' ? rule.view.severity.toUpperCase() : 'INFO',
     }
     return {
-      batch: async (events, signal) => {
-        const out = await evaluateBatch(rule.file, ctx, events, signal)
+      batch: async (events, signal, onLate) => {
+        const out = await evaluateBatch(rule.file, ctx, events, signal, undefined, onLate)
         if ('error' in out) return out
         return out.results.map((r) => pythonEvaluation(r, fields))
       },

@@ -142,6 +142,8 @@ export interface ServePlanItem {
   timeoutMs: number
   budgetMs: number
   maxStops: number
+  /** In a worker shared with other rules: the most this rule may hold it in the batch (then it is evicted). */
+  shareMs?: number
 }
 
 /**

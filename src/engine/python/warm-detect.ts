@@ -7,7 +7,11 @@
 // (records past their clock, budget spent, its worker killed or crashed) gets errors for the
 // records it did not finish and a strike (quarantine.ts); the rules after it in a killed worker run
 // again in a fresh one; a rule that crashed its worker has its remaining records run one-shot
-// (live-detect.ts), which finds the record that crashes. Idle revisions' workers exit.
+// (live-detect.ts), which finds the record that crashes. A rule has a share of its worker per batch
+// (`shareMs`); one that holds it longer is evicted: the rest of its records, and its later batches
+// at this revision, run in a worker of its own (`onLate` tells the caller, who then need not wait
+// for it), so a slow rule delays the rules beside it by its share at most, once; a rule stopped or
+// crashed goes there too. Idle revisions' workers exit.
 import type { RuleFile } from '../../rules/model.js'
 import type { BatchOutcome, EngineContext, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
@@ -18,16 +22,10 @@ import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } fr
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
+import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
 import { type RuleRun, WarmWorker } from './warm-worker.js'
 
-export interface WarmSettings {
-  isolation: 'shared' | 'per-rule'
-  /** Processes per revision in `shared` isolation. */
-  workers: number
-  /** A rule's budget per batch: at least this, else `budgetMsPerRecord` × its records. */
-  budgetMs: number
-  budgetMsPerRecord: number
-}
+export type { WarmSettings }
 
 /** Errors written one per record past which the rest of a rule's batch is reported as one error. */
 const MAX_RECORD_ERRORS = 20
@@ -39,53 +37,6 @@ const MAX_REVISIONS = 4
 const MAX_AGE_MS = 60 * 60 * 1000
 /** A warm worker's CPU limit (RLIMIT_CPU counts its whole life; the server's clocks stop rules). */
 const SERVE_CPU_SECONDS = Math.ceil((MAX_AGE_MS * 2) / 1000)
-
-interface Prepared {
-  key: number
-  error?: string
-  pass?: (event: unknown) => boolean
-  def?: ServeRule
-  globals?: Record<string, ModuleSource>
-}
-
-interface Request {
-  file: RuleFile
-  ctx: EngineContext
-  prep: Prepared
-  events: readonly Record<string, unknown>[]
-  /** Indexes of the records the InlineFilters let through (null: all). */
-  pending: number[] | null
-  signal?: AbortSignal
-  resolve(outcome: BatchOutcome): void
-}
-
-interface Slot {
-  worker?: WarmWorker
-  /** A replacement started in the background after the worker died, for the next batch. */
-  spare?: Promise<WarmWorker>
-  rules: number
-  chain: Promise<void>
-}
-
-class RevisionWorkers {
-  readonly prepared = new WeakMap<RuleFile, Prepared>()
-  readonly slotOf = new WeakMap<RuleFile, Slot>()
-  readonly slots: Slot[] = []
-  nextKey = 0
-  queue: Request[] = []
-  busy = 0
-  lastUsed = Date.now()
-
-  close(): void {
-    for (const s of this.slots) {
-      s.worker?.kill()
-      void s.spare?.then(
-        (w) => w.kill(),
-        () => {},
-      )
-    }
-  }
-}
 
 /** Where warm workers come from (the pool's spares; killed with the pool). */
 export type TakeSandbox = () => Promise<SandboxRun>
@@ -107,12 +58,9 @@ export class WarmDetection {
     this.sweeper.unref()
   }
 
-  readonly evaluate: EvaluateBatch = (file, ctx, events, signal) => {
-    const held = this.quarantine.of(file)
-    if (held)
-      return Promise.resolve({
-        error: `not evaluated: the rule is quarantined since ${held.since}, ${held.reason}; a change to the rule lifts it`,
-      })
+  readonly evaluate: EvaluateBatch = (file, ctx, events, signal, _runMsCap, onLate) => {
+    const held = this.held(file)
+    if (held) return Promise.resolve(held)
     if (this.closed) return Promise.resolve({ error: 'not evaluated: the Python worker pool is closed' })
     const rev = this.revision(ctx)
     const prep = this.prepare(rev, file, ctx)
@@ -135,10 +83,21 @@ export class WarmDetection {
       const onAbort = () => once({ error: `not evaluated: ${abortReason(signal!)}` })
       signal?.addEventListener('abort', onAbort, { once: true })
       if (signal?.aborted) return onAbort()
-      rev.queue.push({ file, ctx, prep, events, pending, signal, resolve: once })
+      if (rev.slotOf.get(file)?.own) onLate?.()
+      rev.queue.push({ file, ctx, prep, events, pending, signal, onLate, resolve: once })
       // The detector asks every rule of a chunk in one turn: they leave together.
       if (rev.queue.length === 1) setImmediate(() => this.flush(rev))
     })
+  }
+
+  /** The answer for a quarantined rule, else undefined. */
+  private held(file: RuleFile): BatchOutcome | undefined {
+    const held = this.quarantine.of(file)
+    return held
+      ? {
+          error: `not evaluated: the rule is quarantined since ${held.since}, ${held.reason}; a change to the rule lifts it`,
+        }
+      : undefined
   }
 
   /** The rules quarantined now (`/status`). */
@@ -149,7 +108,8 @@ export class WarmDetection {
   /** Processes alive (diagnostics). */
   workers(): number {
     let n = 0
-    for (const rev of this.revisions.values()) for (const s of rev.slots) if (s.worker && !s.worker.dead) n++
+    for (const rev of this.revisions.values())
+      for (const s of [...rev.slots, ...rev.own]) if (s.worker && !s.worker.dead) n++
     return n
   }
 
@@ -210,48 +170,55 @@ export class WarmDetection {
     return prep
   }
 
-  private slotFor(rev: RevisionWorkers, file: RuleFile): Slot {
-    let slot = rev.slotOf.get(file)
-    if (slot) return slot
-    if (this.settings.isolation === 'per-rule' || rev.slots.length < this.settings.workers) {
-      slot = { rules: 0, chain: Promise.resolve() }
-      rev.slots.push(slot)
-    } else slot = rev.slots.reduce((a, b) => (b.rules < a.rules ? b : a))
-    slot.rules++
-    rev.slotOf.set(file, slot)
-    return slot
-  }
-
   private flush(rev: RevisionWorkers): void {
     const queue = rev.queue
     rev.queue = []
     const bySlot = new Map<Slot, Request[]>()
     for (const r of queue) {
-      const slot = this.slotFor(rev, r.file)
+      const slot = rev.slotFor(r.file, this.settings)
       const list = bySlot.get(slot)
       if (list) list.push(r)
       else bySlot.set(slot, [r])
     }
-    for (const [slot, requests] of bySlot) {
-      rev.busy++
-      slot.chain = slot.chain
-        .then(() => this.runSlot(slot, requests))
-        .catch((err: unknown) => {
-          for (const r of requests) r.resolve({ error: `not evaluated: ${(err as Error).message}` })
-        })
-        .finally(() => {
-          rev.busy--
-          rev.lastUsed = Date.now()
-        })
-    }
+    for (const [slot, requests] of bySlot) this.enqueue(rev, slot, requests)
+  }
+
+  /** Requests after what the slot has to do already. */
+  private enqueue(rev: RevisionWorkers, slot: Slot, requests: Request[]): void {
+    rev.busy++
+    slot.chain = slot.chain
+      .then(() => this.runSlot(rev, slot, requests))
+      .catch((err: unknown) => {
+        for (const r of requests) r.resolve({ error: `not evaluated: ${(err as Error).message}` })
+      })
+      .finally(() => {
+        rev.busy--
+        rev.lastUsed = Date.now()
+      })
   }
 
   /** One slot's share of a chunk: its rules in order, on its worker (a fresh one after a stop). */
-  private async runSlot(slot: Slot, requests: Request[]): Promise<void> {
+  private async runSlot(rev: RevisionWorkers, slot: Slot, requests: Request[]): Promise<void> {
+    // Rules evicted since these requests were queued go to their own worker (after their evicted
+    // rest, queued there first); rules quarantined meanwhile are answered.
+    const moved: Request[] = []
+    let todo = requests.filter((r) => {
+      if (r.signal?.aborted) return false
+      const held = this.held(r.file)
+      if (held) r.resolve(held)
+      else if (rev.slotOf.get(r.file) !== slot) moved.push(r)
+      else return true
+      return false
+    })
+    const bySlot = new Map<Slot, Request[]>()
+    for (const r of moved) {
+      r.onLate?.()
+      const to = rev.slotOf.get(r.file)!
+      bySlot.set(to, [...(bySlot.get(to) ?? []), r])
+    }
+    for (const [to, list] of bySlot) this.enqueue(rev, to, list)
     // Rules stopped in their last batches run last: the others' results are not behind them.
-    let todo = requests
-      .filter((r) => !r.signal?.aborted)
-      .sort((a, b) => this.quarantine.strikesOf(a.file) - this.quarantine.strikesOf(b.file))
+    todo = todo.sort((a, b) => this.quarantine.strikesOf(a.file) - this.quarantine.strikesOf(b.file))
     const settling: Promise<void>[] = []
     let fruitless = 0
     for (;;) {
@@ -267,7 +234,7 @@ export class WarmDetection {
           break
         }
       }
-      const batch = this.batchFor(worker, todo)
+      const batch = this.batchFor(worker, todo, !slot.own)
       // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
       const current = worker
       const waiting = todo
@@ -276,7 +243,7 @@ export class WarmDetection {
       const runs = await worker.run(batch).finally(() => {
         for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
       })
-      for (const [j, run] of runs.entries()) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
+      for (const [j, run] of runs.entries()) settling.push(this.settle(rev, todo[j]!, batch.plan[j]!, run))
       const ended = runs.length > 0 && runs[runs.length - 1]!.end
       todo = todo.slice(runs.length)
       if (todo.length === 0 && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
@@ -311,7 +278,9 @@ export class WarmDetection {
     return this.start()
   }
 
-  private batchFor(worker: WarmWorker, todo: Request[]): ServeBatch {
+  private batchFor(worker: WarmWorker, todo: Request[], shareClock: boolean): ServeBatch {
+    const share = this.settings.shareMs ?? 250
+    const sharePerRecord = this.settings.shareMsPerRecord ?? 0.05
     const sets = new Map<readonly object[], string>()
     const events = new Map<string, string>()
     const load: ServeRule[] = []
@@ -333,13 +302,14 @@ export class WarmDetection {
         timeoutMs: this.limits.timeoutMs,
         budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
         maxStops: MAX_STOPS,
+        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord) } : {}),
       }
     })
     return { load, globals, events, plan }
   }
 
   /** A rule's results of the batch: its outcomes, errors for what it did not finish, its strike. */
-  private async settle(r: Request, item: ServePlanItem, run: RuleRun): Promise<void> {
+  private async settle(rev: RevisionWorkers, r: Request, item: ServePlanItem, run: RuleRun): Promise<void> {
     if (r.signal?.aborted) return r.resolve({ error: `not evaluated: ${abortReason(r.signal)}` }) // no strike
     if (run.setup !== undefined) return r.resolve({ error: run.setup })
     const results = new Array<RecordOutcome>(r.events.length).fill(null)
@@ -348,6 +318,25 @@ export class WarmDetection {
     for (const [k, m] of run.stopped)
       results[at(k)] = { error: `the Python run evaluating this record was stopped: ${m}` }
     const end = run.end
+    // Past its share (no strike: it may be slow, not wrong): the rest of its records, and its later
+    // batches, in a worker of its own, and the caller need not wait. A rule killed or crashed goes
+    // there too (and takes its strike below).
+    if (end?.why === 'evicted' || end?.why === 'killed' || end?.why === 'crashed') {
+      const own = rev.evict(r.file)
+      r.onLate?.()
+      if (end.why === 'evicted') {
+        const rest = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
+        if (rest.length === 0) return r.resolve({ results })
+        // Not awaited: the shared worker's next batch does not wait for the evicted rule.
+        const finish = (out: BatchOutcome) => {
+          if ('error' in out) return r.resolve(out)
+          for (const i of rest) results[i] = out.results[i] ?? null
+          r.resolve({ results })
+        }
+        this.enqueue(rev, own, [{ ...r, pending: rest, resolve: finish }])
+        return
+      }
+    }
     let kind: OverrunKind | undefined = run.stopped.size > 0 ? 'timeout' : undefined
     let why = run.stopped.size > 0 ? [...run.stopped.values()].pop()! : ''
     const rest = (message: string) => {

@@ -25,7 +25,7 @@ export interface RuleRun {
   /** Why the rule cannot run at all (import, data model). */
   setup?: string
   /** How the rule's run ended early: too many stopped records, its budget, or the process killed/dead. */
-  end?: { why: 'stops' | 'budget' | 'killed' | 'crashed'; message: string }
+  end?: { why: 'stops' | 'budget' | 'evicted' | 'killed' | 'crashed'; message: string }
 }
 
 /** Slack past a rule's deadline before its worker is killed (the soft stop comes first). */
@@ -159,7 +159,9 @@ export class WarmWorker {
         resultBytes = line.length // the limit is each rule's
         current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0 }
         runs.push(current)
-        deadline = performance.now() + next.budgetMs + next.timeoutMs + GRACE_MS
+        // A rule sharing the worker yields at its share (it is evicted), else it is killed soon after.
+        const own = next.budgetMs + next.timeoutMs
+        deadline = performance.now() + (next.shareMs ? Math.min(own, next.shareMs) : own) + GRACE_MS
         arm()
         return
       }
@@ -194,10 +196,16 @@ export class WarmWorker {
           current.reached = e.i as number
           return
         case 'e': {
-          if (e.k !== current.k || !at(e.n, count) || (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget'))
+          if (
+            e.k !== current.k ||
+            !at(e.n, count) ||
+            (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted')
+          )
             return malformed()
           current.reached = e.n as number
           if (e.why === 'stops') current.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
+          else if (e.why === 'evicted')
+            current.end = { why: 'evicted', message: `held its worker past its share (${item.shareMs} ms)` }
           else if (e.why === 'budget')
             current.end = { why: 'budget', message: `used up its budget of ${item.budgetMs} ms for this batch` }
           current = undefined
