@@ -270,7 +270,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
       ...opts.scheduledQueries,
       catalog: rules.catalog,
       queries: new ScheduledQueries(queries, (name) => rules.catalog.index.supports.get(name)),
-      compile: (opts.detectionEngines ?? engines).python?.live,
+      // Scheduled rules compile as Python streaming rules do (an injected detection engine first).
+      compile: opts.detectionEngines?.python?.live ?? engines.python?.live,
       book: detection.book,
       dataDir,
       logger,

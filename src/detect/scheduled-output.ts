@@ -118,7 +118,8 @@ export function scheduledOutput(o: {
     const { meta } = plan
     const answers = o.evaluations[r]!
     if (!Array.isArray(answers)) {
-      errors.push(error(meta, `scheduled query ${o.query}: ${answers.error}`))
+      // A rule that cannot run is an error of each run that had rows for it (no rows: nothing ran).
+      if (o.rows.length > 0) errors.push(error(meta, `scheduled query ${o.query}: ${answers.error}`))
       return
     }
     o.rows.forEach((row, i) => {

@@ -53,6 +53,8 @@ export interface ScheduledQueryRun {
   alertsCreated: string[]
   alertsUpdated: string[]
   ruleErrors: number
+  /** The query's part of the run (the rest: the rows through the rules, the commit). */
+  queryMs: number
   durationMs: number
   outcome: 'ok' | 'error'
   error: string | null
@@ -246,7 +248,10 @@ export class QueryScheduler {
       rules: plans.map((p) => p.meta.id),
     }
     const finish = async (
-      r: Pick<ScheduledQueryRun, 'rows' | 'cut' | 'matches' | 'alertsCreated' | 'alertsUpdated' | 'ruleErrors'>,
+      r: Pick<
+        ScheduledQueryRun,
+        'rows' | 'cut' | 'matches' | 'alertsCreated' | 'alertsUpdated' | 'ruleErrors' | 'queryMs'
+      >,
       error: string | null,
     ): Promise<ScheduledQueryRun> => {
       const durationMs = Date.now() - startedAt
@@ -278,9 +283,17 @@ export class QueryScheduler {
       await this.o.book.commitOutput({ matches: [], groups: [], created: [], errors }).catch((e: unknown) => {
         this.o.logger.error({ err: e, query: name }, 'cannot commit the rule errors of a failed scheduled query')
       })
-      const none = { rows: 0, cut: false, matches: 0, alertsCreated: [], alertsUpdated: [] }
+      const none = {
+        rows: 0,
+        cut: false,
+        matches: 0,
+        alertsCreated: [],
+        alertsUpdated: [],
+        queryMs: Date.now() - startedAt,
+      }
       return finish({ ...none, ruleErrors: errors.length }, error)
     }
+    const queryMs = Date.now() - startedAt
     // Closing waits for this run (close() awaits the queue), so its output is still committed.
     const evaluations = await evaluateRows(plans, rows)
     // From here to the commit nothing awaits: no other commit can take the groups half-changed.
@@ -303,6 +316,7 @@ export class QueryScheduler {
         alertsCreated: out.alertsCreated,
         alertsUpdated: out.alertsUpdated,
         ruleErrors: out.errors.length,
+        queryMs,
       },
       null,
     )
