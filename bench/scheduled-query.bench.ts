@@ -1,13 +1,14 @@
 // Issue 29, part 2: one run of the repository's example scheduled query
 // (`Editor.Audit.AdminGrants.Hourly`, its last hour of admin/owner grants grouped by actor) over a
 // stored day of 1M records, its rows through the example scheduled rule in the Python sandbox, the
-// matches grouped into alerts and committed: `POST /scheduled-queries/{name}/run` at a clock in the
-// middle of the day, in process. Reports the whole run and the query's part of it; the first run
-// (warm workers starting) apart from the next ones (alerts updated, not created).
+// matches grouped into alerts and committed: `POST /scheduled-queries/{name}/run` at a clock just after
+// the day, in process. Reports the rows' part of the slot run at start (warm workers
+// starting, the alerts created), then whole runs after it and their query's part (alerts updated).
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { startInProcess } from '../test/helpers/in-process.js'
+import { waitFor } from '../test/helpers/wait.js'
 import type { BenchContext, BenchResult } from './lib.js'
 import { percentile } from './lib.js'
 import { writeStoredDay } from './stored-events.js'
@@ -27,7 +28,9 @@ interface Run {
 
 async function bench(ctx: BenchContext): Promise<BenchResult[]> {
   const records = Math.max(10_000, Math.round(1_000_000 * ctx.scale))
-  const clock = Date.parse(`${DAY}T12:00:00.000Z`)
+  // The slot right after the day (p_occurs_since has no upper bound: a slot inside the day would
+  // read the rest of the day too, which a live run never has).
+  const clock = Date.parse('2026-11-21T00:00:00.000Z')
   // The service on an empty data directory (detection has nothing to read; the slot at start runs
   // over no events); the day is written under its logs/ afterwards, as if ingested.
   const s = await startInProcess({ dataDir: path.join(ctx.tmpDir, 'data'), scheduledQueries: { now: () => clock } })
@@ -37,8 +40,21 @@ async function bench(ctx: BenchContext): Promise<BenchResult[]> {
     ctx.progress(
       `wrote ${records} records (${Math.round(bytes / 1024 ** 2)} MiB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     )
+    // The slot run at start was queued while the day was written: it ran (or runs) over the day.
+    const atStart = await waitFor(
+      'the slot run at start',
+      async () => {
+        const st = await s.request('GET', '/status')
+        const q = st.body.scheduledQueries.queries.find((x: { name: string }) => x.name === NAME)
+        return q?.runs >= 1 && (q.lastRun as Omit<Run, 'alertsCreated'> & { alertsCreated: number })
+      },
+      600_000,
+    )
+    ctx.progress(
+      `slot run at start: ${atStart.rows} rows, ${atStart.matches} matches, ${atStart.alertsCreated} alerts created; query ${atStart.queryMs} ms of ${atStart.durationMs} ms`,
+    )
     const runs: Run[] = []
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 3; i++) {
       const res = await s.request('POST', `/scheduled-queries/${NAME}/run`)
       if (res.status !== 200) throw new Error(`run: ${res.status} ${res.text.slice(0, 300)}`)
       const run = res.body as Run
@@ -48,25 +64,25 @@ async function bench(ctx: BenchContext): Promise<BenchResult[]> {
         `run ${i + 1}: ${run.rows} rows, ${run.matches} matches, ${run.alertsCreated.length} alerts created; query ${run.queryMs} ms of ${run.durationMs} ms`,
       )
     }
-    const first = runs[0]!
-    const later = runs.slice(1)
     const median = (xs: number[]) => percentile(xs, 50)
     return [
       {
-        name: `a scheduled run of the example query over a ${records}-record day: query, ${first.rows} rows through the example Python rule, ${first.matches} alerts committed (first run)`,
-        target: 'report (issue 29 sets no target for the rule part)',
-        value: first.durationMs,
+        // The run at start waited for the day to be written (its query's time counts that wait):
+        // its rows' part is what it says about the rules.
+        name: `the slot run at start: its ${atStart.rows} rows through the example Python rule (warm workers starting), ${atStart.alertsCreated} alerts created and committed`,
+        target: 'report (issue 29 sets no target for it)',
+        value: atStart.durationMs - atStart.queryMs,
         unit: 'ms',
         pass: true,
-        notes: `query ${first.queryMs} ms; ${first.alertsCreated.length} alerts created; load average ${os.loadavg()[0]!.toFixed(1)}`,
+        notes: `${records}-record day; load average ${os.loadavg()[0]!.toFixed(1)}`,
       },
       {
-        name: 'the same run again (warm workers; the alerts updated, not created), median of 3',
+        name: 'the same query run again through POST /scheduled-queries/{name}/run (warm workers; alerts updated), median of 3',
         target: 'report',
-        value: median(later.map((r) => r.durationMs)),
+        value: median(runs.map((r) => r.durationMs)),
         unit: 'ms',
         pass: true,
-        notes: `query ${median(later.map((r) => r.queryMs))} ms of it; runs ${later.map((r) => r.durationMs).join('/')} ms`,
+        notes: `the query ${median(runs.map((r) => r.queryMs))} ms of it; runs ${runs.map((r) => `${r.durationMs} (${r.queryMs})`).join(', ')} ms`,
       },
     ]
   } finally {

@@ -307,19 +307,15 @@ export class QueryScheduler {
       book: this.o.book,
       nowMs: Date.now(),
     })
-    if (out.matches.length > 0 || out.errors.length > 0 || out.groups.length > 0) await this.o.book.commitOutput(out)
-    return finish(
-      {
-        rows: rows.length,
-        cut,
-        matches: out.matched,
-        alertsCreated: out.alertsCreated,
-        alertsUpdated: out.alertsUpdated,
-        ruleErrors: out.errors.length,
-        queryMs,
-      },
-      null,
-    )
+    const counts = { rows: rows.length, cut, matches: out.matched, ruleErrors: out.errors.length, queryMs }
+    try {
+      if (out.matches.length > 0 || out.errors.length > 0 || out.groups.length > 0) await this.o.book.commitOutput(out)
+    } catch (err) {
+      // Detection stopped or closing (alert-book.ts): nothing of this run is durable.
+      const error = `the output of the scheduled query ${name} could not be committed: ${errorText(err)}`
+      return finish({ ...counts, alertsCreated: [], alertsUpdated: [] }, error)
+    }
+    return finish({ ...counts, alertsCreated: out.alertsCreated, alertsUpdated: out.alertsUpdated }, null)
   }
 
   /** The scheduled queries as /status shows them (`scheduledQueries`). */
