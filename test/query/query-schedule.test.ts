@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { Ajv } from 'ajv'
 import t, { type Test } from 'tap'
 import { DETECT_ENV, postLog } from '../detect/helpers.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
@@ -84,6 +85,17 @@ async function push(s: InProcessServer, t: Test, files: Record<string, string>):
   const rec = await s.request('POST', '/reconcile')
   t.equal(rec.status, 200, rec.text)
   t.same(rec.body.invalidFiles, [], 'the query files are valid')
+}
+
+/** The document's schema `name`, its references resolved (the schemas here are not recursive). */
+function schemaOf(doc: any, name: string): unknown {
+  const resolve = (v: any): any => {
+    if (Array.isArray(v)) return v.map(resolve)
+    if (!v || typeof v !== 'object') return v
+    if (typeof v.$ref === 'string') return resolve(doc.components.schemas[v.$ref.split('/').pop()])
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolve(x)]))
+  }
+  return resolve(doc.components.schemas[name])
 }
 
 const queryStatus = async (s: InProcessServer, name: string) =>
@@ -219,6 +231,22 @@ t.test(
       error: null,
     })
     t.equal((await alertsOf(s, 'Sched.Grants'))[0].eventCount, 3)
+    // The answer and /status as the OpenAPI document describes them.
+    const doc = (await s.send('GET', '/openapi.json')).body
+    const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+    const runSchema = ajv.compile(schemaOf(doc, 'ScheduledQueryRun') as object)
+    t.ok(runSchema(now.body), 'the run answer is a ScheduledQueryRun', { errors: runSchema.errors })
+    const statusSchema = ajv.compile(schemaOf(doc, 'Status') as object)
+    const status = (await s.request('GET', '/status')).body
+    t.ok(statusSchema(status), '/status with scheduledQueries is a Status', { errors: statusSchema.errors })
+    t.notOk(
+      statusSchema({
+        ...status,
+        scheduledQueries: { queries: [{ ...status.scheduledQueries.queries[0], runs: 'two' }] },
+      }),
+      'the document describes the section (a wrong type is refused)',
+    )
+    t.ok(doc.paths['/scheduled-queries/{name}/run']?.post, 'the route is in the document')
     t.equal((await queryStatus(s, 'Test.Grants')).lastSlot, second.lastSlot, 'a manual run records no slot')
     const metrics = (await s.send('GET', '/metrics')).text
     t.match(metrics, /rulekeeper_scheduled_query_runs_total\{outcome="ok"\} [1-9]/)
