@@ -14,6 +14,9 @@ import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings } from './query/config.js'
 import { QueryEngine } from './query/query-engine.js'
+import { createScheduledQueryMetrics } from './query/query-metrics.js'
+import { QueryScheduler, type QuerySchedulerOptions } from './query/query-scheduler.js'
+import { ScheduledQueries } from './query/scheduled-query.js'
 import { alertsPerRuleHour, pythonDetection, replayLimits } from './detect/config.js'
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
@@ -52,6 +55,8 @@ export interface StartOptions {
   detectionEngines?: LiveEngines
   /** The correlation schedule's clock and minute length (tests of correlation rules). */
   correlationSchedule?: Parameters<typeof createDetection>[0]['correlation']
+  /** The scheduled queries' clock, minute length and tick (tests of scheduled queries). */
+  scheduledQueries?: Pick<QuerySchedulerOptions, 'now' | 'minuteMs' | 'tickMs'>
 }
 
 /** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
@@ -260,6 +265,20 @@ export async function createService(opts: StartOptions): Promise<Service> {
       settings: querySettings(config as Record<string, unknown>),
     })
     cleanups.push(async () => queries.close())
+    // Scheduled queries on their schedule, their rows through the scheduled rules (closed first).
+    const scheduler = new QueryScheduler({
+      ...opts.scheduledQueries,
+      catalog: rules.catalog,
+      queries: new ScheduledQueries(queries, (name) => rules.catalog.index.supports.get(name)),
+      // Scheduled rules compile as Python streaming rules do (an injected detection engine first).
+      compile: opts.detectionEngines?.python?.live ?? engines.python?.live,
+      book: detection.book,
+      dataDir,
+      logger,
+      metrics: createScheduledQueryMetrics(metrics),
+    })
+    scheduler.start()
+    cleanups.push(() => scheduler.close())
 
     const app = createApp({
       catalog: rules.catalog,
@@ -279,6 +298,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
             ),
           },
           ...destinations.status(rules.catalog.index),
+          scheduledQueries: scheduler.status(),
         }),
         invalidFiles: (after, limit) => reconciler.invalidFiles(after, limit),
         reconcile: (o) => reconciler.reconcile(o),
@@ -300,6 +320,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       ruleWarnings: destinations.ruleWarnings,
       logTypes: { listLogTypes },
       queries,
+      scheduledQueryRuns: scheduler,
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {

@@ -1,7 +1,7 @@
 // The Koa application: request id, observability and the error funnel around two routers — the
 // root one (/healthz, /metrics, /hooks/git, log sources) and the one under `api.basePath` (rules,
 // /status, /reconcile, /whoami, /kinds, /log-types, /openapi.json, alerts, replay, rule errors,
-// redelivery, queries) — and the console's static files at `/` (console-route.ts). Every route is in api/,
+// redelivery, queries, scheduled-query runs) — and the console's static files at `/` (console-route.ts). Every route is in api/,
 // over the narrow interfaces main.ts hands over (the features implement them); listens nowhere.
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -29,6 +29,7 @@ import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 import { addQueryRoute, type QueryRunner } from './query-route.js'
+import { addScheduledQueryRunRoute, type ScheduledQueryRuns } from './scheduled-query-run-route.js'
 import { addKindsRoute } from './kinds-route.js'
 import { addLogTypesRoute, type LogTypeSource } from './log-types-route.js'
 
@@ -71,6 +72,8 @@ export interface AppDeps {
   logTypes: LogTypeSource
   /** The query engine over the stored events (POST /queries). */
   queries?: QueryRunner
+  /** Runs a scheduled query now (POST /scheduled-queries/{name}/run). */
+  scheduledQueryRuns?: ScheduledQueryRuns
 }
 
 function normalizeBasePath(p: string): string {
@@ -121,6 +124,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   if (deps.replays) addReplayRoute(api, { tokens, replays: deps.replays, maxBodyBytes })
   if (deps.redeliveries) addRedeliveryRoute(api, { tokens, redeliveries: deps.redeliveries, maxBodyBytes })
   if (deps.queries) addQueryRoute(api, { tokens, queries: deps.queries, maxBodyBytes })
+  if (deps.scheduledQueryRuns) addScheduledQueryRunRoute(api, { tokens, runs: deps.scheduledQueryRuns, maxBodyBytes })
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)
   if (byId) app.use(byId)

@@ -245,6 +245,7 @@ export const OPERATIONS_SCHEMAS: Record<string, Obj> = {
           },
         },
       },
+      scheduledQueries: ref('ScheduledQueriesStatus'),
       delivery: {
         type: 'object',
         description: 'Dead letters: deliveries that failed for good (alerts.md §4). GET /status only.',

@@ -14,6 +14,7 @@ import { OPERATIONS_SCHEMAS, operationsPaths } from './openapi-operations.js'
 import { documentPath, ROOT_SCHEMAS, rootPaths } from './openapi-root-paths.js'
 import { QUERY_SCHEMAS, queryPaths } from './openapi-queries.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
+import { SCHEDULED_QUERY_RUN_SCHEMAS, scheduledQueryRunPaths } from './openapi-scheduled-query-run.js'
 import { kindPaths, kindSchemas } from './openapi-rules.js'
 
 const TAGS = [
@@ -36,6 +37,7 @@ export function openApiDocument(basePath: string): Obj {
     ...RULE_ERROR_SCHEMAS,
     ...CORRELATION_RUN_SCHEMAS,
     ...QUERY_SCHEMAS,
+    ...SCHEDULED_QUERY_RUN_SCHEMAS,
     ...HISTORY_SCHEMAS,
     ...CATALOG_SCHEMAS,
   }
@@ -44,7 +46,7 @@ export function openApiDocument(basePath: string): Obj {
     Object.assign(schemas, kindSchemas(k))
     Object.assign(paths, kindPaths(k))
   }
-  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths(), queryPaths())
+  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths(), queryPaths(), scheduledQueryRunPaths())
   Object.assign(paths, operationsPaths(), invalidFilePaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')
   Object.assign(paths, rootPaths(server === '/' ? undefined : [{ url: '/', description: 'The root' }]))

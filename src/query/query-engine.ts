@@ -227,6 +227,8 @@ export class QueryEngine {
         skip = 0
         if (more) break
       }
+      // An interrupt can end the stream early without an error: never answer its rows as the result.
+      if (timedOut) throw new Error('interrupted')
       return { columns, rows, more }
     } catch (err) {
       if (timedOut)

@@ -39,10 +39,14 @@ export class ScheduledQueries {
     private readonly lookup: (name: string) => SupportFile | undefined,
   ) {}
 
-  /** The rows of one run of the named query at `nowMs`, keys lower-cased; at most MAX_SCHEDULED_ROWS. */
+  /**
+   * The rows of one run of the named query at `nowMs`, keys lower-cased; at most MAX_SCHEDULED_ROWS.
+   * `timeoutMs` overrides the query's own limit (the scheduler's shortened minutes in tests).
+   */
   async runScheduledQuery(
     name: string,
     nowMs: number,
+    timeoutMs?: number,
   ): Promise<{ rows: Array<Record<string, JsonValue>>; cut: boolean }> {
     const file = this.lookup(name)
     const query = file && scheduledQueryOf(file)
@@ -53,7 +57,7 @@ export class ScheduledQueries {
       nowMs,
       offset: 0,
       limit: MAX_SCHEDULED_ROWS,
-      timeoutMs: query.timeoutMs,
+      timeoutMs: timeoutMs ?? query.timeoutMs,
     })
     const rows = page.rows.map((row) => {
       const event: Record<string, JsonValue> = {}

@@ -75,6 +75,7 @@ export interface TestServerOptions {
   logLines?: string[]
   /** The correlation schedule's clock and minute length. */
   correlationSchedule?: StartOptions['correlationSchedule']
+  scheduledQueries?: StartOptions['scheduledQueries']
   /** Any other start option, given as is (e.g. a stand-in evaluator). */
   start?: Partial<StartOptions>
 }
@@ -98,6 +99,7 @@ export function testStartOptions(opts: TestServerOptions, dataDir: string): Star
     defaultMetrics: false,
     engines: opts.engines,
     correlationSchedule: opts.correlationSchedule,
+    scheduledQueries: opts.scheduledQueries,
     ...opts.start,
   }
 }
