@@ -31,7 +31,11 @@ t.test('a replay’s copy of the same revision stays quarantined and does not li
     ['Py.Slow'],
     '/status against a served file of the same contents still lists it',
   )
-  t.same(q.list(() => older), [], 'a served file with other contents lifts it')
+  t.same(
+    q.list(() => older),
+    [],
+    'a served file with other contents lifts it',
+  )
   t.equal(q.of(live), undefined)
 })
 
@@ -39,5 +43,8 @@ t.test('a rule no longer served leaves the list', async (t) => {
   const q = new Quarantine(1)
   q.strike(file('x = 1\n'), 'crashed', 'boom')
   t.equal(q.list().length, 1)
-  t.same(q.list(() => undefined), [])
+  t.same(
+    q.list(() => undefined),
+    [],
+  )
 })
