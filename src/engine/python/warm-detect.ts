@@ -13,7 +13,7 @@ import type { BatchOutcome, EngineContext, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
-import { type EvaluateBatch, eventsJson, MAX_STOPS } from './live-detect.js'
+import { type EvaluateBatch, MAX_STOPS } from './live-detect.js'
 import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
@@ -92,6 +92,8 @@ export type TakeSandbox = () => Promise<SandboxRun>
 
 export class WarmDetection {
   private readonly revisions = new Map<EngineContext, RevisionWorkers>()
+  /** Requests run again after a neighbour's stop cut them short (warm-worker.ts blocks). */
+  private readonly retries = new WeakMap<Request, number>()
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
@@ -276,10 +278,21 @@ export class WarmDetection {
       const runs = await worker.run(batch).finally(() => {
         for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
       })
-      for (const [j, run] of runs.entries()) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
-      const ended = runs.length > 0 && runs[runs.length - 1]!.end
-      todo = todo.slice(runs.length)
-      if (todo.length === 0 && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
+      const stopped = runs.some((run) => run.end?.why === 'killed' || run.end?.why === 'crashed')
+      // Rules the worker's end cut short (in blocks, warm-worker.ts: not their own stop) run again
+      // whole in the next worker, at most twice; past that their rest is reported (settle).
+      const again: Request[] = []
+      for (const [j, run] of runs.entries()) {
+        const r = todo[j]!
+        const short = run.setup === undefined && !run.end && run.reached < batch.plan[j]!.n
+        const tries = this.retries.get(r) ?? 0
+        if (short && stopped && tries < 2) {
+          this.retries.set(r, tries + 1)
+          again.push(r)
+        } else settling.push(this.settle(r, batch.plan[j]!, run))
+      }
+      todo = [...again, ...todo.slice(runs.length)]
+      if (todo.length === 0 && !stopped) break
       // A worker that dies before its first rule twice in a row (it cannot hold the batch): the rest fail.
       if (runs.length === 0 && ++fruitless >= 2) {
         for (const r of todo) r.resolve({ error: 'not evaluated: the Python worker died before evaluating the rule' })
@@ -313,14 +326,14 @@ export class WarmDetection {
 
   private batchFor(worker: WarmWorker, todo: Request[]): ServeBatch {
     const sets = new Map<readonly object[], string>()
-    const events = new Map<string, string>()
+    const events = new Map<string, readonly object[]>()
     const load: ServeRule[] = []
     const globals: Record<string, ModuleSource> = {}
     const plan: ServePlanItem[] = todo.map((r) => {
       let e = sets.get(r.events)
       if (e === undefined) {
         sets.set(r.events, (e = `e${sets.size}`))
-        events.set(e, eventsJson(r.events))
+        events.set(e, r.events) // serialized by the worker, in blocks
       }
       if (!worker.loaded.has(r.prep.key)) load.push(r.prep.def!)
       Object.assign(globals, r.prep.globals)
@@ -356,7 +369,9 @@ export class WarmDetection {
       if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results[at(k)] = { error: message }
       else results[at(run.reached)] = { error: `${message} (${left} records of this batch, from this one on)` }
     }
-    if (end?.why === 'stops')
+    if (!end && run.setup === undefined && run.reached < item.n)
+      rest('not evaluated: the rule’s Python worker was stopped by another rule in this batch')
+    else if (end?.why === 'stops')
       rest(
         `not evaluated: the rule stopped its Python run ${run.stopped.size} times in this batch (last: ${end.message})`,
       )
