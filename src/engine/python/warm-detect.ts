@@ -18,7 +18,7 @@ import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } fr
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
-import { type RuleRun, WarmWorker } from './warm-worker.js'
+import { cutShort, type RuleRun, WarmWorker } from './warm-worker.js'
 
 export interface WarmSettings {
   isolation: 'shared' | 'per-rule'
@@ -57,6 +57,8 @@ interface Request {
   pending: number[] | null
   signal?: AbortSignal
   resolve(outcome: BatchOutcome): void
+  /** Runs again after a neighbour's stop cut it short. */
+  tries: number
 }
 
 interface Slot {
@@ -92,8 +94,6 @@ export type TakeSandbox = () => Promise<SandboxRun>
 
 export class WarmDetection {
   private readonly revisions = new Map<EngineContext, RevisionWorkers>()
-  /** Requests run again after a neighbour's stop cut them short (warm-worker.ts blocks). */
-  private readonly retries = new WeakMap<Request, number>()
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
@@ -137,7 +137,7 @@ export class WarmDetection {
       const onAbort = () => once({ error: `not evaluated: ${abortReason(signal!)}` })
       signal?.addEventListener('abort', onAbort, { once: true })
       if (signal?.aborted) return onAbort()
-      rev.queue.push({ file, ctx, prep, events, pending, signal, resolve: once })
+      rev.queue.push({ file, ctx, prep, events, pending, signal, resolve: once, tries: 0 })
       // The detector asks every rule of a chunk in one turn: they leave together.
       if (rev.queue.length === 1) setImmediate(() => this.flush(rev))
     })
@@ -279,18 +279,12 @@ export class WarmDetection {
         for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
       })
       const stopped = runs.some((run) => run.end?.why === 'killed' || run.end?.why === 'crashed')
-      // Rules the worker's end cut short (in blocks, warm-worker.ts: not their own stop) run again
-      // whole in the next worker, at most twice; past that their rest is reported (settle).
-      const again: Request[] = []
-      for (const [j, run] of runs.entries()) {
-        const r = todo[j]!
-        const short = run.setup === undefined && !run.end && run.reached < batch.plan[j]!.n
-        const tries = this.retries.get(r) ?? 0
-        if (short && stopped && tries < 2) {
-          this.retries.set(r, tries + 1)
-          again.push(r)
-        } else settling.push(this.settle(r, batch.plan[j]!, run))
-      }
+      // Rules a neighbour's stop cut short (blocks, warm-worker.ts) run again whole, at most twice.
+      const again = todo.filter(
+        (r, j) => stopped && j < runs.length && cutShort(runs[j]!, batch.plan[j]!) && r.tries++ < 2,
+      )
+      for (const [j, run] of runs.entries())
+        if (!again.includes(todo[j]!)) settling.push(this.settle(todo[j]!, batch.plan[j]!, run))
       todo = [...again, ...todo.slice(runs.length)]
       if (todo.length === 0 && !stopped) break
       // A worker that dies before its first rule twice in a row (it cannot hold the batch): the rest fail.
@@ -369,8 +363,7 @@ export class WarmDetection {
       if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results[at(k)] = { error: message }
       else results[at(run.reached)] = { error: `${message} (${left} records of this batch, from this one on)` }
     }
-    if (!end && run.setup === undefined && run.reached < item.n)
-      rest('not evaluated: the rule’s Python worker was stopped by another rule in this batch')
+    if (cutShort(run, item)) rest("not evaluated: the rule's Python worker was stopped by another rule in this batch")
     else if (end?.why === 'stops')
       rest(
         `not evaluated: the rule stopped its Python run ${run.stopped.size} times in this batch (last: ${end.message})`,

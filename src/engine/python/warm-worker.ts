@@ -343,6 +343,11 @@ export class WarmWorker {
   }
 }
 
+/** A run that ended neither by its own stop nor its setup before its last record: a neighbour's stop cut it short. */
+export function cutShort(run: RuleRun, item: ServePlanItem): boolean {
+  return run.setup === undefined && !run.end && run.reached < item.n
+}
+
 /** A block's run of a rule added to its batch's: indexes shifted, its budget and stops counted. */
 function merge(p: Progress, item: ServePlanItem, r: RuleRun): void {
   const run = p.run
