@@ -3,6 +3,7 @@
 # (panther_core/enriched_event.py; docs/python-rules.md lists each case): `udm()` (the data model of
 # the event's log type, then p_udm, then the event), `udm_path()`, `deep_get`, `deep_walk` (over
 # the raw event: exact keys, plain values), `lookup()`, `event_time_epoch()`, `to_dict`.
+import copy
 from collections.abc import Mapping, Sequence
 
 from .data_model import E_NO_DATA_MODEL_FOUND
@@ -17,11 +18,13 @@ class PantherEvent(ImmutableCaseInsensitiveDict):
 
     _repr_name = "PantherEvent"
 
-    __slots__ = ("_model",)
+    __slots__ = ("_model", "_plain", "_paths")
 
     def __init__(self, event, data_model=None):
         super().__init__(event)
         object.__setattr__(self, "_model", data_model)
+        object.__setattr__(self, "_plain", None)  # the view a Method mapping is given
+        object.__setattr__(self, "_paths", None)  # a mapped name -> what its Path matches here
 
     @property
     def data_model(self):
@@ -32,15 +35,29 @@ class PantherEvent(ImmutableCaseInsensitiveDict):
         if len(key) == 1 and model:
             name = key[0]
             if name in model.paths:
-                matches = model.matches(name, self._data)
-                if len(matches) > 1:
+                # A Path's matches depend on the record alone: found once per event, however many
+                # rules ask (the wrapped value too, read-only like the rest of the event).
+                paths = self._paths
+                if paths is None:
+                    paths = {}
+                    object.__setattr__(self, "_paths", paths)
+                found = paths.get(name)
+                if found is None:
+                    matches = model.matches(name, self._data)
+                    found = paths[name] = (len(matches), _wrap(matches[0]) if matches else None)
+                if found[0] > 1:
                     raise Exception(  # noqa: TRY002 - Panther raises exactly this
                         "JSONPath [%s] in DataModel [%s], matched multiple fields." % (model.paths[name], model.data_model_id))
-                if matches:
-                    return _wrap(matches[0])
+                if found[0]:
+                    return found[1]
             method = model.methods.get(name)
             if callable(method):
-                return _wrap(method(ImmutableCaseInsensitiveDict(self._data)))
+                # A Method is the data model's code: called every time (its answer is not kept).
+                plain = self._plain
+                if plain is None:
+                    plain = ImmutableCaseInsensitiveDict(self._data)
+                    object.__setattr__(self, "_plain", plain)
+                return _wrap(method(plain))
             # A name the data model maps, with nothing found: the default, without the fallbacks.
             if name in model.paths or name in model.methods:
                 return default
@@ -107,7 +124,8 @@ def _raw_deep_walk(obj, keys, default, return_val):
     if not keys:
         if obj is None or _empty_list(obj):
             return default
-        return obj.copy() if isinstance(obj, (dict, list)) else obj
+        # a deep copy: the caller may change it, never the record other rules read
+        return copy.deepcopy(obj) if isinstance(obj, (dict, list)) else obj
     if isinstance(obj, Mapping):
         return _raw_deep_walk(_get_ignoring_case(obj, keys[0], default), keys[1:], default, return_val)
     found = {}

@@ -3,11 +3,14 @@
 # match wins), a JSON array an ImmutableList; nested values are wrapped on access. `copy()` gives a
 # mutable deep copy; both compare equal to the plain dict / list / tuple they hold. Like Panther's,
 # they print as `ImmutableList((…))` / `ImmutableCaseInsensitiveDict({…})` and a slice of a list is
-# a plain tuple.
+# a plain tuple (of copies). A container keeps the wrappers of its children once made: one event is
+# read by many rules in a warm worker, and nothing reachable through these methods is writable.
 import copy as _copy
 from collections.abc import Mapping, Sequence
 
 __all__ = ["ImmutableCaseInsensitiveDict", "ImmutableList", "json_encoder"]
+
+_ABSENT = object()
 
 
 def _wrap(value):
@@ -22,7 +25,7 @@ def _wrap(value):
 class ImmutableList(Sequence):
     """A read-only view of a JSON array; elements are wrapped like the event's values."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_kids")
 
     def __init__(self, items):
         if isinstance(items, ImmutableList):
@@ -30,11 +33,25 @@ class ImmutableList(Sequence):
         elif not isinstance(items, list):
             items = list(items)
         object.__setattr__(self, "_items", items)
+        object.__setattr__(self, "_kids", None)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return tuple(self._items[index])  # Panther's list holds a tuple and slices it as it is
-        return _wrap(self._items[index])
+            # Panther's list holds a tuple and slices it as it is; copies, so no rule can change the
+            # record another rule reads through a slice's objects.
+            return tuple(_copy.deepcopy(self._items[index]))
+        value = self._items[index]
+        if isinstance(value, (dict, list)):
+            kids = self._kids
+            if kids is None:
+                kids = {}
+                object.__setattr__(self, "_kids", kids)
+            at = index if index >= 0 else index + len(self._items)
+            wrapped = kids.get(at)
+            if wrapped is None:
+                wrapped = kids[at] = _wrap(value)
+            return wrapped
+        return value
 
     def __len__(self):
         return len(self._items)
@@ -66,7 +83,7 @@ class ImmutableList(Sequence):
 class ImmutableCaseInsensitiveDict(Mapping):
     """A read-only mapping whose string keys match case-insensitively (an exact match wins)."""
 
-    __slots__ = ("_data", "_lower")
+    __slots__ = ("_data", "_lower", "_kids")
 
     def __init__(self, data):
         if isinstance(data, ImmutableCaseInsensitiveDict):
@@ -75,28 +92,43 @@ class ImmutableCaseInsensitiveDict(Mapping):
             data = dict(data)
         object.__setattr__(self, "_data", data)
         object.__setattr__(self, "_lower", None)
+        object.__setattr__(self, "_kids", None)
+
+    def _lowered(self):
+        # Built on the first miss only: most lookups hit the exact key. The first key in document
+        # order wins when two keys differ only by case.
+        lower = {}
+        for k in self._data:
+            if isinstance(k, str):
+                lower.setdefault(k.lower(), k)
+        object.__setattr__(self, "_lower", lower)
+        return lower
 
     def _find(self, key):
         if key in self._data:
             return key
         if not isinstance(key, str):
             raise KeyError(key)
-        lower = self._lower
-        if lower is None:
-            # Built on the first miss only: most lookups hit the exact key. The first key in document
-            # order wins when two keys differ only by case.
-            lower = {}
-            for k in self._data:
-                if isinstance(k, str):
-                    lower.setdefault(k.lower(), k)
-            object.__setattr__(self, "_lower", lower)
-        found = lower.get(key.lower())
+        found = (self._lower or self._lowered()).get(key.lower())
         if found is None:
             raise KeyError(key)
         return found
 
+    def _child(self, key, value):
+        # The wrapper of a nested object or list, made once per container (not once per access).
+        kids = self._kids
+        if kids is None:
+            kids = {}
+            object.__setattr__(self, "_kids", kids)
+        wrapped = kids.get(key)
+        if wrapped is None:
+            wrapped = kids[key] = _wrap(value)
+        return wrapped
+
     def __getitem__(self, key):
-        return _wrap(self._data[self._find(key)])
+        key = self._find(key)
+        value = self._data[key]
+        return self._child(key, value) if isinstance(value, (dict, list)) else value
 
     def __contains__(self, key):
         try:
@@ -126,10 +158,16 @@ class ImmutableCaseInsensitiveDict(Mapping):
         return "%s(%s)" % (self._repr_name, self._data)
 
     def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        # self[key] without raising on a miss (rules ask for absent keys all the time)
+        data = self._data
+        if key not in data:
+            if not isinstance(key, str):
+                return default
+            key = (self._lower or self._lowered()).get(key.lower(), _ABSENT)
+            if key is _ABSENT:
+                return default
+        value = data[key]
+        return self._child(key, value) if isinstance(value, (dict, list)) else value
 
     def copy(self):
         """A mutable deep copy (a plain dict), as Panther's ImmutableCaseInsensitiveDict.copy()."""

@@ -7,6 +7,7 @@ import { loadServiceConfig } from '../config-sections.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { replayJsonChunks } from '../detect/replay-json.js'
+import { pythonDetection } from '../detect/config.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
 import { RuleIndex } from '../rules/rule-index.js'
@@ -41,9 +42,11 @@ export async function replayCommand(argv: string[], env: Record<string, string |
   const dataDir = dataDirOf(args.options['data-dir'], env)
   const config = loadServiceConfig(env)
   const repo = await GitRepository.open(path.join(dataDir, 'repo.git'), config.git.branch)
-  // Python streaming rules run in this process's own sandboxed pool, with the server's settings.
-  const { command, poolSize, timeoutMs } = config.python
-  const engines = createEngineRegistry({ python: { command, poolSize, timeoutMs, serverEnv: env } })
+  // Python streaming rules run in this process's own sandboxed pool, with the server's settings
+  // (`python` and `detection.python`: isolation, budget, quarantine), as POST /replay runs them.
+  const engines = createEngineRegistry({
+    python: { ...config.python, serverEnv: env, detection: pythonDetection(config as Record<string, unknown>) },
+  })
   try {
     const commit = typeof rev === 'string' ? rev : await repo.head()
     if (commit === null) throw new Error('the rules repository has no commit yet')

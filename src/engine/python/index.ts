@@ -167,11 +167,9 @@ export function createPythonEngine(opts: PythonEngineOptions): {
     evaluateBatch,
     evaluateOneShot,
     quarantined: (served) => quarantine.list(served),
-    // A rule compiled for a new revision lifts its quarantine when its file changed.
-    live: (rule, ctx) => {
-      quarantine.of(rule.file)
-      return live(rule, ctx)
-    },
+    // A new revision of a quarantined rule is evaluated (quarantine.ts compares contents); its old
+    // entry leaves /status at the next listing against the served files.
+    live,
     checkModules: createModuleCheck(workers, limits),
     policy,
   }

@@ -153,8 +153,11 @@ export interface ServePlanItem {
 export interface ServeBatch {
   load: ServeRule[]
   globals: Record<string, ModuleSource>
-  /** Set key → the JSON text of its array of records. */
-  events: Map<string, string>
+  /**
+   * Set key → its records: an array (sent in blocks, warm-worker.ts) or the JSON text of one
+   * (sent as it is, in one line).
+   */
+  events: Map<string, string | readonly object[]>
   plan: ServePlanItem[]
 }
 

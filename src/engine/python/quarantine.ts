@@ -1,7 +1,9 @@
 // Python rules that keep overrunning in detection: a batch in which a rule was stopped (a record past
 // its clock, its budget spent, its worker killed or crashed) is a strike, a clean batch clears them,
-// and `after` strikes in a row quarantine the rule until its file changes (a new revision gives a
-// new file object). Kept in memory (a restart tries the rule again). The metrics carry no rule ids.
+// and `after` strikes in a row quarantine the rule at that revision of its file: a file with other
+// contents (a new revision) is evaluated again; the same contents loaded again (a replay's index of
+// another commit) stay held. Kept in memory (a restart tries the rule again). The metrics carry no rule ids.
+import { createHash } from 'node:crypto'
 import { Counter, Gauge, type Registry } from '../../metrics.js'
 import type { RuleFile } from '../../rules/model.js'
 
@@ -14,9 +16,22 @@ export interface QuarantineEntry {
 /** Why a rule was stopped in a batch (the overrun counter's label). */
 export type OverrunKind = 'timeout' | 'budget' | 'killed' | 'crashed'
 
+const revisionKeys = new WeakMap<RuleFile, string>()
+
+/** A rule file's revision as its contents (YAML fields, paths, module source): equal files, equal keys. */
+export function revisionKey(file: RuleFile): string {
+  let key = revisionKeys.get(file)
+  if (key === undefined) {
+    const text = JSON.stringify([file.id, file.path, file.data, file.pythonPath ?? null, file.pythonSource ?? null])
+    revisionKeys.set(file, (key = createHash('sha256').update(text).digest('hex')))
+  }
+  return key
+}
+
 export class Quarantine {
   private readonly strikes = new WeakMap<RuleFile, number>()
-  private readonly entries = new Map<string, { file: RuleFile; entry: QuarantineEntry }>()
+  /** Rule id → the revision held and its entry. */
+  private readonly entries = new Map<string, { key: string; entry: QuarantineEntry }>()
   private readonly overruns: Counter<'kind'> | undefined
 
   constructor(
@@ -41,13 +56,10 @@ export class Quarantine {
     })
   }
 
-  /** The entry of a quarantined rule (this file), else undefined; a changed file lifts it. */
+  /** The entry of a quarantined rule at this revision, else undefined (another revision runs). */
   of(file: RuleFile): QuarantineEntry | undefined {
     const held = this.entries.get(file.id)
-    if (!held) return undefined
-    if (held.file === file) return held.entry
-    this.entries.delete(file.id)
-    return undefined
+    return held && held.key === revisionKey(file) ? held.entry : undefined
   }
 
   /** A batch in which the rule was stopped; returns the entry when this strike quarantines it. */
@@ -61,7 +73,7 @@ export class Quarantine {
       since: new Date().toISOString(),
       reason: `stopped in ${n} detection batches in a row (last: ${why})`,
     }
-    this.entries.set(file.id, { file, entry })
+    this.entries.set(file.id, { key: revisionKey(file), entry })
     return entry
   }
 
@@ -75,9 +87,13 @@ export class Quarantine {
     return this.strikes.get(file) ?? 0
   }
 
-  /** The rules quarantined now, for `/status`; `served`: a rule's file as served (a changed one is lifted). */
+  /** The rules quarantined now, for `/status`; `served`: a rule's file as served (a changed or gone one is lifted). */
   list(served?: (ruleId: string) => RuleFile | undefined): QuarantineEntry[] {
-    if (served) for (const [id, held] of this.entries) if (served(id) !== held.file) this.entries.delete(id)
+    if (served)
+      for (const [id, held] of this.entries) {
+        const file = served(id)
+        if (!file || revisionKey(file) !== held.key) this.entries.delete(id)
+      }
     return [...this.entries.values()].map((e) => e.entry).sort((a, b) => (a.ruleId < b.ruleId ? -1 : 1))
   }
 }

@@ -17,13 +17,13 @@ import type { BatchOutcome, EngineContext, RecordOutcome } from '../engine.js'
 import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
-import { type EvaluateBatch, eventsJson, MAX_STOPS } from './live-detect.js'
+import { type EvaluateBatch, MAX_STOPS } from './live-detect.js'
 import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
 import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
-import { type RuleRun, WarmWorker } from './warm-worker.js'
+import { cutShort, type RuleRun, WarmWorker } from './warm-worker.js'
 
 export type { WarmSettings }
 
@@ -84,7 +84,7 @@ export class WarmDetection {
       signal?.addEventListener('abort', onAbort, { once: true })
       if (signal?.aborted) return onAbort()
       if (rev.slotOf.get(file)?.own) onLate?.()
-      rev.queue.push({ file, ctx, prep, events, pending, signal, onLate, resolve: once })
+      rev.queue.push({ file, ctx, prep, events, pending, signal, onLate, resolve: once, tries: 0 })
       // The detector asks every rule of a chunk in one turn: they leave together.
       if (rev.queue.length === 1) setImmediate(() => this.flush(rev))
     })
@@ -243,10 +243,15 @@ export class WarmDetection {
       const runs = await worker.run(batch).finally(() => {
         for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
       })
-      for (const [j, run] of runs.entries()) settling.push(this.settle(rev, todo[j]!, batch.plan[j]!, run))
-      const ended = runs.length > 0 && runs[runs.length - 1]!.end
-      todo = todo.slice(runs.length)
-      if (todo.length === 0 && !(ended && (ended.why === 'killed' || ended.why === 'crashed'))) break
+      const stopped = runs.some((run) => run.end?.why === 'killed' || run.end?.why === 'crashed')
+      // Rules a neighbour's stop cut short (blocks, warm-worker.ts) run again whole, at most twice.
+      const again = todo.filter(
+        (r, j) => stopped && j < runs.length && cutShort(runs[j]!, batch.plan[j]!) && r.tries++ < 2,
+      )
+      for (const [j, run] of runs.entries())
+        if (!again.includes(todo[j]!)) settling.push(this.settle(rev, todo[j]!, batch.plan[j]!, run))
+      todo = [...again, ...todo.slice(runs.length)]
+      if (todo.length === 0 && !stopped) break
       // A worker that dies before its first rule twice in a row (it cannot hold the batch): the rest fail.
       if (runs.length === 0 && ++fruitless >= 2) {
         for (const r of todo) r.resolve({ error: 'not evaluated: the Python worker died before evaluating the rule' })
@@ -282,14 +287,14 @@ export class WarmDetection {
     const share = this.settings.shareMs ?? 250
     const sharePerRecord = this.settings.shareMsPerRecord ?? 0.05
     const sets = new Map<readonly object[], string>()
-    const events = new Map<string, string>()
+    const events = new Map<string, readonly object[]>()
     const load: ServeRule[] = []
     const globals: Record<string, ModuleSource> = {}
     const plan: ServePlanItem[] = todo.map((r) => {
       let e = sets.get(r.events)
       if (e === undefined) {
         sets.set(r.events, (e = `e${sets.size}`))
-        events.set(e, eventsJson(r.events))
+        events.set(e, r.events) // serialized by the worker, in blocks
       }
       if (!worker.loaded.has(r.prep.key)) load.push(r.prep.def!)
       Object.assign(globals, r.prep.globals)
@@ -345,7 +350,8 @@ export class WarmDetection {
       if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results[at(k)] = { error: message }
       else results[at(run.reached)] = { error: `${message} (${left} records of this batch, from this one on)` }
     }
-    if (end?.why === 'stops')
+    if (cutShort(run, item)) rest("not evaluated: the rule's Python worker was stopped by another rule in this batch")
+    else if (end?.why === 'stops')
       rest(
         `not evaluated: the rule stopped its Python run ${run.stopped.size} times in this batch (last: ${end.message})`,
       )

@@ -38,6 +38,8 @@ export interface Request {
   /** The caller need not wait (the rule runs in a worker of its own). */
   onLate?: () => void
   resolve(outcome: BatchOutcome): void
+  /** Runs again after a neighbour's stop cut it short. */
+  tries: number
 }
 
 /** Workers of their own per revision for evicted rules; past it, the evicted rules share the last one. */

@@ -2,12 +2,16 @@
 // batches (python/rulekeeper_serve.py). This side sends a batch line and reads the frames: which rule
 // runs (`s`), its matches and errors (`r`), records stopped at their clock (`x`), progress (`p`),
 // the rule's end (`e`), the batch's end (`b`). Each rule has a hard deadline here: its budget plus
-// one record's clock (plus one more per record stopped); past it, or on output past the limit, a
+// one record's clock (plus one more per record stopped), or under a share clock its share plus
+// 0.5 s (it is evicted at its share: `e` with why `evicted`); past it, or on output past the limit, a
 // frame out of order or too large, the process is killed and the batch ends at that rule. A clock
 // runs from the batch line's write to the batch's end, always: between rules (before the first
 // `s`, after an `e`) a gap clock (a rule's code may still run there: an object's `__del__`, a
 // forged `e` frame), and over the whole batch a deadline (every rule's longest run and gap); past
-// either the worker is killed too, and the overrun is the rule that last started.
+// either the worker is killed too, and the overrun is the rule that last started. A batch's records
+// go in blocks of BLOCK_RECORDS, every rule over one block before the next (each block a batch line
+// of its own; a rule's budget and stops are its whole batch's): run rule by rule over 5,000
+// records, the event objects fell out of the CPU's cache between rules and Python ran at half speed.
 import type { RecordOutcome } from '../engine.js'
 import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem } from './protocol.js'
 import { parseLine, wellFormed } from './frame-check.js'
@@ -26,6 +30,38 @@ export interface RuleRun {
   setup?: string
   /** How the rule's run ended early: too many stopped records, its budget, or the process killed/dead. */
   end?: { why: 'stops' | 'budget' | 'evicted' | 'killed' | 'crashed'; message: string }
+  /** Wall time between its start and end frames (all its blocks together). */
+  ms: number
+}
+
+/** Records of a batch per block: each rule runs over one block, then the next rule (see the header). */
+export const BLOCK_RECORDS = 512
+
+// The JSON text of a block of an array of records, made once for every worker it is sent to.
+const blockTexts = new WeakMap<readonly object[], Map<number, string>>()
+
+function blockJson(records: readonly object[], from: number, to: number): string {
+  let texts = blockTexts.get(records)
+  if (!texts) blockTexts.set(records, (texts = new Map()))
+  let text = texts.get(from)
+  if (text === undefined)
+    texts.set(from, (text = JSON.stringify(from === 0 && to >= records.length ? records : records.slice(from, to))))
+  return text
+}
+
+/** A batch as one line carries it: every set's records as JSON text. */
+type LineBatch = Omit<ServeBatch, 'events'> & { events: Map<string, string> }
+
+/** A rule's progress over the blocks of a batch. */
+interface Progress {
+  item: ServePlanItem
+  run: RuleRun
+  /** Its records in the blocks done (the next block's results are offset by this). */
+  offset: number
+  /** Its next position in `item.tests`. */
+  next: number
+  started: boolean
+  done: boolean
 }
 
 /** Slack past a rule's deadline before its worker is killed (the soft stop comes first). */
@@ -96,8 +132,76 @@ export class WarmWorker {
     return this.onExit !== undefined
   }
 
-  /** Runs the batch: one RuleRun per plan item reached, in order (the last one may have ended the process). */
+  /**
+   * Runs the batch: one RuleRun per plan item reached, in order (the last one may have ended the
+   * process). In blocks (a batch whose records are arrays longer than a block): when the process
+   * ended, one RuleRun per plan item, those it cut short (reached < n, no `end`) to be run again.
+   */
   async run(batch: ServeBatch): Promise<RuleRun[]> {
+    let longest = 0
+    let text = false
+    for (const records of batch.events.values())
+      if (typeof records === 'string') text = true
+      else longest = Math.max(longest, records.length)
+    if (text || longest <= BLOCK_RECORDS) {
+      const events = new Map<string, string>()
+      for (const [key, records] of batch.events)
+        events.set(key, typeof records === 'string' ? records : blockJson(records, 0, records.length))
+      return this.runBlock({ ...batch, events })
+    }
+    const rules: Progress[] = batch.plan.map((item) => ({
+      item,
+      run: { k: item.k, results: new Map(), stopped: new Map(), reached: 0, ms: 0 },
+      offset: 0,
+      next: 0,
+      started: false,
+      done: false,
+    }))
+    let load = batch.load
+    for (let from = 0; from < longest; from += BLOCK_RECORDS) {
+      const to = from + BLOCK_RECORDS
+      const events = new Map<string, string>()
+      const plan: ServePlanItem[] = []
+      const members: Progress[] = []
+      for (const p of rules) {
+        if (p.done) continue
+        const records = batch.events.get(p.item.e) as readonly object[]
+        let tests: number[] | null = null
+        let n: number
+        if (p.item.tests) {
+          tests = []
+          const all = p.item.tests
+          while (p.next < all.length && all[p.next]! < to) tests.push(all[p.next++]! - from)
+          n = tests.length
+        } else n = Math.max(0, Math.min(to, records.length) - from)
+        if (n === 0) continue
+        const e = `${p.item.e}:${from}`
+        if (!events.has(e)) events.set(e, blockJson(records, from, Math.min(to, records.length)))
+        plan.push({
+          ...p.item,
+          e,
+          tests,
+          n,
+          budgetMs: Math.max(1, Math.ceil(p.item.budgetMs - p.run.ms)),
+          maxStops: p.item.maxStops - p.run.stopped.size,
+          // A share, like the budget, is the whole batch's: the block gets what is left of it.
+          ...(p.item.shareMs === undefined ? {} : { shareMs: Math.max(1, Math.ceil(p.item.shareMs - p.run.ms)) }),
+        })
+        members.push(p)
+      }
+      if (plan.length === 0) continue
+      const runs = await this.runBlock({ load, globals: batch.globals, events, plan })
+      load = []
+      for (const [j, r] of runs.entries()) merge(members[j]!, plan[j]!, r)
+      const failed = runs.length < plan.length || runs.some((r) => r.end?.why === 'killed' || r.end?.why === 'crashed')
+      if (failed) break
+    }
+    if (!rules.some((p) => p.started)) return []
+    return rules.map((p) => p.run)
+  }
+
+  /** One batch line and its frames: one RuleRun per plan item reached, in order. */
+  private async runBlock(batch: LineBatch): Promise<RuleRun[]> {
     const plan = batch.plan
     const runs: RuleRun[] = []
     let current: RuleRun | undefined
@@ -109,6 +213,7 @@ export class WarmWorker {
     let finish: () => void = () => {}
     const finished = new Promise<void>((resolve) => (finish = resolve))
     let timer: NodeJS.Timeout | undefined
+    let ruleStart = 0
     const text = batchLine(batch, this.globalsSent)
     const gapMs = this.limits.timeoutMs + GRACE_MS
     const start = performance.now()
@@ -157,11 +262,12 @@ export class WarmWorker {
         if (current || !next || e.k !== next.k) return malformed()
         item = next
         resultBytes = line.length // the limit is each rule's
-        current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0 }
+        current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0, ms: 0 }
         runs.push(current)
-        // A rule sharing the worker yields at its share (it is evicted), else it is killed soon after.
+        ruleStart = performance.now()
+        // A rule under a share clock yields at its share (it is evicted), else it is killed soon after.
         const own = next.budgetMs + next.timeoutMs
-        deadline = performance.now() + (next.shareMs ? Math.min(own, next.shareMs) : own) + GRACE_MS
+        deadline = ruleStart + (next.shareMs ? Math.min(own, next.shareMs) : own) + GRACE_MS
         arm()
         return
       }
@@ -196,13 +302,10 @@ export class WarmWorker {
           current.reached = e.i as number
           return
         case 'e': {
-          if (
-            e.k !== current.k ||
-            !at(e.n, count) ||
-            (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted')
-          )
+          if (e.k !== current.k || !at(e.n, count) || (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted'))
             return malformed()
           current.reached = e.n as number
+          current.ms = performance.now() - ruleStart
           if (e.why === 'stops') current.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
           else if (e.why === 'evicted')
             current.end = { why: 'evicted', message: `held its worker past its share (${item.shareMs} ms)` }
@@ -238,14 +341,44 @@ export class WarmWorker {
     if (failure) {
       this.sandbox.kill()
       // The rule running when the process ended is the one that ended it (or, between rules, none).
-      if (current) current.end = failure
+      if (current) {
+        current.end = failure
+        current.ms = performance.now() - ruleStart
+      }
     }
     return runs
   }
 }
 
+/** A run that ended neither by its own stop nor its setup before its last record: a neighbour's stop cut it short. */
+export function cutShort(run: RuleRun, item: ServePlanItem): boolean {
+  return run.setup === undefined && !run.end && run.reached < item.n
+}
+
+/** A block's run of a rule added to its batch's: indexes shifted, its budget and stops counted. */
+function merge(p: Progress, item: ServePlanItem, r: RuleRun): void {
+  const run = p.run
+  p.started = true
+  for (const [i, o] of r.results) run.results.set(p.offset + i, o)
+  for (const [i, m] of r.stopped) run.stopped.set(p.offset + i, m)
+  run.reached = p.offset + r.reached
+  run.ms += r.ms
+  if (r.setup !== undefined) run.setup ??= r.setup
+  if (r.end) {
+    // The budget named is the batch's, not what was left of it for the block.
+    const message = r.end.message.replace(
+      /^used up its budget of \d+ ms/,
+      `used up its budget of ${p.item.budgetMs} ms`,
+    )
+    run.end = { why: r.end.why, message }
+  }
+  if (r.setup !== undefined || r.end) p.done = true
+  else if (r.reached >= item.n) p.offset += item.n
+  else p.done = true // cut short by the process's end: run again (warm-detect.ts)
+}
+
 /** The batch as one line: every set's records written as the JSON text they already are. */
-function batchLine(batch: ServeBatch, globalsSent: Set<string>): string {
+function batchLine(batch: LineBatch, globalsSent: Set<string>): string {
   const globals: Record<string, ModuleSource> = {}
   for (const [name, g] of Object.entries(batch.globals))
     if (!globalsSent.has(name)) {
