@@ -302,7 +302,11 @@ export class WarmWorker {
           current.reached = e.i as number
           return
         case 'e': {
-          if (e.k !== current.k || !at(e.n, count) || (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted'))
+          if (
+            e.k !== current.k ||
+            !at(e.n, count) ||
+            (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted')
+          )
             return malformed()
           current.reached = e.n as number
           current.ms = performance.now() - ruleStart
