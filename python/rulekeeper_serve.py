@@ -5,8 +5,8 @@
 # start frame, its matches and errors, sparse progress and an end frame, so the server always knows
 # which rule runs; a SIGALRM tick stops a record past its clock or a rule past its batch budget
 # (a soft stop: the server kills the whole worker when code does not yield). A rule not known to
-# be slow also has a share of the batch (`shareMs`): past it, the rule is evicted (its end frame
-# says where it was) and the server runs the rest of its records in a worker of its own.
+# be slow also has a share of the batch (`shareMs`) and of each record (`shareRecordMs`): past
+# either, the rule is evicted (its end frame says where it was) and the server runs the rest of its records in a worker of its own.
 import json
 import os
 import signal
@@ -47,6 +47,8 @@ class Clock:
     timeout = 5.0
     budget_end = 0.0
     share_end = float("inf")
+    share_record = float("inf")
+    share_fired = False
 
 
 CLOCK = Clock()
@@ -63,8 +65,9 @@ def _tick(signum, frame):
     if now >= c.budget_end + c.timeout:
         c.armed = False
         raise StopRule()
-    if now >= c.share_end:
+    if now >= c.share_end or now - c.since >= c.share_record:
         c.armed = False
+        c.share_fired = True
         raise StopShare()
 
 
@@ -111,8 +114,6 @@ class Worker:
         rt._register_source(rule["filename"], rule["source"])
         try:
             exec(rt._compile(rule["source"], rule["filename"]), module.__dict__)
-        except StopShare:
-            raise  # not loaded: the rule's own worker imports it again
         except (StopRecord, StopRule):
             errors.append({"t": "import_error", "message": "timed out while importing the rule module",
                            "file": None, "line": None})
@@ -167,19 +168,22 @@ class Worker:
         c.timeout = float(item["timeoutMs"]) / 1000
         c.since = time.monotonic()
         c.budget_end = c.since + float(item["budgetMs"]) / 1000
+        # The share counts from the first record: an import (bounded by the record clock) and the
+        # data models load whole, never cut by a share (that would cache a broken rule).
         share = item.get("shareMs")
-        c.share_end = c.since + float(share) / 1000 if share else float("inf")
+        c.share_end = float("inf")
+        c.share_record = float("inf")
+        c.share_fired = False
         c.index = -1
         c.armed = True
         try:
             got = self.load(key)
-        except StopShare:
-            c.armed = False
-            emit('{"t":"e","k":%d,"n":0,"why":"evicted","stops":0,"m":""}' % key)
-            return
         except (StopRecord, StopRule):
             got = None
         c.armed = False
+        if share:
+            c.share_end = time.monotonic() + float(share) / 1000
+            c.share_record = float(item.get("shareRecordMs") or share) / 1000
         if got is None:
             emit('{"t":"e","k":%d,"n":0}' % key)
             return
@@ -236,6 +240,10 @@ class Worker:
                     # the common answer, without the type check's call; anything else is checked
                     line = None if value is False else self.finish(value, event, others, default_severity, filenames)
                 c.armed = False
+                if c.share_fired:
+                    # rule code caught the share's stop (a bare except): this record runs again elsewhere
+                    reached, why = index, "evicted"
+                    break
             except StopRecord:
                 c.armed = False
                 stops += 1
@@ -258,7 +266,7 @@ class Worker:
             if line is not None:
                 emit(line)
         c.armed = False
-        c.share_end = float("inf")
+        c.share_end = c.share_record = float("inf")
         end = {"t": "e", "k": key, "n": reached}
         if why is not None:
             end["why"] = why

@@ -15,6 +15,7 @@ import { passChunk, type PassCounts, type StartedChunk, startChunk } from './chu
 import type { DetectMetrics } from './detect-metrics.js'
 import type { RuleErrorRecord } from './detection-ledger.js'
 import type { LiveEngines } from '../engine/engine.js'
+import type { RecordEvaluations } from './evaluate-records.js'
 import { LateRules } from './late-rules.js'
 import { buildLiveIndex, type LiveIndex, type LiveRule } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
@@ -129,12 +130,15 @@ export class Detector {
     this.o.book.hold()
     this.running = (async () => {
       try {
+        // A turn asked for while the last commit settles (new records, late answers) is taken too.
         do {
-          this.again = false
-          await this.runOnce()
+          do {
+            this.again = false
+            await this.runOnce()
+          } while (this.again && !this.closed)
+          await this.inFlight
+          await this.o.book.commitWaiting()
         } while (this.again && !this.closed)
-        await this.inFlight
-        await this.o.book.commitWaiting()
       } catch (err) {
         this.late.clear()
         // Stopped until the next start, which evaluates again from the checkpoint: the matches,
@@ -149,6 +153,7 @@ export class Detector {
       } finally {
         this.o.book.release()
         this.running = null
+        if (this.failure !== null) for (const w of this.answered.splice(0)) w()
       }
       // Output made beside a run that failed still gets its commit (nobody waits on a dead loop).
       if (this.failure !== null) await this.o.book.commitWaiting().catch(() => {})
@@ -260,8 +265,9 @@ export class Detector {
     // Records are read into a chunk, evaluated together (the batch rules' worker runs first, then
     // one pass in stored order), and committed; a chunk cut short by close() is evaluated again at
     // the next start. The merge is synchronous between reads of the log (stored-log.ts): no
-    // promise per record. Without batch rules, a chunk's evaluation (on the rule worker) goes on
-    // while the next chunk is read; its pass in stored order comes before the next chunk's.
+    // promise per record. A chunk's evaluation (on the rule worker and the Python workers) goes on
+    // while the previous chunk is passed and committed and the next one read; passes stay in
+    // stored order (a rule's chunks queue in its worker in order, and late answers go first).
     let pending: StoredRecord[] = []
     let started: StartedChunk | null = null
     const budget = new TurnBudget()
@@ -269,20 +275,9 @@ export class Detector {
       if (started === null) return
       const s = started
       started = null
-      const t0 = Date.now()
       const evaluations = await s.evaluations
-      if (process.env.RK_DEBUG)
-        console.error(
-          'chunk',
-          s.chunk.length,
-          'eval ms',
-          Date.now() - t0,
-          'late',
-          evaluations[1].late.map((l) => l.rule.meta.id),
-        )
       // A rule's answers on this chunk come after its late ones: those are passed first.
-      const late = new Set(evaluations[1].late.map((l) => l.rule))
-      await this.late.settle(s.live.batched.filter((r) => !late.has(r)).map((r) => r.meta.id))
+      await this.late.settle(this.answeredOwing(s.live, evaluations[1]))
       this.late.passReady(this.o.book)
       await passChunk(s, evaluations, this.o.book, this.counted, budget)
       this.late.add(s.chunk, evaluations[1].late)
@@ -299,7 +294,7 @@ export class Detector {
       const chunk = pending
       pending = []
       const rules = this.currentRules()
-      if (!final && rules.live.batched.length === 0) {
+      if (!final) {
         const next = startChunk(chunk, rules, this.ruleWorker, this.terms(chunk))
         await finish()
         started = next
@@ -337,6 +332,21 @@ export class Detector {
     }
   }
 
+  /**
+   * The rules owing answers of earlier chunks that answered this one (not late in it): their late
+   * answers must be passed first. A Python rule given no record of this chunk has none to order.
+   */
+  private answeredOwing(live: LiveIndex, evaluations: RecordEvaluations): string[] {
+    if (!this.late.pending) return []
+    const late = new Set(evaluations.late.map((l) => l.rule))
+    const out = new Set<string>()
+    for (const rules of live.byLogType.values())
+      for (const rule of rules)
+        if (this.late.owes(rule.meta.id) && !late.has(rule) && (!rule.batch || evaluations.ran?.has(rule)))
+          out.add(rule.meta.id)
+    return [...out]
+  }
+
   /** How a chunk is evaluated: late rules allowed; during the catch-up, only the rules owing a record. */
   private terms(chunk: readonly StoredRecord[]) {
     const upTo = this.catchUpTo
@@ -344,6 +354,7 @@ export class Detector {
     const catchUp = this.startFrom.size > 0 && chunk.some((r) => r.offset < (upTo[r.file] ?? 0))
     return {
       mayDefer: () => this.late.mayDefer(),
+      owes: (rule: LiveRule) => this.late.owes(rule.meta.id),
       ...(catchUp
         ? {
             applies: (rule: LiveRule, i: number) => {
@@ -372,6 +383,7 @@ export class Detector {
 
   async close(): Promise<void> {
     this.closed = true
+    for (const w of this.answered.splice(0)) w()
     await this.idle()
     await this.ruleWorker?.close()
   }

@@ -22,6 +22,8 @@ export interface RecordEvaluations {
   failed: Array<{ rule: LiveRule; error: string }>
   /** Batch rules whose answers come later (their records get nothing from `of`). */
   late: LateEvaluation[]
+  /** Batch rules that were given records of this chunk (late or not). */
+  ran?: ReadonlySet<LiveRule>
   /** Whether a rule does not evaluate record `i` at all (a restart's catch-up of rules that were behind). */
   skips?: (rule: LiveRule, i: number) => boolean
 }
@@ -39,6 +41,8 @@ export interface LateEvaluation {
 export interface ChunkTerms {
   /** Whether the chunk may go on without this rule's answers once its engine says they are late. */
   mayDefer?: (rule: LiveRule) => boolean
+  /** Whether a rule still owes answers of earlier chunks: then it is late at once (when it may be). */
+  owes?: (rule: LiveRule) => boolean
   /** Whether a rule evaluates record `i` (a restart's catch-up: only the rules that were behind). */
   applies?: (rule: LiveRule, i: number) => boolean
 }
@@ -60,7 +64,7 @@ export async function evaluateRecords(
   signal?: AbortSignal,
   terms: ChunkTerms = {},
 ): Promise<RecordEvaluations> {
-  const { applies, mayDefer } = terms
+  const { applies, mayDefer, owes } = terms
   const skips = applies ? (rule: LiveRule, i: number) => !applies(rule, i) : undefined
   const waiting = live.batched.filter((r) => r.batch && r.failed === undefined)
   if (waiting.length === 0 || records.length === 0) return skips ? { ...inProcess, skips } : inProcess
@@ -97,6 +101,7 @@ export async function evaluateRecords(
   const answers = new Map<LiveRule, BatchAnswer>()
   const running = new Map<LiveRule, Promise<BatchAnswer>>()
   const deferred = new Set<LiveRule>()
+  const ran = new Set<LiveRule>()
   // Every rule answered, or late (deferred by its engine and allowed by the caller).
   await new Promise<void>((resolve) => {
     let open = waiting.length
@@ -107,6 +112,7 @@ export async function evaluateRecords(
         settled()
         continue
       }
+      ran.add(rule)
       const onLate = mayDefer
         ? () => {
             if (deferred.has(rule) || answers.has(rule) || !mayDefer(rule)) return
@@ -114,6 +120,8 @@ export async function evaluateRecords(
             settled()
           }
         : undefined
+      // Its answers of earlier chunks are still to come: these go after them, never before.
+      if (owes?.(rule)) onLate?.()
       const results = (async (): Promise<BatchAnswer> => {
         try {
           return await rule.batch!(eventsOf(rule).events, signal, onLate)
@@ -153,6 +161,7 @@ export async function evaluateRecords(
     of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : (results.get(rule)?.[i] ?? NO_MATCH)),
     failed,
     late,
+    ran,
     ...(skips ? { skips } : {}),
   }
 }

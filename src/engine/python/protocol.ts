@@ -144,6 +144,8 @@ export interface ServePlanItem {
   maxStops: number
   /** In a worker shared with other rules: the most this rule may hold it in the batch (then it is evicted). */
   shareMs?: number
+  /** With `shareMs`: the most one record may hold the worker (then the rule is evicted too). */
+  shareRecordMs?: number
 }
 
 /**

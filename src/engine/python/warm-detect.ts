@@ -243,7 +243,8 @@ export class WarmDetection {
       const runs = await worker.run(batch).finally(() => {
         for (const r of waiting) r.signal?.removeEventListener('abort', onAbort)
       })
-      const stopped = runs.some((run) => run.end?.why === 'killed' || run.end?.why === 'crashed')
+      // The worker ended (a kill past a rule's share is an eviction, but the process is gone too).
+      const stopped = current.dead || runs.some((run) => run.end?.why === 'killed' || run.end?.why === 'crashed')
       // Rules a neighbour's stop cut short (blocks, warm-worker.ts) run again whole, at most twice.
       const again = todo.filter(
         (r, j) => stopped && j < runs.length && cutShort(runs[j]!, batch.plan[j]!) && r.tries++ < 2,
@@ -285,7 +286,7 @@ export class WarmDetection {
 
   private batchFor(worker: WarmWorker, todo: Request[], shareClock: boolean): ServeBatch {
     const share = this.settings.shareMs ?? 250
-    const sharePerRecord = this.settings.shareMsPerRecord ?? 0.05
+    const sharePerRecord = this.settings.shareMsPerRecord ?? 1
     const sets = new Map<readonly object[], string>()
     const events = new Map<string, readonly object[]>()
     const load: ServeRule[] = []
@@ -307,7 +308,7 @@ export class WarmDetection {
         timeoutMs: this.limits.timeoutMs,
         budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
         maxStops: MAX_STOPS,
-        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord) } : {}),
+        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: share } : {}),
       }
     })
     return { load, globals, events, plan }

@@ -14,7 +14,11 @@ export interface WarmSettings {
   /** A rule's budget per batch: at least this, else `budgetMsPerRecord` × its records. */
   budgetMs: number
   budgetMsPerRecord: number
-  /** A rule's share of a shared worker per batch: this, plus `shareMsPerRecord` × its records (default 250 and 0.05). */
+  /**
+   * A rule's share of its worker per batch: this, plus `shareMsPerRecord` × its records, and this
+   * per record (defaults 250 and 1: a rule that is slow on one record is moved at once, one merely
+   * starved of CPU on a busy machine is not).
+   */
   shareMs?: number
   shareMsPerRecord?: number
 }
@@ -42,8 +46,8 @@ export interface Request {
   tries: number
 }
 
-/** Workers of their own per revision for evicted rules; past it, the evicted rules share the last one. */
-const MAX_OWN = 8
+/** New workers per revision for rules evicted from a shared one; past it they share the last (a rule alone in its worker keeps it). */
+const MAX_OWN = 2
 
 export interface Slot {
   /** A worker of evicted rules (never shared under a share clock). */
@@ -84,7 +88,7 @@ export class RevisionWorkers {
     const was = this.slotOf.get(file)
     if (was?.own) return was
     let slot: Slot
-    if (was && was.rules === 1 && this.own.length < MAX_OWN) {
+    if (was && was.rules === 1) {
       // Alone in its worker already (per-rule isolation, or the others moved): that worker is its own now.
       was.own = true
       this.slots.splice(this.slots.indexOf(was), 1)

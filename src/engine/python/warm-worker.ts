@@ -193,7 +193,8 @@ export class WarmWorker {
       const runs = await this.runBlock({ load, globals: batch.globals, events, plan })
       load = []
       for (const [j, r] of runs.entries()) merge(members[j]!, plan[j]!, r)
-      const failed = runs.length < plan.length || runs.some((r) => r.end?.why === 'killed' || r.end?.why === 'crashed')
+      const failed =
+        this.dead || runs.length < plan.length || runs.some((r) => r.end?.why === 'killed' || r.end?.why === 'crashed')
       if (failed) break
     }
     if (!rules.some((p) => p.started)) return []
@@ -214,6 +215,7 @@ export class WarmWorker {
     const finished = new Promise<void>((resolve) => (finish = resolve))
     let timer: NodeJS.Timeout | undefined
     let ruleStart = 0
+    let pastShare = false
     const text = batchLine(batch, this.globalsSent)
     const gapMs = this.limits.timeoutMs + GRACE_MS
     const start = performance.now()
@@ -236,6 +238,11 @@ export class WarmWorker {
         () => {
           const now = performance.now()
           if (now < Math.min(deadline, batchDeadline)) return arm()
+          if (current && item?.shareMs && now - ruleStart < item.budgetMs + item.timeoutMs) {
+            // Past its share, not its budget: evicted (its rest runs in a worker of its own), no strike.
+            pastShare = true
+            return stop('killed', `held its worker past its share (${item.shareMs} ms; the worker was stopped)`)
+          }
           if (current)
             return stop('killed', `used up its budget of ${item?.budgetMs} ms for this batch (the worker was stopped)`)
           // Between rules (or the batch over its time): the rule that last started ran on past its end.
@@ -305,7 +312,9 @@ export class WarmWorker {
           if (
             e.k !== current.k ||
             !at(e.n, count) ||
-            (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted')
+            (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted') ||
+            // only a rule under a share clock can be evicted (never one in a worker of its own)
+            (e.why === 'evicted' && !item.shareMs)
           )
             return malformed()
           current.reached = e.n as number
@@ -346,7 +355,7 @@ export class WarmWorker {
       this.sandbox.kill()
       // The rule running when the process ended is the one that ended it (or, between rules, none).
       if (current) {
-        current.end = failure
+        current.end = pastShare ? { why: 'evicted', message: failure.message } : failure
         current.ms = performance.now() - ruleStart
       }
     }
