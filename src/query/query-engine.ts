@@ -10,7 +10,7 @@ import { RulekeeperError, badRequest } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
 import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
-import { type JsonValue, jsonColumnValue, toJson } from './json-values.js'
+import { type JsonValue, jsonColumnValue, jsonSize, toJson } from './json-values.js'
 import { rewriteSnowflakePaths } from './snowflake-paths.js'
 import { expandTimeMacros } from './time-macros.js'
 
@@ -206,6 +206,8 @@ export class QueryEngine {
       const columns = names.map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }))
       const isJson = types.map((t) => t.alias === 'JSON')
       const rows: Array<Record<string, JsonValue>> = []
+      const maxBytes = this.settings.maxPageBytes
+      let bytes = 2
       let skip = req.offset
       let more = false
       for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
@@ -213,16 +215,29 @@ export class QueryEngine {
           skip -= chunk.rowCount
           continue
         }
-        const values = chunk.getRows()
-        for (let r = skip; r < values.length; r++) {
+        // Only the page's rows are converted, a column's value at a time (getRows() converts all 2,048).
+        const vectors = names.map((_, c) => chunk.getColumnVector(c))
+        for (let r = skip; r < chunk.rowCount; r++) {
           if (rows.length === req.limit) {
             more = true
             break
           }
           const row: Record<string, JsonValue> = {}
-          const v = values[r]!
-          for (let c = 0; c < names.length; c++) row[names[c]!] = isJson[c] ? jsonColumnValue(v[c]!) : toJson(v[c]!)
+          let rowBytes = 2
+          for (let c = 0; c < names.length; c++) {
+            const v = vectors[c]!.getItem(r)
+            const value = isJson[c] ? jsonColumnValue(v) : toJson(v)
+            row[names[c]!] = value
+            rowBytes += jsonSize(names[c]!) + 2 + jsonSize(value)
+          }
+          // A page ends before the row that would take it past maxPageBytes; its first row always fits,
+          // so every row can be read (a row is bounded by DuckDB's memory limit).
+          if (rows.length > 0 && bytes + rowBytes > maxBytes) {
+            more = true
+            break
+          }
           rows.push(row)
+          bytes += rowBytes
         }
         skip = 0
         if (more) break
