@@ -58,7 +58,11 @@ t.test('each type as JSON', async (t) => {
   for (const [expr, want] of cases) {
     const got = await one(expr)
     t.same(got, want, expr)
-    t.equal(jsonSize(got ?? null), Buffer.byteLength(JSON.stringify(got ?? null)), `${expr}: the page's byte count is its JSON's`)
+    t.equal(
+      jsonSize(got ?? null),
+      Buffer.byteLength(JSON.stringify(got ?? null)),
+      `${expr}: the page's byte count is its JSON's`,
+    )
   }
   t.equal(jsonSize({ é: ['ü', 1.5, false, null] }), Buffer.byteLength(JSON.stringify({ é: ['ü', 1.5, false, null] })))
 })
