@@ -64,7 +64,7 @@ t.test('queries are served, written as commits, and permissioned like rules', as
   t.match(message, /for the team/)
   t.match(message, /Rule-Id: Team\.Logins/)
   t.match(message, /Rule-Kind: savedQuery/)
-  const text = s.git('show', 'HEAD:queries/team/Team.Logins.yml')
+  const text = s.git('show', 'HEAD:saved_queries/team/Team.Logins.yml')
   t.match(text, /^AnalysisType: saved_query$/m)
   t.match(text, /^QueryName: Team\.Logins$/m)
   t.notMatch(text, /Enabled|Severity|Tests/, 'only the keys of the format')

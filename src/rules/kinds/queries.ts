@@ -57,7 +57,6 @@ const SCHEDULE_FIELD: FieldSpec = {
 }
 
 const COMMON = {
-  folder: 'queries',
   extraFields: COMMON_EXTRA_FIELDS,
   tests: NO_TESTS,
   listFilters: [],
@@ -79,6 +78,7 @@ export const scheduledQuery: RuleKindDef<'scheduledQuery'> = {
   label: 'Scheduled query',
   apiPath: 'queries/scheduled',
   analysisType: 'scheduled_query',
+  folder: 'queries',
   template: {
     id: 'My.Scheduled.Query',
     enabled: true,
@@ -97,6 +97,8 @@ export const savedQuery: RuleKindDef<'savedQuery'> = {
   label: 'Saved query',
   apiPath: 'queries/saved',
   analysisType: 'saved_query',
+  // A folder of its own (every kind has one); a saved query anywhere else is read the same.
+  folder: 'saved_queries',
   template: { id: 'My.Saved.Query', description: 'Logins per user in the last hour.', query: SQL },
   fields: ruleFieldsAs({ idKey: 'QueryName', without: [...NOT_QUERY_FIELDS, 'enabled'] }, SQL_FIELDS, NO_TESTS),
   requiredFileKeys: [],
