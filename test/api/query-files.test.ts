@@ -44,6 +44,17 @@ t.test('queries are served, written as commits, and permissioned like rules', as
   })
   t.ok(one.headers.get('etag'))
   t.same((await s.request('GET', '/queries/saved')).body.results, [])
+  // In the OpenAPI document, beside POST /queries.
+  const doc = (await s.send('GET', '/openapi.json')).body
+  for (const p of [
+    '/queries',
+    '/queries/saved',
+    '/queries/saved/{id}',
+    '/queries/scheduled',
+    '/queries/scheduled/{id}',
+  ])
+    t.ok(p in doc.paths, `${p} is documented`)
+  t.ok(doc.components.schemas.ScheduledQuery, 'the ScheduledQuery schema')
   t.equal((await s.request('GET', '/queries/saved/Nope')).status, 404)
 
   // Permissions: View Rules reads, Manage Rules writes.
