@@ -74,7 +74,7 @@ export const rulePath = (kind, id) => `/${kind}/${encodeURIComponent(id)}`
 
 let perms = null
 /**
- * What the token may do, from `GET /whoami`: `{ viewRules, manageRules, viewAlerts, manageAlerts }`
+ * What the token may do, from `GET /whoami`: `{ viewRules, manageRules, viewAlerts, manageAlerts, queryData }`
  * (all false if the server cannot say, so nothing is offered that might not work).
  */
 export async function permissions() {
@@ -86,6 +86,7 @@ export async function permissions() {
     manageRules: has.has('Manage Rules'),
     viewAlerts: has.has('View Alerts'),
     manageAlerts: has.has('Manage Alerts'),
+    queryData: has.has('Query Data'),
   }
   // Kept for the session only when the server answered (a failed call is asked again next time).
   if (r.ok) perms = known

@@ -1,5 +1,5 @@
 // The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
-// `#/alerts[/<id>]`, `#/rule-errors`), the sign-in gate, the server's kinds and log types loaded before
+// `#/alerts[/<id>]`, `#/rule-errors`, `#/query`), the sign-in gate, the server's kinds and log types loaded before
 // the first page, focus moved to each page's heading for keyboard and screen-reader users, and a
 // confirmation before leaving a page with unsaved edits.
 import { loadCatalog, SignedOut, session } from './api.js'
@@ -17,6 +17,7 @@ const statusView = lazy('./views/status.js', 'statusView')
 const alertsView = lazy('./views/alerts.js', 'alertsView')
 const alertView = lazy('./views/alerts.js', 'alertView')
 const ruleErrorsView = lazy('./views/rule-errors.js', 'ruleErrorsView')
+const queryView = lazy('./views/query.js', 'queryView')
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
@@ -30,6 +31,7 @@ const ROUTES = [
   [/^\/alerts$/, [], alertsView],
   [/^\/alerts\/([^/]+)$/, ['id'], alertView],
   [/^\/rule-errors$/, [], ruleErrorsView],
+  [/^\/query$/, [], queryView],
 ]
 
 let generation = 0

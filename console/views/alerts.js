@@ -1,8 +1,10 @@
 // Alerts (alerts.md §3): the list newest first with filters (severity, status, rule id) and cursor
-// paging, and an alert's page with its fields, summary, delivery state, events and a status change.
-import { api, permissions } from '../api.js'
+// paging, and an alert's page with its fields, summary, delivery state, events, a status change and
+// a link to the query page with the events around it.
+import { api, catalog, permissions } from '../api.js'
 import { field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'
 import { ruleHrefOfKind, SEVERITIES } from '../kinds.js'
+import { eventsAroundSql } from './query.js'
 
 const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED']
 const alertHref = (id) => `#/alerts/${encodeURIComponent(id)}`
@@ -174,6 +176,7 @@ export async function alertView(main, params) {
     change,
     out,
     factsEl,
+    eventsAroundLink(a),
     summary.length
       ? [
           h('h2', null, 'Summary'),
@@ -210,4 +213,12 @@ export async function alertView(main, params) {
         )
       : message('error', `${events.body?.message} (HTTP ${events.status})`),
   )
+}
+
+/** "Events around this alert": the query page with the SQL of its log type ±15 minutes around its first event. */
+function eventsAroundLink(a) {
+  const table = catalog().logTypes.find((l) => l.name === (a.logTypes ?? [])[0])?.table
+  if (!table || !a.firstEventTime) return null
+  const sql = eventsAroundSql(table, a.firstEventTime)
+  return h('p', null, h('a', { href: `#/query?${new URLSearchParams({ sql })}` }, 'Events around this alert'))
 }

@@ -95,7 +95,7 @@ export async function historyPanel(main, kind, id, params) {
           h(
             'a',
             {
-              href: `#/rules/${kind.path}/${encodeURIComponent(id)}/history?cursor=${encodeURIComponent(r.body.next)}`,
+              href: `#/rules/${encodeURIComponent(kind.path)}/${encodeURIComponent(id)}/history?cursor=${encodeURIComponent(r.body.next)}`,
             },
             'Older commits',
           ),
@@ -158,7 +158,7 @@ export async function historyPanel(main, kind, id, params) {
               message(
                 'ok',
                 `Restored to ${short(c.revision)}. `,
-                h('a', { href: `#/rules/${kind.path}/${encodeURIComponent(id)}` }, 'Open the rule'),
+                h('a', { href: `#/rules/${encodeURIComponent(kind.path)}/${encodeURIComponent(id)}` }, 'Open the rule'),
               ),
             )
           } else if (res.status === 412) {

@@ -57,7 +57,7 @@ export async function newRuleView(main, _params, query) {
       const res = await api('POST', `/${kind.path}`, { body, headers: reasonHeaders(reason) })
       if (res.ok) {
         clearLeaveGuard()
-        location.hash = `#/rules/${kind.path}/${encodeURIComponent(res.body.id)}`
+        location.hash = `#/rules/${encodeURIComponent(kind.path)}/${encodeURIComponent(res.body.id)}`
       }
       return res
     },

@@ -3,7 +3,7 @@
 import { h } from '../dom.js'
 
 export function tabs(kindPath, id, current) {
-  const base = `#/rules/${kindPath}/${encodeURIComponent(id)}`
+  const base = `#/rules/${encodeURIComponent(kindPath)}/${encodeURIComponent(id)}`
   const tab = (name, href) =>
     h('a', { href, class: 'tab', 'aria-current': name === current ? 'page' : undefined }, name)
   return h(

@@ -174,7 +174,7 @@ export async function rulesView(main, _params, query) {
   await load(query)
 }
 
-export const ruleHref = (kindPath, id) => `#/rules/${kindPath}/${encodeURIComponent(id)}`
+export const ruleHref = (kindPath, id) => `#/rules/${encodeURIComponent(kindPath)}/${encodeURIComponent(id)}`
 
 function rulesTable(rows) {
   return h(
@@ -202,7 +202,8 @@ function rulesTable(rows) {
           h('td', null, h('a', { href: ruleHref(kind.path, rule.id) }, rule.id)),
           h('td', null, rule.displayName ?? ''),
           h('td', null, kindOf(kind.path).label),
-          h('td', null, h('span', { class: `sev sev-${rule.severity}` }, rule.severity)),
+          // Queries have no severity.
+          h('td', null, rule.severity ? h('span', { class: `sev sev-${rule.severity}` }, rule.severity) : ''),
           h('td', null, rule.enabled === false ? 'no' : 'yes'),
           h('td', null, (rule.logTypes ?? []).join(', ')),
           h('td', null, actorText(rule.lastModifiedBy)),

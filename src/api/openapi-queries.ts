@@ -41,7 +41,12 @@ export const QUERY_SCHEMAS: Obj = {
         description:
           'One object per row, keyed by column name. Integers are numbers while exact in a double, else decimal strings; DECIMAL a number when whole, else its exact text; DATE `YYYY-MM-DD`; TIMESTAMP RFC 3339 UTC; BLOB base64; STRUCT an object; LIST an array; MAP an array of {key, value}; JSON columns the JSON they hold.',
       },
-      next: { type: 'string', nullable: true, description: 'The cursor of the next page; null on the last.' },
+      next: {
+        type: 'string',
+        nullable: true,
+        description:
+          'The cursor of the next page; null on the last. A page ends early, with a cursor, when its rows reach queries.maxPageBytes (8 MiB) of JSON; its first row is always answered.',
+      },
     },
   },
 }

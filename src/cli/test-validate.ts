@@ -10,7 +10,7 @@ import { parseDestinationConfig } from '../destinations/config.js'
 import { unknownOutputIdWarnings } from '../destinations/routing.js'
 import { RulekeeperError } from '../errors.js'
 import { accountFiles, countFiles } from '../rules/file-accounting.js'
-import { isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
+import { fieldsOf, isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
 import type { FileRecord, RuleIndex } from '../rules/rule-index.js'
 import { loadDirectory } from '../service/directory-loader.js'
@@ -226,7 +226,9 @@ async function runWithEngines(
     if (warnings.length > 0) report.warnings = warnings.map(pub)
     const allTests = Array.isArray(rule.file.data.Tests) ? (rule.file.data.Tests as unknown[]) : []
     if (o.cmd === 'test') {
-      const coverage = o.minimumTests > 0 ? coverageProblem(allTests, o.minimumTests) : null
+      // Kinds whose format has no tests (queries) need none, as panther_analysis_tool asks them of rules.
+      const testable = fieldsOf(rule.kind).some((f) => f.file === 'Tests')
+      const coverage = o.minimumTests > 0 && testable ? coverageProblem(allTests, o.minimumTests) : null
       if (coverage) {
         report.coverage = coverage
         summary.insufficientTests++

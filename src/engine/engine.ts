@@ -110,6 +110,11 @@ export interface RuleEngine {
    */
   checkAsync?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
   /**
+   * Checks that run whenever a file of the kind is read into an index (a query's SQL bound by
+   * DuckDB), after check() found nothing: what they find makes the file invalid. Never rejects.
+   */
+  checkIndexed?(rule: RuleFile, ctx: EngineContext): Promise<RuleProblem[]>
+  /**
    * Detection: compiles an enabled rule to its live evaluator (engine/live.ts): in-process per
    * record (with what the rule worker needs to build it on its thread), or over batches of records
    * (Python streaming rules on the pool). Kinds detection does not run per record leave it out.

@@ -3,12 +3,16 @@
 // streaming rules, policies) needs its settings (interpreter, pool size, timeout) and owns worker
 // processes: closeEngines() ends them. Simple and Python streaming rules also evaluate records for
 // detection (their `live` member: simple rules in-process, Python ones in batches on the same pool);
-// policies only run their tests (no resource ingest here).
+// policies only run their tests (no resource ingest here). Scheduled and saved queries have their
+// SQL bound by DuckDB when read (engine/sql/).
 import type { Logger } from '../log.js'
 import type { EngineRegistry } from './engine.js'
 import { correlationEngine } from './correlation/index.js'
 import { createPythonEngine, type PythonEngineOptions } from './python/index.js'
 import { simpleEngine } from './simple/index.js'
+import { sqlEngine } from './sql/index.js'
+import { SqlChecker } from '../query/sql-check.js'
+import { findLogType, logTypeNames } from '../ingest/log-types.js'
 
 export interface EngineSettings {
   python?: Pick<
@@ -30,9 +34,13 @@ export interface EngineSettings {
 export const DEFAULT_PYTHON = { command: 'python3', poolSize: 2, timeoutMs: 5000 }
 
 export function createEngineRegistry(settings: EngineSettings = { python: DEFAULT_PYTHON }): EngineRegistry {
+  // Scheduled and saved queries share one SQL checker (its DuckDB opens on the first query read).
+  const sql = new SqlChecker(() => logTypeNames().flatMap((n) => findLogType(n) ?? []))
   const registry: EngineRegistry = {
     correlation: correlationEngine,
     simple: simpleEngine,
+    scheduledQuery: sqlEngine('scheduledQuery', sql, { scheduled: true }),
+    savedQuery: { ...sqlEngine('savedQuery', sql, { scheduled: false }), close: undefined },
   }
   if (settings.python) {
     const python = createPythonEngine(settings.python)

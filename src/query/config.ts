@@ -1,6 +1,6 @@
 // The `queries:` config section: what one query over the stored events may use (DuckDB's memory
 // limit and threads, a time limit after which it is interrupted), how many run and wait at once,
-// and the size of a request (SQL bytes, rows per page). `querySettings` fills in the defaults.
+// and the size of a request (SQL bytes, rows and bytes per page). `querySettings` fills in the defaults.
 import os from 'node:os'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
@@ -24,6 +24,11 @@ export interface QuerySettings {
   /** Rows of one page when the request names no pageSize, and the most it may name. */
   defaultPageSize: number
   maxPageSize: number
+  /**
+   * A page's rows as JSON stop before this many bytes (the next page starts at the row left out);
+   * the rows are converted on the JS thread, outside DuckDB's memory limit and interrupt.
+   */
+  maxPageBytes: number
 }
 
 export const DEFAULT_QUERY_SETTINGS: QuerySettings = {
@@ -35,6 +40,7 @@ export const DEFAULT_QUERY_SETTINGS: QuerySettings = {
   maxSqlBytes: 64 * 1024,
   defaultPageSize: 100,
   maxPageSize: 1000,
+  maxPageBytes: 8 * 1024 * 1024,
 }
 
 const isWhole = (v: unknown, min: number) => typeof v === 'number' && Number.isSafeInteger(v) && v >= min

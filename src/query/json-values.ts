@@ -78,3 +78,18 @@ export function jsonColumnValue(v: DuckDBValue): JsonValue {
     return v
   }
 }
+
+/**
+ * The length of a value's JSON text, as UTF-8 bytes (escapes aside), without writing the text: what a
+ * page's byte limit counts.
+ */
+export function jsonSize(v: JsonValue): number {
+  if (v === null) return 4
+  if (typeof v === 'string') return Buffer.byteLength(v) + 2
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v).length
+  // Brackets, and a comma between members.
+  let n = 1
+  if (Array.isArray(v)) for (const x of v) n += jsonSize(x) + 1
+  else for (const [k, x] of Object.entries(v)) n += Buffer.byteLength(k) + 3 + jsonSize(x) + 1
+  return Math.max(n, 2)
+}

@@ -5,14 +5,13 @@
 // that interrupts the query, bounded memory and threads (docs/queries.md, docs/security.md).
 import fs from 'node:fs'
 import path from 'node:path'
-import { type DuckDBConnection, DuckDBInstance, StatementType } from '@duckdb/node-api'
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { RulekeeperError, badRequest } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
 import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
-import { type JsonValue, jsonColumnValue, toJson } from './json-values.js'
-import { rewriteSnowflakePaths } from './snowflake-paths.js'
-import { expandTimeMacros } from './time-macros.js'
+import { type JsonValue, jsonColumnValue, jsonSize, toJson } from './json-values.js'
+import { prepareSelect, queryError } from './prepare-select.js'
 
 export interface QueryColumn {
   name: string
@@ -41,11 +40,6 @@ export interface QueryPage {
 /** The farthest a page may start (rows skipped are still computed). */
 export const MAX_OFFSET = 1_000_000
 
-/** The SQL DuckDB runs for a request's text: time macros expanded, Snowflake paths rewritten. */
-export function toDuckDbSql(sql: string, nowMs: number, prune = true): string {
-  return rewriteSnowflakePaths(expandTimeMacros(sql, nowMs, prune))
-}
-
 /** Whether a log type's folder holds a stored file yet (read_json refuses a pattern matching none). */
 function hasStoredFiles(dir: string): boolean {
   const list = (d: string) => {
@@ -59,19 +53,6 @@ function hasStoredFiles(dir: string): boolean {
     for (const hour of list(path.join(dir, dt)).filter((n) => n.startsWith('hour=')))
       if (list(path.join(dir, dt, hour)).some((f) => f.endsWith('.ndjson'))) return true
   return false
-}
-
-/** DuckDB's error text as a 400: its message, and the line it names (line breaks survive the rewrites). */
-function queryError(err: unknown, rewritten: boolean): RulekeeperError {
-  const message = err instanceof Error ? err.message : String(err)
-  const at = /\nLINE (\d+):/.exec(message)
-  const body: Record<string, unknown> = {}
-  if (at) body.line = Number(at[1])
-  // The column only when the text DuckDB saw is the text sent (a rewrite moves columns, not lines).
-  const caret = /\nLINE \d+: (.*)\n( *)\^/.exec(message)
-  if (caret && !rewritten && !caret[1]!.startsWith('...'))
-    body.column = caret[2]!.length - `LINE ${at?.[1]}: `.length + 1
-  return new RulekeeperError('BadRequest', message.trim(), body)
 }
 
 export class QueryEngine {
@@ -164,35 +145,8 @@ export class QueryEngine {
     }
   }
 
-  private async prepare(conn: DuckDBConnection, req: QueryRequest) {
-    let sql = toDuckDbSql(req.sql, req.nowMs)
-    let attempt = 0
-    for (;;) {
-      try {
-        const extracted = await conn.extractStatements(sql)
-        if (extracted.count !== 1) throw badRequest(`send one SQL statement (found ${extracted.count})`)
-        const prepared = await extracted.prepare(0)
-        if (prepared.statementType !== StatementType.SELECT) {
-          prepared.destroySync()
-          const word = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'another'
-          throw badRequest(`only SELECT queries may run (this is a ${word} statement)`)
-        }
-        return prepared
-      } catch (err) {
-        if (err instanceof RulekeeperError) throw err
-        // A macro aliasing a derived table: that table has no p_date/p_hour to prune on.
-        if (attempt === 0 && /p_date|p_hour/.test(String(err))) {
-          attempt++
-          sql = toDuckDbSql(req.sql, req.nowMs, false)
-          continue
-        }
-        throw queryError(err, sql !== req.sql)
-      }
-    }
-  }
-
   private async execute(conn: DuckDBConnection, req: QueryRequest): Promise<QueryPage> {
-    const prepared = await this.prepare(conn, req)
+    const prepared = await prepareSelect(conn, req.sql, req.nowMs)
     const timeoutMs = req.timeoutMs ?? this.settings.timeoutMs
     let timedOut = false
     const timer = setTimeout(() => {
@@ -206,6 +160,8 @@ export class QueryEngine {
       const columns = names.map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }))
       const isJson = types.map((t) => t.alias === 'JSON')
       const rows: Array<Record<string, JsonValue>> = []
+      const maxBytes = this.settings.maxPageBytes
+      let bytes = 2
       let skip = req.offset
       let more = false
       for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
@@ -213,16 +169,29 @@ export class QueryEngine {
           skip -= chunk.rowCount
           continue
         }
-        const values = chunk.getRows()
-        for (let r = skip; r < values.length; r++) {
+        // Only the page's rows are converted, a column's value at a time (getRows() converts all 2,048).
+        const vectors = names.map((_, c) => chunk.getColumnVector(c))
+        for (let r = skip; r < chunk.rowCount; r++) {
           if (rows.length === req.limit) {
             more = true
             break
           }
           const row: Record<string, JsonValue> = {}
-          const v = values[r]!
-          for (let c = 0; c < names.length; c++) row[names[c]!] = isJson[c] ? jsonColumnValue(v[c]!) : toJson(v[c]!)
+          let rowBytes = 2
+          for (let c = 0; c < names.length; c++) {
+            const v = vectors[c]!.getItem(r)
+            const value = isJson[c] ? jsonColumnValue(v) : toJson(v)
+            row[names[c]!] = value
+            rowBytes += jsonSize(names[c]!) + 2 + jsonSize(value)
+          }
+          // A page ends before the row that would take it past maxPageBytes; its first row always fits,
+          // so every row can be read (a row is bounded by DuckDB's memory limit).
+          if (rows.length > 0 && bytes + rowBytes > maxBytes) {
+            more = true
+            break
+          }
           rows.push(row)
+          bytes += rowBytes
         }
         skip = 0
         if (more) break

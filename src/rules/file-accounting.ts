@@ -52,8 +52,6 @@ export interface FileCounts {
  */
 const READ_NOT_SERVED: Readonly<Record<string, string>> = {
   global: 'a global helper: read for the Python rules that import it, not served or tested itself',
-  scheduled_query: 'a scheduled query: read so scheduled rules can name it, not served or tested',
-  saved_query: 'a saved query: read so scheduled rules can name it, not served or tested',
   pack: 'packs are not served by this build',
   lookup_table: 'lookup tables are not served by this build',
   derived: 'derived detections are not served or tested by this build',

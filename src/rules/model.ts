@@ -22,6 +22,8 @@ export interface RuleProblem {
   column?: number
   /** The file `line` and `column` are in, when it is not the analysis file itself (its `.py`, a helper). */
   file?: string
+  /** A position inside the string value at `path` (a line of a query's SQL); the loader places it in the file. */
+  inValue?: { line: number; column?: number }
 }
 
 /**

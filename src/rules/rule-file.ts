@@ -6,6 +6,7 @@ import { fileKeysOf, kindDef, kindOfData } from './kinds/index.js'
 import { fileDataToView } from './mapping.js'
 import { reportsAsStrings, reportsHaveNumbers } from './reports.js'
 import { validateFileView } from './schemas.js'
+import { positionInValue } from './value-position.js'
 import { locate, parseYaml, readYaml, type ParsedYaml } from './yaml-text.js'
 import { isPlainObject } from '../is-plain-object.js'
 
@@ -33,8 +34,17 @@ function idOf(data: Record<string, unknown>): string | undefined {
 }
 
 /** Attaches line and column to problems that point into a parsed file. */
-export function locateProblems(file: Pick<ParsedAnalysisFile, 'locate'>, problems: RuleProblem[]): RuleProblem[] {
-  return problems.map((p) => (p.line !== undefined ? p : { ...p, ...file.locate(p.path) }))
+export function locateProblems(
+  file: Pick<ParsedAnalysisFile, 'locate'>,
+  problems: RuleProblem[],
+  text?: string,
+): RuleProblem[] {
+  return problems.map((p) => {
+    if (p.line !== undefined) return p
+    const at = file.locate(p.path)
+    if (at && p.inValue && text !== undefined) return { ...p, ...positionInValue(text, at, p.inValue) }
+    return { ...p, ...at }
+  })
 }
 
 /**

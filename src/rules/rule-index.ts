@@ -309,8 +309,9 @@ export class IndexDraft {
     let served: IndexedRule | undefined
     for (const p of paths) {
       const f = this.files.get(p)!
-      // An invalid file (a data model with problems) keeps its support for re-reads, never serves it.
-      if (f.support && !f.rule && f.errors.length === 0 && served === undefined && !this.supports.has(id))
+      // An invalid file (a data model with problems) keeps its support for re-reads, never serves it;
+      // a valid query is both a rule (served through the API) and a support file (named by rules).
+      if (f.support && f.errors.length === 0 && served === undefined && !this.supports.has(id))
         this.supports.set(id, f.support)
       if (f.rule && !served) served = f.rule
     }

@@ -12,6 +12,7 @@ import { checkRuleData, locateProblems, parseAnalysisFile } from '../rules/rule-
 import type { FileRecord, IndexedRule } from '../rules/rule-index.js'
 import { classifyUnserved } from '../rules/file-accounting.js'
 import { checkDataModel } from '../rules/data-models.js'
+import { kindDef } from '../rules/kinds/index.js'
 import { checkYamlOffThread, OFFLOAD_MIN_CHARS } from '../rules/yaml-offload.js'
 import { RulekeeperError } from '../errors.js'
 
@@ -125,11 +126,14 @@ async function buildRecord(
   structural.push(...checkRuleData(kind, data, pythonSource))
   const ruleFile: RuleFile = { kind, id: f.id ?? '', path: filePath, data, pythonSource, pythonPath }
   // Structure and language at once: a bad Severity does not hide a bad condition.
-  const checked = checkRule(ruleFile, structural, src.engines[kind], src.ctx)
+  const engine = src.engines[kind]
+  const checked = checkRule(ruleFile, structural, engine, src.ctx)
   const errors = checked.errors.filter((e) => !isContextual(e))
+  // What only running something finds (a query's SQL bound by DuckDB), once the rest is valid.
+  if (errors.length === 0 && engine?.checkIndexed) errors.push(...(await engine.checkIndexed(ruleFile, src.ctx)))
   const warnings = checked.warnings.filter((w) => !isContextual(w))
   const base = { path: filePath, analysisType: f.analysisType, kind, id: f.id, idAt }
-  if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f, errors) }
+  if (errors.length > 0) return { ...base, id: f.id ?? prev?.id, errors: locateProblems(f, errors, text) }
   const view = fileDataToView(kind, data, pythonSource)
   const rule: IndexedRule = {
     kind,
@@ -141,7 +145,11 @@ async function buildRecord(
     search: searchKeys(f.id!, view),
     warnings: locateProblems(f, warnings),
   }
-  return { ...base, rule, errors: [] }
+  // A query is also a support file: scheduled rules name it, scheduled runs look it up by name.
+  const support: SupportFile | undefined = kindDef(kind).supportFile
+    ? { analysisType: f.analysisType!, path: filePath, data }
+    : undefined
+  return { ...base, rule, errors: [], ...(support ? { support } : {}) }
 }
 
 /**

@@ -54,7 +54,7 @@ interface State {
 }
 
 /** The cache file: the maps as entry lists (JSON objects would turn `__proto__` into a prototype). */
-const CACHE_FORMAT = 'rulekeeper-history/4'
+const CACHE_FORMAT = 'rulekeeper-history/5'
 interface StoredState {
   format: typeof CACHE_FORMAT
   head: string | null
@@ -107,11 +107,11 @@ function parseState(text: string): State | null {
 
 // Lines as YAML sees them: they end at \n or \r only, never at U+2028/U+2029 (as `^`/`$` with the
 // `m` flag would), so a value holding `U+2028RuleID: X` cannot pass for the file's id.
-const FAST_ID = /(?:^|[\r\n])(?:RuleID|PolicyID):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*(?=[\r\n]|$)/
+const FAST_ID = /(?:^|[\r\n])(?:RuleID|PolicyID|QueryName):[ \t]*([A-Za-z0-9._:/@+-]+)[ \t]*(?=[\r\n]|$)/
 const FAST_FILENAME = /(?:^|[\r\n])Filename:[ \t]*([A-Za-z0-9._-]+)[ \t]*(?=[\r\n]|$)/
-const ANOTHER_ID = /(?:^|[\r\n])(?:RuleID|PolicyID):/
+const ANOTHER_ID = /(?:^|[\r\n])(?:RuleID|PolicyID|QueryName):/
 
-/** RuleID and Filename of an analysis file; a regex for the usual plain form, YAML otherwise. */
+/** The id (RuleID, PolicyID, a query's QueryName) and Filename of an analysis file; a regex for the usual plain form, YAML otherwise. */
 export function quickIdentity(text: string): Identity {
   const m = FAST_ID.exec(text)
   if (m && !ANOTHER_ID.test(text.slice(m.index + m[0].length))) {
@@ -123,7 +123,7 @@ export function quickIdentity(text: string): Identity {
     if (parsed.errors.length > 0) return {}
     const v = parsed.value as Record<string, unknown> | null
     if (!v || typeof v !== 'object') return {}
-    const id = v.RuleID ?? v.PolicyID
+    const id = v.RuleID ?? v.PolicyID ?? v.QueryName
     return {
       id: typeof id === 'string' || typeof id === 'number' ? String(id) : undefined,
       filename: typeof v.Filename === 'string' ? v.Filename : undefined,

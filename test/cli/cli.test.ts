@@ -101,7 +101,7 @@ t.test('validate and test over the template repository', async (t) => {
   const v = await runCli(['validate', TEMPLATE, '--json'])
   t.equal(v.code, 0, v.stdout + v.stderr)
   const report = JSON.parse(v.stdout)
-  t.equal(report.summary.rules, 5)
+  t.equal(report.summary.rules, 6, 'five rules and the scheduled query')
   t.equal(report.summary.invalid, 0)
   const run = await runCli(['test', TEMPLATE, '--json'])
   const tr = JSON.parse(run.stdout)

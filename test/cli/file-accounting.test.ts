@@ -102,8 +102,6 @@ t.test('validate --json lists every YAML file with its status, and counts them',
   for (const p of [
     'packs/aws.yml',
     'lookup_tables/ips.yml',
-    'queries/saved.yml',
-    'queries/editor_admin_grants_hourly.yml',
     'global_helpers/editor_helpers.yml',
     'rules/derived.yml',
     'docs/mkdocs.yml',
@@ -112,6 +110,13 @@ t.test('validate --json lists every YAML file with its status, and counts them',
     t.equal(status(p), 'unsupported', p)
     t.type(files.get(p)!.reason, 'string', `${p} says why`)
   }
+  // Queries are served (/queries/saved, /queries/scheduled), their SQL bound by DuckDB.
+  t.match(files.get('queries/saved.yml')!, { status: 'valid', analysisType: 'saved_query', id: 'Saved.One' })
+  t.match(files.get('queries/editor_admin_grants_hourly.yml')!, {
+    status: 'valid',
+    analysisType: 'scheduled_query',
+    id: 'Editor.Audit.AdminGrants.Hourly',
+  })
   t.match(files.get('rules/py_rule.yml')!, { analysisType: 'rule', id: 'Python.One', reason: null })
   t.match(files.get('policies/s3.yml')!, { analysisType: 'policy', id: 'AWS.S3.Public', reason: null })
   t.match(files.get('policies/bad.yml')!, {
@@ -132,8 +137,8 @@ t.test('validate --json lists every YAML file with its status, and counts them',
 
   const counted = { valid: 0, invalid: 0, unsupported: 0 } as Record<string, number>
   for (const f of files.values()) counted[f.status]!++
-  t.match(report.summary, { files: files.size, ...counted, rules: 8 })
-  t.same([counted.valid, counted.invalid, counted.unsupported], [8, 6, 8])
+  t.match(report.summary, { files: files.size, ...counted, rules: 10 })
+  t.same([counted.valid, counted.invalid, counted.unsupported], [10, 6, 6])
 })
 
 t.test('human output lists every invalid and unsupported file and ends with the counts', async (t) => {
@@ -147,13 +152,13 @@ t.test('human output lists every invalid and unsupported file and ends with the 
   t.match(r.stdout, /\[UNSUPPORTED\] docs\/mkdocs\.yml: not an analysis file/)
   t.notMatch(r.stdout, /null/, 'no location or field prints as null')
   const lines = r.stdout.trimEnd().split('\n')
-  t.same(lines.slice(-2), ['22 files: 8 valid, 6 invalid, 8 unsupported', '8 rules'])
+  t.same(lines.slice(-2), ['22 files: 10 valid, 6 invalid, 6 unsupported', '10 rules'])
 })
 
-t.test('the template validates: its helper and query are unsupported, nothing is invalid', async (t) => {
+t.test('the template validates: its query is valid, its helper unsupported, nothing is invalid', async (t) => {
   const r = await runCli(['validate', TEMPLATE])
   t.equal(r.code, 0, r.stdout + r.stderr)
-  t.same(r.stdout.trimEnd().split('\n').slice(-2), ['7 files: 5 valid, 0 invalid, 2 unsupported', '5 rules'])
+  t.same(r.stdout.trimEnd().split('\n').slice(-2), ['7 files: 6 valid, 0 invalid, 1 unsupported', '6 rules'])
 })
 
 t.test('a folder with no analysis file is "nothing to check": exit 1', async (t) => {

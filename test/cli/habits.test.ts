@@ -116,6 +116,20 @@ t.test('--skip-disabled, --ignore-files, --test-names, --minimum-tests', async (
   t.equal((await runCli(['test', dir, '--minimum-tests', 'two'])).code, 2)
 })
 
+t.test('--minimum-tests asks no tests of a query (its format has none)', async (t) => {
+  const dir = habitsTree()
+  fs.mkdirSync(path.join(dir, 'queries'))
+  fs.writeFileSync(
+    path.join(dir, 'queries/q.yml'),
+    'AnalysisType: saved_query\nQueryName: Q.Saved\nQuery: SELECT user_email FROM editor_audit\n',
+  )
+  const r = await json(['test', dir, '--json', '--minimum-tests', '2', '--ignore-files', 'b.yml,c.yml,drafts/**'])
+  t.same(ids(r.report), ['A.High', 'Q.Saved'])
+  t.notOk(r.report.rules.find((x: { id: string }) => x.id === 'Q.Saved').coverage)
+  t.equal(r.report.summary.insufficientTests, 0)
+  t.equal(r.code, 0)
+})
+
 t.test('--show-failures-only prints failures and the counts; counts use plurals', async (t) => {
   const dir = habitsTree()
   const r = await runCli(['test', dir, '--show-failures-only'])

@@ -117,7 +117,11 @@ t.test('find: every kind in one list, search, filters, paging', async (t) => {
   const ids2 = await main().locator('table.list tbody tr td:first-child').allTextContents()
   t.ok(ids2.length > 0 && ids2[0]! > ids[ids.length - 1]!, 'the second page goes on from the first')
   for (const k of await main().locator('table.list tbody tr td:nth-child(3)').allTextContents()) kinds.add(k)
-  t.same([...kinds].sort(), ['Correlation', 'Python', 'Scheduled', 'Simple'], 'every kind in the list')
+  t.same(
+    [...kinds].sort(),
+    ['Correlation', 'Python', 'Scheduled', 'Scheduled query', 'Simple'],
+    'every kind in the list (the template’s query too)',
+  )
   await page.getByRole('button', { name: 'Previous page' }).click()
   await page.getByText(/^Rules 1–50/).waitFor()
 

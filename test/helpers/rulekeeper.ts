@@ -213,6 +213,20 @@ export const SAMPLE_BODIES = {
     ],
     ...extra,
   }),
+  scheduledQuery: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    enabled: true,
+    description: `Query ${id}`,
+    query: "SELECT user_email, COUNT(*) AS n FROM editor_audit WHERE p_occurs_since('1 hour') GROUP BY 1",
+    schedule: { RateMinutes: 60, TimeoutMinutes: 5 },
+    ...extra,
+  }),
+  savedQuery: (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    description: `Query ${id}`,
+    query: 'SELECT p_event_time, user_email FROM panther_logs.public.editor_audit ORDER BY p_event_time DESC',
+    ...extra,
+  }),
   correlation: (id: string, extra: Record<string, unknown> = {}) => ({
     id,
     severity: 'HIGH',

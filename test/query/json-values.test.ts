@@ -1,9 +1,11 @@
 // Values that are not JSON-safe, converted the same way every time (docs/queries.md): each DuckDB
-// type through the real engine, and the `queries:` config section's checks.
+// type through the real engine (and the byte count a page's limit adds up for it), and the
+// `queries:` config section's checks.
 import path from 'node:path'
 import t from 'tap'
 import { editorAuditLogType } from '../../src/ingest/editor-audit-log-type.js'
 import { checkQueryConfig, DEFAULT_QUERY_SETTINGS, querySettings } from '../../src/query/config.js'
+import { jsonSize } from '../../src/query/json-values.js'
 import { QueryEngine } from '../../src/query/query-engine.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
@@ -53,17 +55,27 @@ t.test('each type as JSON', async (t) => {
     ['true', true],
     ['NULL', null],
   ]
-  for (const [expr, want] of cases) t.same(await one(expr), want, expr)
+  for (const [expr, want] of cases) {
+    const got = await one(expr)
+    t.same(got, want, expr)
+    t.equal(
+      jsonSize(got ?? null),
+      Buffer.byteLength(JSON.stringify(got ?? null)),
+      `${expr}: the page's byte count is its JSON's`,
+    )
+  }
+  t.equal(jsonSize({ é: ['ü', 1.5, false, null] }), Buffer.byteLength(JSON.stringify({ é: ['ü', 1.5, false, null] })))
 })
 
 t.test('the queries: config section', async (t) => {
   t.same(checkQueryConfig({}), [])
   t.same(checkQueryConfig({ queries: { memoryLimit: '1GB', threads: 1, timeoutMs: 5000, queue: 0 } }), [])
   const problems = checkQueryConfig({
-    queries: { memoryLimit: 'lots', threads: 0, maxPageSize: 10, defaultPageSize: 20, nope: 1 },
+    queries: { memoryLimit: 'lots', threads: 0, maxPageSize: 10, defaultPageSize: 20, maxPageBytes: 0, nope: 1 },
   })
   t.same(problems.map((p) => p.path.join('.')).sort(), [
     'queries.defaultPageSize',
+    'queries.maxPageBytes',
     'queries.memoryLimit',
     'queries.nope',
     'queries.threads',

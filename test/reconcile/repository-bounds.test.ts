@@ -126,7 +126,8 @@ t.test('50,000 pushed files reconcile without holding the event loop', async (t)
   const { status, loopMaxMs, healthzMaxMs } = await reconcileWatched(s, s.git('rev-parse', 'main').trim())
   t.comment(`reconciled ${n} files in ${Date.now() - started} ms; loop held at most ${loopMaxMs.toFixed(0)} ms`)
   t.equal(status.files.invalid, n / 10, 'every invalid file is accounted invalid')
-  t.equal(status.files.unsupported, (n * 9) / 10 + 2, 'and every other file unsupported')
+  // The template's global helper (its query is a served kind).
+  t.equal(status.files.unsupported, (n * 9) / 10 + 1, 'and every other file unsupported')
   // Unloaded the longest hold is a few hundred ms (the revision's publish, its history step); the
   // bound leaves room for a loaded machine. Before, one reconcile held the loop for 20 s and more.
   t.ok(loopMaxMs < 3000, `the event loop was held at most ${loopMaxMs.toFixed(0)} ms`)

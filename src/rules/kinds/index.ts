@@ -6,13 +6,14 @@ import { correlation } from './correlation.js'
 import type { RuleKindDef } from './kind.js'
 import { policy } from './policy.js'
 import { python } from './python.js'
+import { savedQuery, scheduledQuery } from './queries.js'
 import { scheduled } from './scheduled.js'
 import { simple } from './simple.js'
 
 export type { RuleKindDef } from './kind.js'
 
 /** Every rule kind, in the order the API and the OpenAPI document list them. */
-export const KINDS = [correlation, scheduled, simple, python, policy] as const
+export const KINDS = [correlation, scheduled, simple, python, policy, scheduledQuery, savedQuery] as const
 
 export type RuleKind = (typeof KINDS)[number]['name']
 

@@ -76,4 +76,6 @@ export interface RuleKindDef<N extends string = string> {
    * member): `signals`, over the stored matches of other rules (detect/correlation-schedule.ts).
    */
   readonly schedule?: 'signals'
+  /** Its files are also support files other files name by id (a scheduled rule names its queries). */
+  readonly supportFile?: boolean
 }

@@ -1,0 +1,70 @@
+// A page of POST /queries is bounded in bytes as well as rows: values are converted to JSON on the
+// JS thread, outside DuckDB's memory limit and interrupt, so a query building huge values answers
+// only the rows that fit queries.maxPageBytes (8 MiB), says so through `next`, and the following
+// pages carry on from the row left out; /healthz is answered while such a query runs.
+import t from 'tap'
+import { startInProcess } from '../helpers/in-process.js'
+
+const MIB = 1024 * 1024
+
+t.test('pages stop at the byte limit and carry on through next', async (t) => {
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  const url = `${s.service.config.api.basePath.replace(/\/$/, '')}/queries`
+
+  // 20 rows of ~1 MB each (not a constant: DuckDB builds each value): 8 fit in 8 MiB, then 8, then 4.
+  const sql = "SELECT i, repeat('x', 1000000 + (i * 0)::INT) AS v FROM range(20) t(i)"
+  const seen: number[] = []
+  const sizes: number[] = []
+  let cursor: string | null = null
+  do {
+    const page = await s.request('POST', url, { sql, ...(cursor ? { cursor } : {}) })
+    t.equal(page.status, 200, page.text.slice(0, 300))
+    t.ok(Buffer.byteLength(page.text) <= 8 * MIB + 4096, `a page is ${Buffer.byteLength(page.text)} bytes`)
+    for (const row of page.body.rows as Array<{ i: number; v: string }>) {
+      seen.push(row.i)
+      t.equal(row.v.length, 1_000_000)
+    }
+    sizes.push(page.body.rows.length)
+    cursor = page.body.next
+  } while (cursor)
+  t.same(sizes, [8, 8, 4], 'the byte limit, not the 100-row page size, ends the first pages')
+  t.same(
+    seen,
+    Array.from({ length: 20 }, (_, i) => i),
+    'every row once, in order',
+  )
+  // pageSize still bounds a page of small rows.
+  const small = await s.request('POST', url, { sql: 'SELECT i FROM range(20) t(i)', pageSize: 5 })
+  t.equal(small.body.rows.length, 5)
+  t.type(small.body.next, 'string')
+})
+
+t.test('a query of 10 MB values answers one row a page; /healthz answers meanwhile', async (t) => {
+  const s = await startInProcess()
+  t.teardown(() => s.close())
+  const url = `${s.service.config.api.basePath.replace(/\/$/, '')}/queries`
+  const sql = "SELECT i, repeat('x', 10000000 + (i * 0)::INT) AS v FROM range(30) t(i)"
+  const order: string[] = []
+  const query = s.request('POST', url, { sql }).then((r) => {
+    order.push('query')
+    return r
+  })
+  const health = s.send('GET', '/healthz').then((r) => {
+    order.push('healthz')
+    return r
+  })
+  const [page, h] = await Promise.all([query, health])
+  t.equal(h.status, 200)
+  t.same(order, ['healthz', 'query'], '/healthz did not wait for the query')
+  t.equal(page.status, 200, page.text.slice(0, 300))
+  t.equal(page.body.rows.length, 1, 'a row over the limit is a page of its own (every row can be read)')
+  t.equal(page.body.rows[0].v.length, 10_000_000)
+  t.ok(Buffer.byteLength(page.text) < 10_000_000 + 4096, 'the answer is one row, not 30 (300 MB)')
+  const second = await s.request('POST', url, { sql, cursor: page.body.next })
+  t.equal(second.status, 200)
+  t.same(
+    second.body.rows.map((r: { i: number }) => r.i),
+    [1],
+  )
+})
