@@ -7,6 +7,7 @@ import { isPlainObject } from '../is-plain-object.js'
 import type { SupportFile } from '../rules/model.js'
 import type { JsonValue } from './json-values.js'
 import type { QueryEngine } from './query-engine.js'
+import { sqlKeyOf } from './sql-key.js'
 
 export interface ScheduledQuery {
   name: string
@@ -22,12 +23,13 @@ export const MAX_SCHEDULED_ROWS = 10_000
 /** The query a `scheduled_query` / `saved_query` file describes, or undefined for another file. */
 export function scheduledQueryOf(file: SupportFile): ScheduledQuery | undefined {
   if (file.analysisType !== 'scheduled_query' && file.analysisType !== 'saved_query') return undefined
-  const { QueryName, Query, Enabled, Schedule } = file.data
-  if (typeof QueryName !== 'string' || typeof Query !== 'string') return undefined
+  const { QueryName, Enabled, Schedule } = file.data
+  const key = sqlKeyOf(file.data)
+  if (typeof QueryName !== 'string' || key === undefined) return undefined
   const minutes = isPlainObject(Schedule) ? Schedule.TimeoutMinutes : undefined
   return {
     name: QueryName,
-    sql: Query,
+    sql: file.data[key] as string,
     enabled: Enabled !== false,
     timeoutMs: typeof minutes === 'number' && minutes > 0 ? minutes * 60_000 : undefined,
   }

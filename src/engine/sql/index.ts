@@ -3,17 +3,10 @@
 // (query/sql-check.ts) whenever the file is read into an index and on API writes. Queries have no
 // unit tests; detection does not run them per record.
 import type { SqlChecker } from '../../query/sql-check.js'
+import { sqlKeyOf } from '../../query/sql-key.js'
 import { isPlainObject } from '../../is-plain-object.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, RuleEngine } from '../engine.js'
-
-/** The SQL keys of the format, in the order one is picked: `Query` runs; `SnowflakeQuery` is Snowflake SQL too. */
-const SQL_KEYS = ['Query', 'SnowflakeQuery'] as const
-
-/** The key holding the SQL this service runs and checks, or undefined (AthenaQuery only, or none). */
-export function sqlKeyOf(data: Readonly<Record<string, unknown>>): string | undefined {
-  return SQL_KEYS.find((k) => typeof data[k] === 'string')
-}
 
 function check(rule: RuleFile, scheduled: boolean): CheckResult {
   const errors: RuleProblem[] = []
