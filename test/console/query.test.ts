@@ -3,7 +3,8 @@
 // shown with its line; an alert's page links to "events around this alert", which opens the query
 // page with the SQL of the alert's log type ±15 minutes around its first event (editable), and it
 // finds the alert's event. Without Query Data, Run is disabled with the reason. axe-core finds
-// nothing serious. Real port: a real client (a browser).
+// nothing serious.
+// Real port: a real client (a browser).
 import path from 'node:path'
 import { readFile } from 'node:fs/promises'
 import t from 'tap'

@@ -23,7 +23,8 @@ import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
 import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
-import { cutShort, type RuleRun, WarmWorker } from './warm-worker.js'
+import { cutShort, type RuleRun } from './warm-blocks.js'
+import { WarmWorker } from './warm-worker.js'
 
 export type { WarmSettings }
 

@@ -5,7 +5,7 @@
 import t from 'tap'
 import type { RecordOutcome } from '../../../src/engine/engine.js'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
-import { BLOCK_RECORDS } from '../../../src/engine/python/warm-worker.js'
+import { BLOCK_RECORDS } from '../../../src/engine/python/warm-blocks.js'
 import type { RuleFile } from '../../../src/rules/model.js'
 import { contextWith } from './fixtures.js'
 
