@@ -2,7 +2,8 @@
 // 20 enabled Python rules on Editor.Audit (python-content.ts: a data model with Path and Method
 // mappings through udm(), a global helper, deep_get, title/dedup/alert_context/severity on matches)
 // over N stored records, run by the real detector (src/detect/detector.ts with the Python engine's
-// live evaluator: stored order, the sandboxed Python runs, grouping, the durable commit) from start
+// live evaluator: stored order, the sandboxed Python runs, grouping, the durable commit), timed after a
+// 100-record warm-up (the workers import the rules, as the baseline does before its clock), from start
 // to idle. Reported: rule evaluations/s (records × 20 / the detector's wall time; target ≥ 20,000/s on
 // 2 cores) and its ratio to the baseline (issue 28: ≥ 0.5×). Baseline, same run: one plain `python3`
 // process (no sandbox, no isolation, no server) importing the same rule, helper and data model files
@@ -28,6 +29,8 @@ const ROOT = path.resolve(import.meta.dirname, '..')
 const RUNTIME_DIR = path.join(ROOT, 'python')
 const FULL_RECORDS = 20_000
 const RULES = 20
+/** Records evaluated before the clock starts (the workers import the rules). */
+const WARM_RECORDS = 100
 const TARGET = 20_000
 /** Issue 28: detection's rate over the plain process's. */
 const TARGET_RATIO = 0.5
@@ -87,14 +90,21 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
   const dataDir = path.join(ctx.tmpDir, 'data')
   ctx.progress(`detect-python: ${RULES} Python rules, ${n} stored records`)
   await writePythonContent(repo, RULES)
-  // The stored log: two hour partitions, as the log source writes them.
+  // The stored log: two hour partitions, as the log source writes them; and before them a warm-up
+  // file (another day) that detection evaluates before the clock starts, so the workers have
+  // imported the rules, as the baseline has before its clock starts.
   const lines: string[][] = [[], []]
   for (let i = 0; i < n; i++) lines[i % 2]!.push(JSON.stringify(storedRecord(i, i % 2)))
-  for (const [h, part] of lines.entries()) {
-    const dir = path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2026-11-20', `hour=0${h}`)
-    await mkdir(dir, { recursive: true })
-    await writeFile(path.join(dir, 'bench.ndjson'), `${part.join('\n')}\n`)
-  }
+  const warmDir = path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2026-11-19', 'hour=10')
+  await mkdir(warmDir, { recursive: true })
+  const warm = Array.from({ length: WARM_RECORDS }, (_, i) => {
+    const r = storedRecord(i, 0)
+    ;(r.metadata as { timestamp: string }).timestamp = r.p_event_time = '2026-11-19T10:00:00.000Z'
+    r.p_parse_time = new Date(Date.UTC(2026, 10, 20, 0, 0, 0) + i).toISOString()
+    r.p_row_id = `warm${String(i).padStart(10, '0')}`
+    return JSON.stringify(r)
+  })
+  await writeFile(path.join(warmDir, 'warm.ndjson'), `${warm.join('\n')}\n`)
   const registry = createEngineRegistry()
   const index = await loadDirectory(repo, registry)
   await closeEngines(registry)
@@ -115,13 +125,26 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
       book,
       logger,
     })
-    ctx.progress('detect-python: detection from the start of the log to idle')
-    const t0 = performance.now()
     await detector.start()
+    await detector.idle()
+    const files: Array<{ file: string; size: number }> = []
+    for (const [h, part] of lines.entries()) {
+      const dir = path.join(dataDir, 'logs', 'Editor.Audit', 'dt=2026-11-20', `hour=0${h}`)
+      await mkdir(dir, { recursive: true })
+      const text = `${part.join('\n')}\n`
+      await writeFile(path.join(dir, 'bench.ndjson'), text)
+      files.push({
+        file: path.join('Editor.Audit', 'dt=2026-11-20', `hour=0${h}`, 'bench.ndjson'),
+        size: Buffer.byteLength(text),
+      })
+    }
+    ctx.progress('detect-python: detection of the stored records to idle (workers warm)')
+    const t0 = performance.now()
+    detector.notify(files)
     await detector.idle()
     const seconds = (performance.now() - t0) / 1000
     const status = detector.status()
-    if (status.failed || status.checkpoint.records !== n)
+    if (status.failed || status.checkpoint.records !== n + WARM_RECORDS)
       throw new Error(`detection evaluated ${status.checkpoint.records} of ${n} records (failed: ${status.failed})`)
     if (book.ruleErrors.length > 0)
       throw new Error(`rule errors: ${JSON.stringify(book.ruleErrors.at(book.ruleErrors.first))}`)
@@ -170,7 +193,7 @@ const bench: BenchModule = async (ctx: BenchContext): Promise<BenchResult[]> => 
       value: Math.round(basePerSecond),
       unit: 'evaluations/s',
     }
-    const common = `detector start to idle ${seconds.toFixed(2)} s (read, ${Math.ceil(n / 5000)} chunk(s) of ≤ 5,000 records, ${RULES} rules' sandboxed Python evaluation, grouping, commit); baseline ${base.seconds.toFixed(2)} s (JSON parse + loop, no sandbox, no isolation, one core); ${totalMatches} matches (equal per rule in both), ${alerts} alerts; load average ${os
+    const common = `detection to idle ${seconds.toFixed(2)} s after a ${WARM_RECORDS}-record warm-up (read, ${Math.ceil(n / 5000)} chunk(s) of ≤ 5,000 records, ${RULES} rules' sandboxed Python evaluation, grouping, commit); baseline ${base.seconds.toFixed(2)} s (JSON parse + loop, no sandbox, no isolation, one core); ${totalMatches} matches (equal per rule in both), ${alerts} alerts; load average ${os
       .loadavg()
       .map((x) => x.toFixed(1))
       .join('/')} at the end, 2 shared cores`

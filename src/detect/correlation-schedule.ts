@@ -7,6 +7,7 @@
 // error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
 // the alert book (alert-book.ts: alerts indexed, routed to destinations, durable with its matches).
 // `runNow` puts one run in the same queue on demand and answers what it did (api/correlation-run-route.ts).
+import { RunQueue } from '../run-queue.js'
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Logger } from '../log.js'
 import { runsOnSignals } from '../rules/kinds/index.js'
@@ -116,10 +117,8 @@ export function scheduleOf(data: Readonly<Record<string, unknown>>): Schedule | 
 
 export class CorrelationScheduler {
   private readonly states = new Map<string, RuleState>()
-  private readonly queued = new Set<string>()
-  private queue: Promise<void> = Promise.resolve()
-  /** The rule whose run is in progress. */
-  private current: string | null = null
+  /** Runs one at a time (scheduled and manual). */
+  private readonly queue = new RunQueue()
   private syncedIndex: RuleIndex | null = null
   private syncTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -211,8 +210,8 @@ export class CorrelationScheduler {
 
   /** Queues a run of the rule (once: a run already waiting covers it); resolves when the queue reaches it. */
   private enqueue(ruleId: string): Promise<void> {
-    if (this.queued.has(ruleId)) return this.queue
-    const done = this.inQueue(ruleId, () => this.run(ruleId, false))
+    if (this.queue.waits(ruleId)) return this.queue.idle()
+    const done = this.queue.add(ruleId, () => this.run(ruleId, false))
     done.catch((err: unknown) => this.o.logger.error({ err, ruleId }, 'a correlation run failed'))
     return done.then(
       () => {},
@@ -220,29 +219,10 @@ export class CorrelationScheduler {
     )
   }
 
-  /** Runs `fn` for the rule when the queue reaches it (runs never overlap); `current` names it meanwhile. */
-  private inQueue<T>(ruleId: string, fn: () => Promise<T>): Promise<T> {
-    this.queued.add(ruleId)
-    const done = this.queue.then(async () => {
-      this.queued.delete(ruleId)
-      this.current = ruleId
-      try {
-        return await fn()
-      } finally {
-        this.current = null
-      }
-    })
-    this.queue = done.then(
-      () => {},
-      () => {},
-    )
-    return done
-  }
-
   /** Runs every scheduled rule now (at the clock's time) and resolves when they are committed. */
   runAll(): Promise<void> {
     this.sync()
-    let last = this.queue
+    let last = this.queue.idle()
     for (const id of [...this.states.keys()].sort()) last = this.enqueue(id)
     return last
   }
@@ -261,11 +241,11 @@ export class CorrelationScheduler {
       throw conflict(`correlation rule ${ruleId} is disabled: enable it to run it (its unit tests run without it)`)
     if (this.o.detector.status().failed)
       throw unavailable('detection has stopped (see the log; it resumes from its checkpoint at the next start)')
-    if (this.current === ruleId || this.queued.has(ruleId))
+    if (this.queue.has(ruleId))
       throw conflict(
         `a run of correlation rule ${ruleId} is already in progress or due; its outcome shows in GET /status (detection.correlation)`,
       )
-    return this.inQueue(ruleId, async () => {
+    return this.queue.add(ruleId, async () => {
       const result = await this.run(ruleId, true)
       if (result === null)
         throw this.closed
@@ -378,6 +358,6 @@ export class CorrelationScheduler {
     this.closed = true
     if (this.syncTimer) clearInterval(this.syncTimer)
     for (const state of this.states.values()) this.disarm(state)
-    await this.queue
+    await this.queue.idle()
   }
 }

@@ -7,6 +7,7 @@
 // committed through the alert book (detect/scheduled-output.ts); a failed run is a rule error of
 // each of those rules. The slot is recorded durably before the run (slot-record.ts): a restart
 // never runs a slot twice. `runNow` runs one query now (api/scheduled-query-run-route.ts).
+import { RunQueue } from '../run-queue.js'
 import type { AlertBook } from '../detect/alert-book.js'
 import { evaluateRows, planScheduledRules, rulesNaming, scheduledOutput } from '../detect/scheduled-output.js'
 import type { LiveCompiler } from '../engine/engine.js'
@@ -78,9 +79,8 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 
 export class QueryScheduler {
   private readonly states = new Map<string, QueryState>()
-  private readonly queued = new Set<string>()
-  private queue: Promise<void> = Promise.resolve()
-  private current: string | null = null
+  /** Runs one at a time (scheduled and manual). */
+  private readonly queue = new RunQueue()
   private syncedIndex: RuleIndex | null = null
   private timer: NodeJS.Timeout | null = null
   private closed = false
@@ -108,7 +108,7 @@ export class QueryScheduler {
     const now = this.now()
     for (const state of this.states.values()) {
       const slot = state.clock.slotAt(now)
-      if (slot === null || this.queued.has(state.name) || this.current === state.name) continue
+      if (slot === null || this.queue.has(state.name)) continue
       const last = this.record.lastSlot(state.name)
       if (last !== undefined && slot <= last) continue
       this.enqueue(state.name, slot)
@@ -159,33 +159,14 @@ export class QueryScheduler {
   }
 
   private enqueue(name: string, slot: number): void {
-    this.inQueue(name, () => this.run(name, slot, 'schedule')).catch((err: unknown) =>
-      this.o.logger.error({ err, query: name }, 'a scheduled query run failed'),
-    )
-  }
-
-  /** Runs `fn` when the queue reaches it (runs never overlap); `current` names the query meanwhile. */
-  private inQueue<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    this.queued.add(name)
-    const done = this.queue.then(async () => {
-      this.queued.delete(name)
-      this.current = name
-      try {
-        return await fn()
-      } finally {
-        this.current = null
-      }
-    })
-    this.queue = done.then(
-      () => {},
-      () => {},
-    )
-    return done
+    this.queue
+      .add(name, () => this.run(name, slot, 'schedule'))
+      .catch((err: unknown) => this.o.logger.error({ err, query: name }, 'a scheduled query run failed'))
   }
 
   /** Resolves when every run queued so far has finished (tests). */
   idle(): Promise<void> {
-    return this.queue
+    return this.queue.idle()
   }
 
   /**
@@ -203,11 +184,11 @@ export class QueryScheduler {
     if (file.data.Enabled === false) throw conflict(`the query ${name} is disabled: enable it to run it`)
     if (rulesNaming(index, name).length === 0)
       throw conflict(`no enabled scheduled rule names the query ${name}: its rows would go nowhere`)
-    if (this.current === name || this.queued.has(name))
+    if (this.queue.has(name))
       throw conflict(
         `a run of the query ${name} is already in progress or due; its outcome shows in GET /status (scheduledQueries)`,
       )
-    return this.inQueue(name, async () => {
+    return this.queue.add(name, async () => {
       const run = await this.run(name, this.now(), 'manual')
       if (run === null)
         throw this.closed
@@ -346,6 +327,6 @@ export class QueryScheduler {
     this.closed = true
     if (this.timer) clearInterval(this.timer)
     for (const s of this.states.values()) s.clock.close()
-    await this.queue
+    await this.queue.idle()
   }
 }
