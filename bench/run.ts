@@ -1,6 +1,7 @@
 // Benchmark runner (`npm run bench [-- name-filter...] [--scale 0.1]`): discovers every
 // bench/*.bench.ts, runs them one after another (each with its own scratch directory), prints
-// progress to stderr, writes bench/results/latest.json and rewrites BENCHMARKS.md at the repo root.
+// progress to stderr, writes bench/results/latest.json and rewrites BENCHMARKS.md's results table at
+// the repo root (the rows of modules not run are kept, and so are the hand-written sections after it).
 // A bench module that throws is reported as a failed row with its error; the run goes on.
 import fs from 'node:fs'
 import os from 'node:os'
@@ -126,6 +127,30 @@ export function renderMarkdown(report: RunReport): string {
   return `${lines.join('\n')}\n`
 }
 
+/** The module a row of the results table belongs to (its first cell, without a "(run …)" label). */
+const rowModule = (row: string) => (row.split('|')[1] ?? '').trim().replace(/ \(run .*\)$/, '')
+
+/**
+ * The new BENCHMARKS.md: the table of this run (with the modules latest.json carries), plus the
+ * rows of the previous file for modules neither carries (a fresh checkout has no latest.json), and
+ * the previous file's hand-written sections after the table (every `## ` section), kept as they are.
+ */
+export function mergeMarkdown(previous: string, report: RunReport): string {
+  const fresh = renderMarkdown(report)
+  const known = new Set(report.modules.map((m) => m.module))
+  const old = previous.split('\n')
+  const start = old.findIndex((l) => l.startsWith('## '))
+  const table = start < 0 ? old : old.slice(0, start)
+  const kept = table.filter(
+    (l) => l.startsWith('| ') && !l.startsWith('| module |') && !l.startsWith('| --- |') && !known.has(rowModule(l)),
+  )
+  const rows = [...fresh.trimEnd().split('\n'), ...kept]
+  const head = rows.findIndex((l) => l.startsWith('| --- |')) + 1
+  const body = rows.slice(head).sort((a, b) => rowModule(a).localeCompare(rowModule(b)))
+  const hand = start < 0 ? '' : `\n${old.slice(start).join('\n')}`
+  return `${[...rows.slice(0, head), ...body].join('\n')}\n${hand}`
+}
+
 function readPrevious(): RunReport | undefined {
   try {
     const r = JSON.parse(fs.readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as RunReport
@@ -180,7 +205,9 @@ async function main(): Promise<void> {
   }
   fs.mkdirSync(RESULTS_DIR, { recursive: true })
   fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`)
-  fs.writeFileSync(path.join(ROOT, 'BENCHMARKS.md'), renderMarkdown(report))
+  const file = path.join(ROOT, 'BENCHMARKS.md')
+  const previousText = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''
+  fs.writeFileSync(file, mergeMarkdown(previousText, report))
   const failed = report.modules.filter((m) => m.error).length
   const missed = report.modules.flatMap((m) => m.results).filter((r) => !r.pass).length
   log(
