@@ -71,12 +71,22 @@ async function probeHealth(url: string, stop: Promise<void>): Promise<number[]> 
   return out
 }
 
-async function postQuery(url: string, sql: string): Promise<{ rows: number; ms: number }> {
+async function postQuery(url: string, sql: string, retry = false): Promise<{ rows: number; ms: number }> {
   const t0 = performance.now()
+  // A kept-alive socket the server closed while this process was busy (writing the day) fails
+  // once with "fetch failed": the first query retries on a new one.
   const res = await fetch(`${url}/queries`, {
     method: 'POST',
     headers: { 'X-API-Key': API_TOKEN, 'Content-Type': 'application/json' },
     body: JSON.stringify({ sql, pageSize: 1000 }),
+  }).catch((err: unknown) => {
+    if (retry)
+      return fetch(`${url}/queries`, {
+        method: 'POST',
+        headers: { 'X-API-Key': API_TOKEN, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sql, pageSize: 1000 }),
+      })
+    throw err
   })
   const text = await res.text()
   if (res.status !== 200) throw new Error(`POST /queries: ${res.status} ${text.slice(0, 500)}`)
@@ -120,14 +130,18 @@ async function bench(ctx: BenchContext): Promise<BenchResult[]> {
   const records = Math.max(10_000, Math.round(1_000_000 * ctx.scale))
   const seconds = Math.max(3, Math.round(20 * ctx.scale))
   const dataDir = path.join(ctx.tmpDir, 'data')
-  // queries.threads may be set for a comparison run (RK_BENCH_QUERY_THREADS); default: the service's.
+  // queries.threads / queries.nice may be set for a comparison run; default: the service's.
   const env: Record<string, string> = {
     RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN,
     RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN,
   }
-  if (process.env.RK_BENCH_QUERY_THREADS) {
+  const overrides = [
+    ['threads', process.env.RK_BENCH_QUERY_THREADS],
+    ['nice', process.env.RK_BENCH_QUERY_NICE],
+  ].filter(([, v]) => v !== undefined && v !== '')
+  if (overrides.length > 0) {
     const file = path.join(ctx.tmpDir, 'config.yaml')
-    writeFileSync(file, `queries:\n  threads: ${Number(process.env.RK_BENCH_QUERY_THREADS)}\n`)
+    writeFileSync(file, `queries:\n${overrides.map(([k, v]) => `  ${k}: ${Number(v)}\n`).join('')}`)
     env.RULEKEEPER_CONFIG = file
   }
   let server: ChildServer | undefined
@@ -141,7 +155,7 @@ async function bench(ctx: BenchContext): Promise<BenchResult[]> {
     ctx.progress(
       `wrote ${records} records (${Math.round(bytes / 1024 ** 2)} MiB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     )
-    const alone = await postQuery(url, HEAVY) // warm-up, and the query's time on an idle server
+    const alone = await postQuery(url, HEAVY, true) // warm-up, and the query's time on an idle server
     ctx.progress(
       `the heavy query alone: ${alone.ms.toFixed(0)} ms, ${alone.rows} rows (load average ${load1().toFixed(1)})`,
     )
@@ -215,6 +229,9 @@ async function bench(ctx: BenchContext): Promise<BenchResult[]> {
         notes: `max ${withQuery.healthMax.toFixed(0)} ms (without queries ${without.healthMax.toFixed(0)} ms); ${withQuery.healthChecks} / ${without.healthChecks} probes every 100 ms`,
       },
     ]
+  } catch (err) {
+    if (server) ctx.progress(`server output: ${server.output()}`)
+    throw err
   } finally {
     await server?.kill()
   }
