@@ -1,5 +1,5 @@
 // The `queries:` config section: what one query over the stored events may use (DuckDB's memory
-// limit, worker threads and their priority, a time limit after which it is interrupted), how many run and wait at once,
+// limit and threads, a time limit after which it is interrupted), how many run and wait at once,
 // and the size of a request (SQL bytes, rows per page). `querySettings` fills in the defaults.
 import os from 'node:os'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'

@@ -10,11 +10,11 @@ import { type DuckDBConnection, DuckDBInstance, StatementType } from '@duckdb/no
 import { RulekeeperError, badRequest } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
 import { streamOnWorkers } from './background-run.js'
+import { lowerNewThreads, threadIds } from './thread-priority.js'
 import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
 import { type JsonValue, jsonColumnValue, toJson } from './json-values.js'
 import { rewriteSnowflakePaths } from './snowflake-paths.js'
-import { lowerNewThreads, threadIds } from './thread-priority.js'
 import { expandTimeMacros } from './time-macros.js'
 
 export interface QueryColumn {
