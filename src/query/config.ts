@@ -16,7 +16,7 @@ export interface QuerySettings {
   /**
    * The nice value of DuckDB's worker threads (Linux; 0 keeps the process's priority, 19 is the
    * lowest): on busy cores ingest, detection and the API run first. Default 10 — on 2 cores, ingest
-   * kept 0.87× of its rate during back-to-back heavy queries, against 0.60× at 0 (BENCHMARKS.md).
+   * kept 0.70–1.02× of its rate during back-to-back heavy queries, against 0.39× at 0 (BENCHMARKS.md).
    */
   nice: number
   /** A query running longer is interrupted (POST /queries answers 400). */
