@@ -2,12 +2,15 @@
 // on its own threads, the JS thread only awaits it), the event tables as views (event-tables.ts),
 // and the confinement every query runs under: external access off but for the log types' folders,
 // configuration locked, extensions never installed or loaded, one SELECT per request, a time limit
-// that interrupts the query, bounded memory and threads (docs/queries.md, docs/security.md).
+// that interrupts the query, bounded memory and threads; the work runs on DuckDB's own workers at
+// a lower priority (background-run.ts, thread-priority.ts) (docs/queries.md, docs/security.md).
 import fs from 'node:fs'
 import path from 'node:path'
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { RulekeeperError, badRequest } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
+import { streamOnWorkers } from './background-run.js'
+import { lowerNewThreads, threadIds } from './thread-priority.js'
 import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
 import { type JsonValue, jsonColumnValue, jsonSize, toJson } from './json-values.js'
@@ -60,6 +63,8 @@ export class QueryEngine {
   private readonly waiting: Array<() => void> = []
   private readonly stored = new Set<string>()
   private closed = false
+  /** DuckDB's worker threads given `settings.nice` (none where that is not possible). */
+  lowPriorityThreads: readonly number[] = []
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -75,16 +80,22 @@ export class QueryEngine {
     settings: QuerySettings
   }): Promise<QueryEngine> {
     const { settings } = opts
+    // libuv's pool exists before the threads are listed, so the threads that appear are DuckDB's.
+    await fs.promises.access(opts.logsRoot).catch(() => {})
+    const before = threadIds()
     const instance = await DuckDBInstance.create(':memory:', {
-      threads: String(settings.threads),
+      // `settings.threads` workers, plus the thread that waits for them (streamOnWorkers).
+      threads: String(settings.threads + 1),
       memory_limit: settings.memoryLimit,
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
       // No spilling to disk: a query past the memory limit fails instead of writing temp files.
       temp_directory: '',
     })
+    const lowered = lowerNewThreads(before, threadIds(), settings.threads, settings.nice)
     const admin = await instance.connect()
     const engine = new QueryEngine(instance, admin, opts.logsRoot, opts.logTypes, settings)
+    engine.lowPriorityThreads = lowered
     const dirs = opts.logTypes.map((lt) => `${logTypeDir(opts.logsRoot, lt)}${path.sep}`)
     const quoted = dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(', ')
     await admin.run(`SET TimeZone = 'UTC'`)
@@ -154,7 +165,7 @@ export class QueryEngine {
       conn.interrupt()
     }, timeoutMs)
     try {
-      const result = await prepared.stream()
+      const result = await streamOnWorkers(prepared)
       const names = result.deduplicatedColumnNames()
       const types = result.columnTypes()
       const columns = names.map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }))

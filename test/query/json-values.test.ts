@@ -80,6 +80,14 @@ t.test('the queries: config section', async (t) => {
     'queries.nope',
     'queries.threads',
   ])
+  t.same(
+    checkQueryConfig({ queries: { nice: 20 } }).map((p) => p.path.join('.')),
+    ['queries.nice'],
+  )
+  t.same(checkQueryConfig({ queries: { nice: 0 } }), [])
+  t.same(checkQueryConfig({ queries: { nice: 19 } }), [])
+  t.equal(checkQueryConfig({ queries: { nice: -1 } })[0]?.message, 'must be a whole number from 0 to 19')
+  t.equal(querySettings({}).nice, 10)
   t.equal(querySettings({ queries: { threads: 1 } }).threads, 1)
   t.equal(querySettings({}).timeoutMs, DEFAULT_QUERY_SETTINGS.timeoutMs)
 })
