@@ -248,7 +248,13 @@ export class Detector {
         if (to > (this.o.book.checkpoint.logs[file] ?? 0)) logs[file] = to
       }
       this.late.evaluated(offsets, this.catchUpTo)
-      const update = { logs, lastKey: last?.key ?? null, records: count, behind: this.late.owed() }
+      const moved = Object.keys(logs).length > 0
+      const update = {
+        ...(moved ? { logs } : {}),
+        ...(last ? { lastKey: last.key } : {}),
+        records: count,
+        behind: this.late.owed(),
+      }
       const commit = this.o.book.commit(update).then(() => {
         this.committing = false
         const now = Date.now()
@@ -281,13 +287,16 @@ export class Detector {
       this.late.passReady(this.o.book)
       await passChunk(s, evaluations, this.o.book, this.counted, budget)
       this.late.add(s.chunk, evaluations[1].late)
+      // Records of a restart's catch-up were counted (and their key was the last) before the restart.
+      const upTo = this.startFrom.size > 0 ? this.catchUpTo : null
       for (const rec of s.chunk) {
         offsets[rec.file] = rec.next
+        if (upTo && rec.offset < (upTo[rec.file] ?? 0)) continue
         count++
         // every 8th record (the first 1,000 of each batch overstated the lag: they are its oldest)
         if ((count & 7) === 0) lagSum.push(Date.parse(rec.parseTime) || Date.now())
+        last = rec
       }
-      last = s.chunk[s.chunk.length - 1]!
     }
     const evaluate = async (final: boolean) => {
       if (pending.length === 0) return finish()
