@@ -92,11 +92,13 @@ export function signalsSelect(detectionsRoot: string, outputs: CommittedOutputs)
       .map((c) => `CAST(NULL AS ${c.type}) AS ${c.name}`)
       .join(', ')} WHERE false`
   const branches = days.map(([day, files]) => {
-    const values = files.map((f) => `(${quoteString(f.file)}, ${f.hour}, ${f.length})`).join(', ')
+    // Each file's hour and length by its name (a CASE: a join would hold a hash table per day).
+    const byFile = (pick: (f: (typeof files)[number]) => number) =>
+      `CASE filename ${files.map((f) => `WHEN ${quoteString(f.file)} THEN ${pick(f)}`).join(' ')} END`
     const list = `[${files.map((f) => quoteString(f.file)).join(', ')}]`
     return (
-      `SELECT DATE '${day}' AS p_date, f.p_hour, unnest(string_split(decode(b.content[1:f.len]), chr(10))) AS line ` +
-      `FROM read_blob(${list}) b JOIN (VALUES ${values}) f(file, p_hour, len) ON b.filename = f.file`
+      `SELECT DATE '${day}' AS p_date, ${byFile((f) => f.hour)} AS p_hour, ` +
+      `unnest(string_split(decode(content[1:${byFile((f) => f.length)}]), chr(10))) AS line FROM read_blob(${list})`
     )
   })
   // A balanced tree of UNION ALL: its depth grows with the log of the days, not with them.
