@@ -8,6 +8,8 @@ import path from 'node:path'
 import t from 'tap'
 import { DEFAULT_QUERY_SETTINGS } from '../../src/query/config.js'
 import { QueryEngine } from '../../src/query/query-engine.js'
+import { SqlChecker } from '../../src/query/sql-check.js'
+import { editorAuditLogType } from '../../src/ingest/editor-audit-log-type.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
@@ -135,4 +137,16 @@ t.test('the time macros leave other days’ match files unread; nothing committe
     { name: 'RulekeeperError', message: /JSON/ },
     'without the macro the other day’s file is read',
   )
+})
+
+t.test('a query file naming the signals table binds at index time', async (t) => {
+  const checker = new SqlChecker(() => [editorAuditLogType])
+  t.teardown(() => checker.close())
+  t.equal(
+    await checker.check(
+      "SELECT p_rule_id, count(*) FROM panther_signals.public.correlation_signals WHERE p_occurs_since('1 hour') GROUP BY 1",
+    ),
+    undefined,
+  )
+  t.match(await checker.check('SELECT nope FROM correlation_signals'), { message: /nope/ })
 })
