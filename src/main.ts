@@ -263,6 +263,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logsRoot: path.join(dataDir, 'logs'),
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
       settings: querySettings(config as Record<string, unknown>),
+      // The signals table reads detection's match files up to the checkpoint's committed lengths.
+      signals: { detectionsRoot: detection.store.root, committed: () => detection.store.checkpoint.outputs },
     })
     cleanups.push(async () => queries.close())
     // Scheduled queries on their schedule, their rows through the scheduled rules (closed first).

@@ -3,7 +3,8 @@
 // and the confinement every query runs under: external access off but for the log types' folders,
 // configuration locked, extensions never installed or loaded, one SELECT per request, a time limit
 // that interrupts the query, bounded memory and threads; the work runs on DuckDB's own workers at
-// a lower priority (background-run.ts, thread-priority.ts) (docs/queries.md, docs/security.md).
+// a lower priority (background-run.ts, thread-priority.ts) (docs/queries.md, docs/security.md). The
+// signals table (signal-tables.ts) reads detection's match files, remade when their committed lengths move.
 import fs from 'node:fs'
 import path from 'node:path'
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
@@ -15,6 +16,15 @@ import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
 import { type JsonValue, jsonColumnValue, jsonSize, toJson } from './json-values.js'
 import { prepareSelect, queryError } from './prepare-select.js'
+import { type CommittedOutputs, committedKey, signalViews } from './signal-tables.js'
+
+const NO_OUTPUTS: CommittedOutputs = {}
+
+/** Detection's output for the signals table: its folder, and the checkpoint's committed lengths now. */
+export interface SignalSource {
+  detectionsRoot: string
+  committed: () => CommittedOutputs
+}
 
 export interface QueryColumn {
   name: string
@@ -65,6 +75,9 @@ export class QueryEngine {
   private closed = false
   /** DuckDB's worker threads given `settings.nice` (none where that is not possible). */
   lowPriorityThreads: readonly number[] = []
+  /** The committed lengths the signals view was last made with (the object, then its key). */
+  private signalsSeen: { outputs: CommittedOutputs | null; key: string | null } = { outputs: null, key: null }
+  private signalsRefresh: Promise<void> = Promise.resolve()
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -72,12 +85,15 @@ export class QueryEngine {
     private readonly logsRoot: string,
     private readonly logTypes: readonly LogType[],
     readonly settings: QuerySettings,
+    private readonly signals: SignalSource | undefined,
   ) {}
 
   static async open(opts: {
     logsRoot: string
     logTypes: readonly LogType[]
     settings: QuerySettings
+    /** Detection's output: the signals table reads its match files (none without it: an empty table). */
+    signals?: SignalSource
   }): Promise<QueryEngine> {
     const { settings } = opts
     // libuv's pool exists before the threads are listed, so the threads that appear are DuckDB's.
@@ -94,19 +110,38 @@ export class QueryEngine {
     })
     const lowered = lowerNewThreads(before, threadIds(), settings.threads, settings.nice)
     const admin = await instance.connect()
-    const engine = new QueryEngine(instance, admin, opts.logsRoot, opts.logTypes, settings)
+    const engine = new QueryEngine(instance, admin, opts.logsRoot, opts.logTypes, settings, opts.signals)
     engine.lowPriorityThreads = lowered
     const dirs = opts.logTypes.map((lt) => `${logTypeDir(opts.logsRoot, lt)}${path.sep}`)
+    // The match files only: never the detections folder itself (checkpoint, alert journal, contexts).
+    if (opts.signals) dirs.push(`${path.join(opts.signals.detectionsRoot, 'matches')}${path.sep}`)
     const quoted = dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(', ')
     await admin.run(`SET TimeZone = 'UTC'`)
     await admin.run(`ATTACH ':memory:' AS panther_logs`)
     await admin.run('CREATE SCHEMA panther_logs.public')
+    await admin.run(`ATTACH ':memory:' AS panther_signals`)
+    await admin.run('CREATE SCHEMA panther_signals.public')
     await admin.run(`SET allowed_directories = [${quoted}]`)
     await admin.run('SET enable_external_access = false')
     await admin.run('SET allow_community_extensions = false')
     await admin.run('SET lock_configuration = true')
     for (const lt of opts.logTypes) await engine.refreshViews(lt)
+    await engine.refreshSignals()
     return engine
+  }
+
+  /** Remakes the signals views when the committed match files moved (one refresh at a time). */
+  private refreshSignals(): Promise<void> {
+    const run = this.signalsRefresh.then(async () => {
+      const outputs = this.signals?.committed() ?? NO_OUTPUTS
+      if (outputs === this.signalsSeen.outputs) return
+      const key = committedKey(outputs)
+      if (key !== this.signalsSeen.key)
+        for (const stmt of signalViews(this.signals?.detectionsRoot ?? '', outputs)) await this.admin.run(stmt)
+      this.signalsSeen = { outputs, key }
+    })
+    this.signalsRefresh = run.catch(() => undefined)
+    return run
   }
 
   /** (Re)creates a log type's views: over its files once any is stored, else empty. */
@@ -118,6 +153,7 @@ export class QueryEngine {
 
   private async views(): Promise<void> {
     for (const lt of this.logTypes) if (!this.stored.has(lt.name)) await this.refreshViews(lt)
+    await this.refreshSignals()
   }
 
   private async slot(): Promise<() => void> {

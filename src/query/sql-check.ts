@@ -1,12 +1,13 @@
 // The index-time check of a query file's SQL: bound by DuckDB against the log-type tables without
 // running. Its own small DuckDB (one thread, no files: each table is an empty view of the same
-// columns, event-tables.ts), opened on the first check, so repository loads, API writes and
+// columns, event-tables.ts; the signals table too, signal-tables.ts), opened on the first check, so repository loads, API writes and
 // `rulekeeper validate` judge a query alike whether or not any event is stored.
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { RulekeeperError } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
 import { tableViews } from './event-tables.js'
 import { prepareSelect } from './prepare-select.js'
+import { signalViews } from './signal-tables.js'
 
 /** Why a query cannot run: DuckDB's message, and where in the SQL text when DuckDB says. */
 export interface SqlProblem {
@@ -36,6 +37,9 @@ export class SqlChecker {
       await conn.run(`ATTACH ':memory:' AS panther_logs`)
       await conn.run('CREATE SCHEMA panther_logs.public')
       for (const lt of this.logTypes()) for (const stmt of tableViews('', lt, false)) await conn.run(stmt)
+      await conn.run(`ATTACH ':memory:' AS panther_signals`)
+      await conn.run('CREATE SCHEMA panther_signals.public')
+      for (const stmt of signalViews('', {})) await conn.run(stmt)
       await conn.run('SET enable_external_access = false')
       await conn.run('SET lock_configuration = true')
       return { instance, conn }
