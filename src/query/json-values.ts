@@ -83,6 +83,13 @@ export function jsonColumnValue(v: DuckDBValue): JsonValue {
  * The length of a value's JSON text, as UTF-8 bytes (escapes aside), without writing the text: what a
  * page's byte limit counts.
  */
+/** Sets `key` on a row or event built from a query's columns: a column may be named `__proto__`. */
+export function setColumn(row: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (key === '__proto__')
+    Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true })
+  else row[key] = value
+}
+
 export function jsonSize(v: JsonValue): number {
   if (v === null) return 4
   if (typeof v === 'string') return Buffer.byteLength(v) + 2

@@ -14,7 +14,7 @@ import { streamOnWorkers } from './background-run.js'
 import { lowerNewThreads, threadIds } from './thread-priority.js'
 import type { QuerySettings } from './config.js'
 import { logTypeDir, tableViews } from './event-tables.js'
-import { type JsonValue, jsonColumnValue, jsonSize, toJson } from './json-values.js'
+import { type JsonValue, jsonColumnValue, jsonSize, setColumn, toJson } from './json-values.js'
 import { prepareSelect, queryError } from './prepare-select.js'
 import { type CommittedOutputs, committedKey, signalViews } from './signal-tables.js'
 
@@ -41,7 +41,12 @@ export interface QueryRequest {
   limit: number
   /** Overrides the configured time limit (a scheduled query's TimeoutMinutes). */
   timeoutMs?: number
+  /** Waits for a place however many wait (a scheduled run: its slot is recorded, a 503 would lose it). */
+  waitForPlace?: boolean
 }
+
+/** The longest delay a Node timer takes (longer ones fire at once). */
+const MAX_TIMER_MS = 2_147_483_647
 
 export interface QueryPage {
   columns: QueryColumn[]
@@ -73,6 +78,8 @@ export class QueryEngine {
   private readonly waiting: Array<() => void> = []
   private readonly stored = new Set<string>()
   private closed = false
+  /** Connections of the queries running now. */
+  private readonly active = new Set<DuckDBConnection>()
   /** DuckDB's worker threads given `settings.nice` (none where that is not possible). */
   lowPriorityThreads: readonly number[] = []
   /** The committed lengths the signals view was last made with (the object, then its key). */
@@ -156,10 +163,10 @@ export class QueryEngine {
     await this.refreshSignals()
   }
 
-  private async slot(): Promise<() => void> {
+  private async slot(waitForPlace = false): Promise<() => void> {
     if (this.closed) throw new RulekeeperError('Unavailable', 'the query engine is closed')
     if (this.running >= this.settings.concurrency) {
-      if (this.waiting.length >= this.settings.queue)
+      if (this.waiting.length >= this.settings.queue && !waitForPlace)
         throw new RulekeeperError(
           'Unavailable',
           'too many queries are running; try again shortly',
@@ -180,21 +187,33 @@ export class QueryEngine {
     if (Buffer.byteLength(req.sql) > this.settings.maxSqlBytes)
       throw new RulekeeperError('PayloadTooLarge', `the SQL is over ${this.settings.maxSqlBytes} bytes`)
     if (req.offset > MAX_OFFSET) throw badRequest(`a page may start at row ${MAX_OFFSET} at most`)
-    const release = await this.slot()
+    const release = await this.slot(req.waitForPlace)
     let conn: DuckDBConnection | undefined
     try {
       await this.views()
       conn = await this.instance.connect()
+      this.active.add(conn)
       return await this.execute(conn, req)
     } finally {
+      if (conn) this.active.delete(conn)
       conn?.closeSync()
       release()
     }
   }
 
+  /** How many queries are running now (past their place in the queue, connected). */
+  get runningNow(): number {
+    return this.active.size
+  }
+
+  /** Interrupts every query running now (shutdown: a scheduled run does not hold it up). */
+  interruptAll(): void {
+    for (const conn of this.active) conn.interrupt()
+  }
+
   private async execute(conn: DuckDBConnection, req: QueryRequest): Promise<QueryPage> {
     const prepared = await prepareSelect(conn, req.sql, req.nowMs)
-    const timeoutMs = req.timeoutMs ?? this.settings.timeoutMs
+    const timeoutMs = Math.min(req.timeoutMs ?? this.settings.timeoutMs, MAX_TIMER_MS)
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
@@ -228,7 +247,7 @@ export class QueryEngine {
           for (let c = 0; c < names.length; c++) {
             const v = vectors[c]!.getItem(r)
             const value = isJson[c] ? jsonColumnValue(v) : toJson(v)
-            row[names[c]!] = value
+            setColumn(row, names[c]!, value)
             rowBytes += jsonSize(names[c]!) + 2 + jsonSize(value)
           }
           // A page ends before the row that would take it past maxPageBytes; its first row always fits,

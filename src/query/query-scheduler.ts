@@ -21,7 +21,7 @@ import { SlotRecord } from './slot-record.js'
 
 export interface QuerySchedulerOptions {
   catalog: { readonly index: RuleIndex }
-  queries: Pick<ScheduledQueries, 'runScheduledQuery'>
+  queries: Pick<ScheduledQueries, 'runScheduledQuery'> & Partial<Pick<ScheduledQueries, 'interrupt'>>
   /** The Python engine's `live` member: scheduled rules compile to its batch evaluator. */
   compile: LiveCompiler | undefined
   book: Pick<AlertBook, 'addEvents' | 'limiter' | 'commitOutput'>
@@ -214,7 +214,9 @@ export class QueryScheduler {
     const startedAt = Date.now()
     if (trigger === 'schedule') {
       try {
-        await this.record.record(name, atMs, new Set(this.states.keys()))
+        // Kept for every query of the served revision (a query unscheduled and scheduled again in
+        // the same slot does not run it twice); only deleted queries' records go.
+        await this.record.record(name, atMs, new Set(index.supports.keys()))
       } catch (err) {
         // Not recorded: not run (a restart could not tell it ran).
         this.o.logger.error({ err, query: name }, 'cannot record the slot of a scheduled query; the run is skipped')
@@ -322,11 +324,15 @@ export class QueryScheduler {
     return { queries }
   }
 
-  /** Stops the timer and waits for the run in progress (its output is committed or dropped whole). */
+  /**
+   * Stops the timer, interrupts the query in progress (a run of a long TimeoutMinutes does not hold
+   * shutdown up: that run ends in error, its slot recorded) and waits for the run to end.
+   */
   async close(): Promise<void> {
     this.closed = true
     if (this.timer) clearInterval(this.timer)
     for (const s of this.states.values()) s.clock.close()
+    this.o.queries.interrupt?.()
     await this.queue.idle()
   }
 }

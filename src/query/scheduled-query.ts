@@ -5,7 +5,7 @@
 import { badRequest, notFound } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import type { SupportFile } from '../rules/model.js'
-import type { JsonValue } from './json-values.js'
+import { type JsonValue, setColumn } from './json-values.js'
 import type { QueryEngine } from './query-engine.js'
 import { sqlKeyOf } from './sql-key.js'
 
@@ -37,9 +37,14 @@ export function scheduledQueryOf(file: SupportFile): ScheduledQuery | undefined 
 
 export class ScheduledQueries {
   constructor(
-    private readonly engine: Pick<QueryEngine, 'run'>,
+    private readonly engine: Pick<QueryEngine, 'run'> & Partial<Pick<QueryEngine, 'interruptAll'>>,
     private readonly lookup: (name: string) => SupportFile | undefined,
   ) {}
+
+  /** Interrupts the queries running now (shutdown). */
+  interrupt(): void {
+    this.engine.interruptAll?.()
+  }
 
   /**
    * The rows of one run of the named query at `nowMs`, keys lower-cased; at most MAX_SCHEDULED_ROWS.
@@ -60,10 +65,11 @@ export class ScheduledQueries {
       offset: 0,
       limit: MAX_SCHEDULED_ROWS,
       timeoutMs: timeoutMs ?? query.timeoutMs,
+      waitForPlace: true,
     })
     const rows = page.rows.map((row) => {
       const event: Record<string, JsonValue> = {}
-      for (const [k, v] of Object.entries(row)) event[k.toLowerCase()] = v
+      for (const [k, v] of Object.entries(row)) setColumn(event, k.toLowerCase(), v)
       return event
     })
     return { rows, cut: page.more }
