@@ -1,7 +1,8 @@
 // Warm detection workers (real bubblewrap, real python3): a rule that ignores the soft stop (it
-// swallows the BaseException and ignores SIGALRM) is killed with its worker at its deadline, its
-// records are errors naming the budget, and the rule after it in the same worker runs in a fresh
-// one; the worker lives across batches (the same process answers the next batch).
+// swallows the BaseException and ignores SIGALRM) is killed with its shared worker past its share,
+// the rule after it runs in a fresh one, and the stubborn rule's records run in a worker of its own,
+// where it is killed at its budget: its records are errors naming the budget. A worker lives across
+// batches (the same process answers the next batch); the killed ones exit.
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
 import type { RuleFile } from '../../../src/rules/model.js'
@@ -54,6 +55,10 @@ t.test('a rule that will not stop is killed at its deadline; the next rule runs 
   // The next batch, the healthy rule alone: the same worker process, its module state kept.
   const next = await python.evaluateBatch(HEALTHY, ctx, [{ a: 4 }])
   t.same(next, { results: [{ functions: { detection: { output: true, error: null } } }] }, 'module state lives on')
+  // The healthy rule's worker alone once the stubborn rule's own worker, killed at its budget, has
+  // exited (the kill is asynchronous: polled, bounded).
+  const until = Date.now() + 10_000
+  while (python.pool.warmWorkers() !== 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20)) // wait: polling a condition
   t.equal(python.pool.warmWorkers(), 1)
 })
 
