@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from .data_model import E_NO_DATA_MODEL_FOUND
 from .exceptions import PantherError
-from .immutable import ImmutableCaseInsensitiveDict, _wrap, json_encoder
+from .immutable import ImmutableCaseInsensitiveDict, _slot_dict, _wrap, json_encoder
 
 __all__ = ["PantherEvent"]
 
@@ -37,10 +37,7 @@ class PantherEvent(ImmutableCaseInsensitiveDict):
             if name in model.paths:
                 # A Path's matches depend on the record alone: found once per event, however many
                 # rules ask (the wrapped value too, read-only like the rest of the event).
-                paths = self._paths
-                if paths is None:
-                    paths = {}
-                    object.__setattr__(self, "_paths", paths)
+                paths = _slot_dict(self, "_paths")
                 found = paths.get(name)
                 if found is None:
                     matches = model.matches(name, self._data)

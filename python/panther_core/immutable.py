@@ -13,6 +13,24 @@ __all__ = ["ImmutableCaseInsensitiveDict", "ImmutableList", "json_encoder"]
 _ABSENT = object()
 
 
+def _slot_dict(owner, name):
+    """The dict kept in one of `owner`'s slots, made on first use (the wrappers are read-only)."""
+    found = getattr(owner, name)
+    if found is None:
+        found = {}
+        object.__setattr__(owner, name, found)
+    return found
+
+
+def _child(owner, key, value):
+    """The wrapper of a nested object or list, made once per container (not once per access)."""
+    kids = _slot_dict(owner, "_kids")
+    wrapped = kids.get(key)
+    if wrapped is None:
+        wrapped = kids[key] = _wrap(value)
+    return wrapped
+
+
 def _wrap(value):
     # Nested objects and lists are wrapped on access, so nothing reachable from the event is writable.
     if isinstance(value, dict):
@@ -42,15 +60,7 @@ class ImmutableList(Sequence):
             return tuple(_copy.deepcopy(self._items[index]))
         value = self._items[index]
         if isinstance(value, (dict, list)):
-            kids = self._kids
-            if kids is None:
-                kids = {}
-                object.__setattr__(self, "_kids", kids)
-            at = index if index >= 0 else index + len(self._items)
-            wrapped = kids.get(at)
-            if wrapped is None:
-                wrapped = kids[at] = _wrap(value)
-            return wrapped
+            return _child(self, index if index >= 0 else index + len(self._items), value)
         return value
 
     def __len__(self):
@@ -114,21 +124,11 @@ class ImmutableCaseInsensitiveDict(Mapping):
             raise KeyError(key)
         return found
 
-    def _child(self, key, value):
-        # The wrapper of a nested object or list, made once per container (not once per access).
-        kids = self._kids
-        if kids is None:
-            kids = {}
-            object.__setattr__(self, "_kids", kids)
-        wrapped = kids.get(key)
-        if wrapped is None:
-            wrapped = kids[key] = _wrap(value)
-        return wrapped
 
     def __getitem__(self, key):
         key = self._find(key)
         value = self._data[key]
-        return self._child(key, value) if isinstance(value, (dict, list)) else value
+        return _child(self, key, value) if isinstance(value, (dict, list)) else value
 
     def __contains__(self, key):
         try:
@@ -167,7 +167,7 @@ class ImmutableCaseInsensitiveDict(Mapping):
             if key is _ABSENT:
                 return default
         value = data[key]
-        return self._child(key, value) if isinstance(value, (dict, list)) else value
+        return _child(self, key, value) if isinstance(value, (dict, list)) else value
 
     def copy(self):
         """A mutable deep copy (a plain dict), as Panther's ImmutableCaseInsensitiveDict.copy()."""

@@ -20,6 +20,23 @@ function readExample(rel: string): string {
   throw new Error(`example ${rel} not found`)
 }
 
+/** A Python streaming rule on Editor.Audit with this source (and any other fields). */
+export const streamingRule = (id: string, source: string, extra: Record<string, unknown> = {}): RuleFile => ({
+  kind: 'python',
+  id,
+  path: `rules/${id}.yml`,
+  data: {
+    AnalysisType: 'rule',
+    RuleID: id,
+    Filename: `${id}.py`,
+    LogTypes: ['Editor.Audit'],
+    Severity: 'Low',
+    ...extra,
+  },
+  pythonSource: source,
+  pythonPath: `rules/${id}.py`,
+})
+
 export function exampleRule(): RuleFile {
   const data = parse(readExample('scheduled_rules/editor_admin_grants.yml')) as Record<string, unknown>
   return {

@@ -6,24 +6,9 @@ import t from 'tap'
 import type { RecordOutcome } from '../../../src/engine/engine.js'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
 import { BLOCK_RECORDS } from '../../../src/engine/python/warm-blocks.js'
-import type { RuleFile } from '../../../src/rules/model.js'
-import { contextWith } from './fixtures.js'
+import { contextWith, streamingRule } from './fixtures.js'
 
-const rule = (id: string, source: string, extra: Record<string, unknown> = {}): RuleFile => ({
-  kind: 'python',
-  id,
-  path: `rules/${id}.yml`,
-  data: {
-    AnalysisType: 'rule',
-    RuleID: id,
-    Filename: `${id}.py`,
-    LogTypes: ['Editor.Audit'],
-    Severity: 'Low',
-    ...extra,
-  },
-  pythonSource: source,
-  pythonPath: `rules/${id}.py`,
-})
+const rule = streamingRule
 
 const N = BLOCK_RECORDS * 2 + 300
 const records = Array.from({ length: N }, (_, n) => ({ n, kind: n % 3 === 0 ? 'x' : 'y' }))

@@ -5,17 +5,9 @@
 // batches (the same process answers the next batch); the killed ones exit.
 import t from 'tap'
 import { createPythonEngine } from '../../../src/engine/python/index.js'
-import type { RuleFile } from '../../../src/rules/model.js'
-import { contextWith } from './fixtures.js'
+import { contextWith, streamingRule } from './fixtures.js'
 
-const rule = (id: string, source: string): RuleFile => ({
-  kind: 'python',
-  id,
-  path: `rules/${id}.yml`,
-  data: { AnalysisType: 'rule', RuleID: id, Filename: `${id}.py`, LogTypes: ['Editor.Audit'], Severity: 'Low' },
-  pythonSource: source,
-  pythonPath: `rules/${id}.py`,
-})
+const rule = streamingRule
 
 const STUBBORN = rule(
   'A.Stubborn',
