@@ -124,7 +124,6 @@ class ImmutableCaseInsensitiveDict(Mapping):
             raise KeyError(key)
         return found
 
-
     def __getitem__(self, key):
         key = self._find(key)
         value = self._data[key]
