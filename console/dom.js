@@ -23,6 +23,17 @@ function append(el, children) {
   }
 }
 
+/**
+ * A form's submit button, disabled with the reason shown beside it (and named by
+ * aria-describedby) when the token lacks the permission: `[button, reason | null]`.
+ */
+export function submitButton(label, allowed, reasonId, reason) {
+  return [
+    h('button', { type: 'submit', disabled: !allowed, 'aria-describedby': allowed ? undefined : reasonId }, label),
+    allowed ? null : h('small', { id: reasonId, class: 'hint' }, reason),
+  ]
+}
+
 /** Replaces the content of `el` with `children`. */
 export function replace(el, ...children) {
   el.replaceChildren()

@@ -2,7 +2,7 @@
 // paging, and an alert's page with its fields, summary, delivery state, events, a status change and
 // a link to the query page with the events around it.
 import { api, catalog, permissions } from '../api.js'
-import { field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'
+import { field, fmtTime, h, message, onSubmit, replace, select, submitButton } from '../dom.js'
 import { ruleHrefOfKind, SEVERITIES } from '../kinds.js'
 import { eventsAroundSql } from './query.js'
 
@@ -154,18 +154,7 @@ export async function alertView(main, params) {
       },
     },
     field('Alert status', statusSel),
-    h(
-      'button',
-      {
-        type: 'submit',
-        disabled: !perms.manageAlerts,
-        'aria-describedby': perms.manageAlerts ? undefined : 'status-why',
-      },
-      'Change status',
-    ),
-    perms.manageAlerts
-      ? null
-      : h('small', { id: 'status-why', class: 'hint' }, 'Your token lacks the Manage Alerts permission.'),
+    submitButton('Change status', perms.manageAlerts, 'status-why', 'Your token lacks the Manage Alerts permission.'),
   )
   const summary = Object.entries(a.summary ?? {})
   const events = await api('GET', `/alerts/${encodeURIComponent(a.id)}/events`, { query: { limit: '20' } })

@@ -3,7 +3,7 @@
 // the page holds one server page — at most queries.maxPageBytes — and a long value is shown cut),
 // DuckDB's errors with their line and column. The alert page links here with its events' SQL.
 import { api, permissions } from '../api.js'
-import { field, h, message, onSubmit, replace } from '../dom.js'
+import { field, h, message, onSubmit, replace, submitButton } from '../dom.js'
 
 const EXAMPLE = `SELECT p_event_time, user_email, p_row_id
 FROM editor_audit
@@ -95,18 +95,7 @@ export async function queryView(main, _params, query) {
       'form',
       { onsubmit: onSubmit(() => run(null)) },
       field('SQL', sql),
-      h(
-        'button',
-        {
-          type: 'submit',
-          disabled: !perms.queryData,
-          'aria-describedby': perms.queryData ? undefined : 'query-why',
-        },
-        'Run',
-      ),
-      perms.queryData
-        ? null
-        : h('small', { id: 'query-why', class: 'hint' }, 'Your token lacks the Query Data permission.'),
+      submitButton('Run', perms.queryData, 'query-why', 'Your token lacks the Query Data permission.'),
     ),
     out,
   )
