@@ -12,7 +12,8 @@ import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
-import { querySettings } from './query/config.js'
+import { querySettings, sizeBytes } from './query/config.js'
+import { SqlChecker } from './engine/sql/sql-check.js'
 import { QueryEngine } from './query/query-engine.js'
 import { createScheduledQueryMetrics } from './query/query-metrics.js'
 import { QueryScheduler, type QuerySchedulerOptions } from './query/query-scheduler.js'
@@ -154,9 +155,17 @@ export async function createService(opts: StartOptions): Promise<Service> {
   try {
     reportPrivacy(logger, secureDataDir(dataDir))
     const metrics = createMetricsRegistry(opts.defaultMetrics ?? true)
+    // One SQL checker, a process of its own bounding DuckDB's preparation: query files and queries.
+    const querySet = querySettings(config as Record<string, unknown>)
+    const sqlChecker = new SqlChecker(() => logTypeNames().flatMap((n) => findLogType(n) ?? []), {
+      prepareTimeoutMs: querySet.prepareTimeoutMs,
+      prepareMemoryBytes: sizeBytes(querySet.prepareMemoryLimit),
+    })
+    cleanups.push(() => sqlChecker.close())
     const engines = instrumentEngines(
       opts.engines ??
         createEngineRegistry({
+          sql: sqlChecker,
           python: {
             ...config.python,
             logger,
@@ -262,7 +271,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
     const queries = await QueryEngine.open({
       logsRoot: path.join(dataDir, 'logs'),
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
-      settings: querySettings(config as Record<string, unknown>),
+      settings: querySet,
+      checker: sqlChecker,
       // The signals table reads detection's match files up to the checkpoint's committed lengths.
       signals: { detectionsRoot: detection.store.root, committed: () => detection.store.checkpoint.outputs },
     })

@@ -11,7 +11,7 @@ import { correlationEngine } from './correlation/index.js'
 import { createPythonEngine, type PythonEngineOptions } from './python/index.js'
 import { simpleEngine } from './simple/index.js'
 import { sqlEngine } from './sql/index.js'
-import { SqlChecker } from '../query/sql-check.js'
+import { SqlChecker } from './sql/sql-check.js'
 import { findLogType, logTypeNames } from '../ingest/log-types.js'
 
 export interface EngineSettings {
@@ -28,6 +28,8 @@ export interface EngineSettings {
     | 'metrics'
     | 'detection'
   > & { logger?: Logger }
+  /** The SQL checker of query files (main.ts shares its own with the query engine); one of its own when absent. */
+  sql?: SqlChecker
 }
 
 /** The default Python settings (config/default.yaml has the same). */
@@ -35,7 +37,7 @@ export const DEFAULT_PYTHON = { command: 'python3', poolSize: 2, timeoutMs: 5000
 
 export function createEngineRegistry(settings: EngineSettings = { python: DEFAULT_PYTHON }): EngineRegistry {
   // Scheduled and saved queries share one SQL checker (its DuckDB opens on the first query read).
-  const sql = new SqlChecker(() => logTypeNames().flatMap((n) => findLogType(n) ?? []))
+  const sql = settings.sql ?? new SqlChecker(() => logTypeNames().flatMap((n) => findLogType(n) ?? []))
   const registry: EngineRegistry = {
     correlation: correlationEngine,
     simple: simpleEngine,

@@ -35,6 +35,13 @@ export interface QuerySettings {
    * the rows are converted on the JS thread, outside DuckDB's memory limit and interrupt.
    */
   maxPageBytes: number
+  /**
+   * Every query is first prepared in a process of its own (engine/sql/sql-check.ts): DuckDB evaluates
+   * constant expressions while it prepares, beyond its memory limit and interrupt. A preparation past
+   * this time, or growing that process past `prepareMemoryLimit`, is stopped and the query refused.
+   */
+  prepareTimeoutMs: number
+  prepareMemoryLimit: string
 }
 
 export const DEFAULT_QUERY_SETTINGS: QuerySettings = {
@@ -48,6 +55,18 @@ export const DEFAULT_QUERY_SETTINGS: QuerySettings = {
   defaultPageSize: 100,
   maxPageSize: 1000,
   maxPageBytes: 8 * 1024 * 1024,
+  prepareTimeoutMs: 2000,
+  prepareMemoryLimit: '256MiB',
+}
+
+const UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30 }
+const SIZE = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|KiB|MiB|GiB)$/i
+
+/** A size such as `512MB` or `2GiB` in bytes (DuckDB's units: MB is 1000², MiB 1024²). */
+export function sizeBytes(text: string): number {
+  const m = SIZE.exec(text)
+  if (!m) throw new Error(`not a size: ${text}`)
+  return Math.round(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!)
 }
 
 const isWhole = (v: unknown, min: number) => typeof v === 'number' && Number.isSafeInteger(v) && v >= min
@@ -60,8 +79,8 @@ export function checkQueryConfig(config: Record<string, unknown>): ConfigProblem
   const problems = unknownKeys(['queries'], q, Object.keys(DEFAULT_QUERY_SETTINGS))
   for (const [k, v] of Object.entries(q)) {
     if (!(k in DEFAULT_QUERY_SETTINGS)) continue
-    if (k === 'memoryLimit') {
-      if (typeof v !== 'string' || !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v))
+    if (k === 'memoryLimit' || k === 'prepareMemoryLimit') {
+      if (typeof v !== 'string' || !SIZE.test(v))
         problems.push({ path: ['queries', k], message: 'must be a size such as 512MB or 2GiB' })
     } else if (k === 'nice') {
       if (!isWhole(v, 0) || (v as number) > 19)

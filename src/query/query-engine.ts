@@ -3,7 +3,9 @@
 // and the confinement every query runs under: external access off but for the log types' folders,
 // configuration locked, extensions never installed or loaded, one SELECT per request, a time limit
 // that interrupts the query, bounded memory and threads; the work runs on DuckDB's own workers at
-// a lower priority (background-run.ts, thread-priority.ts) (docs/queries.md, docs/security.md). The
+// a lower priority (background-run.ts, thread-priority.ts); each query is prepared first in the SQL
+// checker's own process, bounded in time and memory (engine/sql/sql-check.ts), since DuckDB's
+// preparation is neither (docs/queries.md, docs/security.md). The
 // signals table (signal-tables.ts) reads detection's match files, remade when their committed lengths move.
 import fs from 'node:fs'
 import path from 'node:path'
@@ -12,11 +14,12 @@ import { RulekeeperError, badRequest } from '../errors.js'
 import type { LogType } from '../ingest/log-type.js'
 import { streamOnWorkers } from './background-run.js'
 import { lowerNewThreads, threadIds } from './thread-priority.js'
-import type { QuerySettings } from './config.js'
-import { logTypeDir, tableViews } from './event-tables.js'
+import { type QuerySettings, sizeBytes } from './config.js'
+import { logTypeDir, tableViews } from '../engine/sql/event-tables.js'
 import { type JsonValue, jsonColumnValue, jsonSize, setColumn, toJson } from './json-values.js'
-import { prepareSelect, queryError } from './prepare-select.js'
-import { type CommittedOutputs, committedKey, signalViews } from './signal-tables.js'
+import { prepareSelect, queryError } from '../engine/sql/prepare-select.js'
+import { SqlChecker } from '../engine/sql/sql-check.js'
+import { type CommittedOutputs, committedKey, signalViews } from '../engine/sql/signal-tables.js'
 
 const NO_OUTPUTS: CommittedOutputs = {}
 
@@ -93,6 +96,8 @@ export class QueryEngine {
     private readonly logTypes: readonly LogType[],
     readonly settings: QuerySettings,
     private readonly signals: SignalSource | undefined,
+    private readonly checker: SqlChecker,
+    private readonly ownsChecker: boolean,
   ) {}
 
   static async open(opts: {
@@ -101,6 +106,8 @@ export class QueryEngine {
     settings: QuerySettings
     /** Detection's output: the signals table reads its match files (none without it: an empty table). */
     signals?: SignalSource
+    /** Where a query is prepared first, bounded (a checker of the engine's own when absent). */
+    checker?: SqlChecker
   }): Promise<QueryEngine> {
     const { settings } = opts
     // libuv's pool exists before the threads are listed, so the threads that appear are DuckDB's.
@@ -117,7 +124,20 @@ export class QueryEngine {
     })
     const lowered = lowerNewThreads(before, threadIds(), settings.threads, settings.nice)
     const admin = await instance.connect()
-    const engine = new QueryEngine(instance, admin, opts.logsRoot, opts.logTypes, settings, opts.signals)
+    const engine = new QueryEngine(
+      instance,
+      admin,
+      opts.logsRoot,
+      opts.logTypes,
+      settings,
+      opts.signals,
+      opts.checker ??
+        new SqlChecker(() => opts.logTypes, {
+          prepareTimeoutMs: settings.prepareTimeoutMs,
+          prepareMemoryBytes: sizeBytes(settings.prepareMemoryLimit),
+        }),
+      opts.checker === undefined,
+    )
     engine.lowPriorityThreads = lowered
     const dirs = opts.logTypes.map((lt) => `${logTypeDir(opts.logsRoot, lt)}${path.sep}`)
     // The match files only: never the detections folder itself (checkpoint, alert journal, contexts).
@@ -190,6 +210,11 @@ export class QueryEngine {
     const release = await this.slot(req.waitForPlace)
     let conn: DuckDBConnection | undefined
     try {
+      // Prepared first where its cost is bounded; only a preparation stopped there is refused here
+      // (DuckDB's other errors come from this engine's own preparation, over the real tables).
+      const problem = await this.checker.check(req.sql, req.nowMs)
+      if (problem?.stopped)
+        throw new RulekeeperError('BadRequest', problem.message, { reason: `prepare-${problem.stopped}` })
       await this.views()
       conn = await this.instance.connect()
       this.active.add(conn)
@@ -284,6 +309,7 @@ export class QueryEngine {
   close(): void {
     if (this.closed) return
     this.closed = true
+    if (this.ownsChecker) void this.checker.close()
     this.admin.closeSync()
     this.instance.closeSync()
   }

@@ -7,7 +7,7 @@ import { isPlainObject } from '../is-plain-object.js'
 import type { SupportFile } from '../rules/model.js'
 import { type JsonValue, setColumn } from './json-values.js'
 import type { QueryEngine } from './query-engine.js'
-import { sqlKeyOf } from './sql-key.js'
+import { sqlKeyOf } from '../engine/sql/sql-key.js'
 
 export interface ScheduledQuery {
   name: string

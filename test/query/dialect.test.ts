@@ -3,9 +3,9 @@
 // ≥, before ≤; a bare number is seconds; a time without a zone is UTC; an alias and a column may
 // follow) and Snowflake's path access on JSON columns; neither touches literals or comments.
 import t from 'tap'
-import { expandTimeMacros, literalTime, offsetSeconds } from '../../src/query/time-macros.js'
-import { rewriteSnowflakePaths } from '../../src/query/snowflake-paths.js'
-import { maskSql, splitSql } from '../../src/query/sql-text.js'
+import { expandTimeMacros, literalTime, offsetSeconds } from '../../src/engine/sql/time-macros.js'
+import { rewriteSnowflakePaths } from '../../src/engine/sql/snowflake-paths.js'
+import { maskSql, splitSql } from '../../src/engine/sql/sql-text.js'
 
 const NOW = Date.parse('2026-11-20T10:30:00.000Z')
 

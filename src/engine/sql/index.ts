@@ -1,9 +1,9 @@
 // The engine of the query kinds (rules/kinds/queries.ts): check() the keys the format requires of a
 // query (one SQL key; a schedule by cron or by rate, not both), and the SQL bound by DuckDB
-// (query/sql-check.ts) whenever the file is read into an index and on API writes. Queries have no
+// (sql-check.ts) whenever the file is read into an index and on API writes. Queries have no
 // unit tests; detection does not run them per record.
-import type { SqlChecker } from '../../query/sql-check.js'
-import { sqlKeyOf } from '../../query/sql-key.js'
+import type { SqlChecker } from './sql-check.js'
+import { sqlKeyOf } from './sql-key.js'
 import { isPlainObject } from '../../is-plain-object.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../../rules/model.js'
 import type { CheckResult, RuleEngine } from '../engine.js'

@@ -2,7 +2,7 @@
 // p_occurs_around, p_occurs_after, p_occurs_before, each with an optional table alias and column.
 // A literal time becomes a TIMESTAMP literal (UTC) plus a filter on the hour partitions (p_date,
 // p_hour), which DuckDB prunes files with; docs/queries.md gives the exact expansions.
-import { badRequest } from '../errors.js'
+import { badRequest } from '../../errors.js'
 import { maskSql, stringValue } from './sql-text.js'
 
 const UNIT_SECONDS: Record<string, number> = {}

@@ -3,7 +3,7 @@
 // (prepared, not run), refused unless it is exactly one SELECT; DuckDB's errors as 400s with the
 // line (and the column, when the text was not rewritten) they name.
 import { type DuckDBConnection, type DuckDBPreparedStatement, StatementType } from '@duckdb/node-api'
-import { RulekeeperError, badRequest } from '../errors.js'
+import { RulekeeperError, badRequest } from '../../errors.js'
 import { rewriteSnowflakePaths } from './snowflake-paths.js'
 import { expandTimeMacros } from './time-macros.js'
 

@@ -4,8 +4,8 @@
 // log type's fields: top-level objects are JSON (Snowflake's VARIANT), p_event_time and p_parse_time
 // TIMESTAMP (UTC), and the partitions are p_date (DATE) and p_hour (INTEGER), which prune files.
 import path from 'node:path'
-import type { LogType, LogTypeField } from '../ingest/log-type.js'
-import { PANTHER_LOGS } from '../ingest/log-type.js'
+import type { LogType, LogTypeField } from '../../ingest/log-type.js'
+import { PANTHER_LOGS } from '../../ingest/log-type.js'
 import { quoteString } from './sql-text.js'
 
 const TIMESTAMP_FIELDS = new Set(['p_event_time', 'p_parse_time'])
