@@ -18,6 +18,7 @@ import { type QuerySettings, sizeBytes } from './config.js'
 import { logTypeDir, tableViews } from '../engine/sql/event-tables.js'
 import { type JsonValue, jsonColumnValue, jsonSize, setColumn, toJson } from './json-values.js'
 import { prepareSelect, queryError } from '../engine/sql/prepare-select.js'
+import { valueFloor } from './value-floor.js'
 import { SqlChecker } from '../engine/sql/sql-check.js'
 import { type CommittedOutputs, committedKey, signalViews } from '../engine/sql/signal-tables.js'
 
@@ -56,6 +57,15 @@ export interface QueryPage {
   rows: Array<Record<string, JsonValue>>
   /** Whether rows follow the ones answered. */
   more: boolean
+}
+
+/** The 400 of a result row larger than a page may be. */
+function rowTooLarge(row: number, maxBytes: number): RulekeeperError {
+  return new RulekeeperError(
+    'BadRequest',
+    `row ${row} of the result is larger than a page may be (queries.maxPageBytes, ${maxBytes} bytes as JSON): select fewer or smaller columns`,
+    { reason: 'row-too-large', row },
+  )
 }
 
 /** The farthest a page may start (rows skipped are still computed). */
@@ -267,6 +277,16 @@ export class QueryEngine {
             more = true
             break
           }
+          // The row's least size is read from the vectors first: a row that cannot fit a page is
+          // refused before it is converted, and one that cannot fit this page ends it.
+          let floor = 2
+          for (let c = 0; c < names.length && floor <= maxBytes; c++)
+            floor += jsonSize(names[c]!) + 2 + valueFloor(vectors[c]!, r, maxBytes - floor)
+          if (rows.length === 0 && floor > maxBytes) throw rowTooLarge(req.offset, maxBytes)
+          if (rows.length > 0 && bytes + floor > maxBytes) {
+            more = true
+            break
+          }
           const row: Record<string, JsonValue> = {}
           let rowBytes = 2
           for (let c = 0; c < names.length; c++) {
@@ -275,8 +295,8 @@ export class QueryEngine {
             setColumn(row, names[c]!, value)
             rowBytes += jsonSize(names[c]!) + 2 + jsonSize(value)
           }
-          // A page ends before the row that would take it past maxPageBytes; its first row always fits,
-          // so every row can be read (a row is bounded by DuckDB's memory limit).
+          // A page ends before the row that would take it past maxPageBytes; a row past it alone is refused.
+          if (rows.length === 0 && rowBytes > maxBytes) throw rowTooLarge(req.offset, maxBytes)
           if (rows.length > 0 && bytes + rowBytes > maxBytes) {
             more = true
             break
@@ -299,6 +319,7 @@ export class QueryEngine {
             reason: 'timeout',
           },
         )
+      if (err instanceof RulekeeperError) throw err
       throw queryError(err, true)
     } finally {
       clearTimeout(timer)
