@@ -80,7 +80,7 @@ t.test(
         peak = Math.max(peak, rssNow())
         const asked = performance.now()
         const h = await s.send('GET', '/healthz')
-      if (h.status !== 200) throw new Error(`/healthz answered ${h.status}`)
+        if (h.status !== 200) throw new Error(`/healthz answered ${h.status}`)
         healthzWorst = Math.max(healthzWorst, performance.now() - asked)
         await new Promise((r) => setTimeout(r, 20)) // wait: the probing interval
       }
