@@ -1,7 +1,8 @@
 // When a scheduled query is due (docs/queries.md, "Scheduling"): its Schedule (RateMinutes, or a
 // five-field CronExpression in UTC, and TimeoutMinutes) read from the file, and the slot a time
 // falls in — RateMinutes slots are aligned to the epoch (every multiple of the period), so a slot
-// has the same time before and after a restart; a CronExpression's slot is a minute it names.
+// has the same time before and after a restart; a CronExpression's slot is a minute it names. The
+// slot at a time is the latest one started: it runs once, late if it must (a run still going).
 import cron, { type ScheduledTask } from 'node-cron'
 import { isPlainObject } from '../is-plain-object.js'
 
@@ -26,11 +27,18 @@ export function queryScheduleOf(data: Readonly<Record<string, unknown>>): QueryS
   return { cronExpression: expr, timeoutMinutes }
 }
 
-/** Answers the slot a time falls in for one schedule, or null when a cron expression names no minute there. */
+/** How far back a cron expression's latest minute is looked for (a slot older than a day is not caught up). */
+const CRON_LOOKBACK_MS = 24 * 60 * 60_000
+/** How far ahead its next minute is looked for. */
+const CRON_LOOKAHEAD_MS = 31 * 24 * 60 * 60_000
+
+/** Answers a schedule's slot at a time: the latest one started, which runs once, however late. */
 export class SlotClock {
   private readonly task: ScheduledTask | null
-  /** The last cron answer of `nextSlot` (valid while it is still ahead). */
-  private next: number | null = null
+  /** The last cron answer of `nextSlot`, asked at `from` (valid from then while it is still ahead). */
+  private next: { slot: number; from: number } | null = null
+  /** The last cron answer of `slotAt`: the latest minute from `from` (null: none), valid until `until`. */
+  private latest: { slot: number | null; from: number; until: number } | null = null
 
   constructor(
     readonly schedule: QuerySchedule,
@@ -42,7 +50,15 @@ export class SlotClock {
       'cronExpression' in schedule ? cron.createTask(schedule.cronExpression, () => {}, { timezone: 'UTC' }) : null
   }
 
-  /** The slot at `nowMs`: the start of its RateMinutes period, or the current minute when the cron names it. */
+  private names(minute: number): boolean {
+    return this.task!.match(new Date(minute))
+  }
+
+  /**
+   * The slot at `nowMs`: the start of its RateMinutes period, or the latest minute the cron names (up
+   * to a day back; null when none). A slot stays the answer until the next one starts, so a slot
+   * that could not run in its own minute (a run of the same query still going) runs when it can.
+   */
   slotAt(nowMs: number): number | null {
     const s = this.schedule
     if ('rateMinutes' in s) {
@@ -50,7 +66,16 @@ export class SlotClock {
       return Math.floor(nowMs / period) * period
     }
     const minute = Math.floor(nowMs / 60_000) * 60_000
-    return this.task!.match(new Date(minute)) ? minute : null
+    const l = this.latest
+    if (l && minute >= l.from && minute < l.until) return l.slot
+    let slot: number | null = null
+    for (let m = minute; m > minute - CRON_LOOKBACK_MS; m -= 60_000)
+      if (this.names(m)) {
+        slot = m
+        break
+      }
+    this.latest = { slot, from: minute, until: this.nextSlot(minute) ?? minute + 60_000 }
+    return slot
   }
 
   /** The next slot after `nowMs` (null: a cron expression naming no minute within a month). */
@@ -60,13 +85,13 @@ export class SlotClock {
       const period = s.rateMinutes * this.minuteMs
       return (Math.floor(nowMs / period) + 1) * period
     }
-    if (this.next !== null && this.next > nowMs) return this.next
+    if (this.next && this.next.from <= nowMs && nowMs < this.next.slot) return this.next.slot
     let minute = Math.floor(nowMs / 60_000) * 60_000 + 60_000
     // A month ahead at most (44,640 minutes; /status asks, the answer is kept until it passes).
-    const end = minute + 31 * 24 * 60 * 60_000
+    const end = minute + CRON_LOOKAHEAD_MS
     for (; minute < end; minute += 60_000)
-      if (this.task!.match(new Date(minute))) {
-        this.next = minute
+      if (this.names(minute)) {
+        this.next = { slot: minute, from: nowMs }
         return minute
       }
     return null
