@@ -79,10 +79,6 @@ export function jsonColumnValue(v: DuckDBValue): JsonValue {
   }
 }
 
-/**
- * The length of a value's JSON text, as UTF-8 bytes (escapes aside), without writing the text: what a
- * page's byte limit counts.
- */
 /** Sets `key` on a row or event built from a query's columns: a column may be named `__proto__`. */
 export function setColumn(row: Record<string, JsonValue>, key: string, value: JsonValue): void {
   if (key === '__proto__')
@@ -90,13 +86,30 @@ export function setColumn(row: Record<string, JsonValue>, key: string, value: Js
   else row[key] = value
 }
 
+/** Characters JSON writes escaped: `"`, `\\` and the control characters. */
+const ESCAPED = /["\\\u0000-\u001f]/
+
+/** The length of a string's JSON text in UTF-8 bytes, quotes and escapes included. */
+function stringJsonSize(v: string): number {
+  let n = Buffer.byteLength(v) + 2
+  if (!ESCAPED.test(v)) return n
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i)
+    // `\"`, `\\`, `\n`…: one more byte; other control characters are `\u00XX`: five more.
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) n += 1
+    else if (c < 0x20) n += 5
+  }
+  return n
+}
+
+/** The length of a value's JSON text in UTF-8 bytes, without writing the text: what a page's byte limit counts. */
 export function jsonSize(v: JsonValue): number {
   if (v === null) return 4
-  if (typeof v === 'string') return Buffer.byteLength(v) + 2
+  if (typeof v === 'string') return stringJsonSize(v)
   if (typeof v === 'number' || typeof v === 'boolean') return String(v).length
   // Brackets, and a comma between members.
   let n = 1
   if (Array.isArray(v)) for (const x of v) n += jsonSize(x) + 1
-  else for (const [k, x] of Object.entries(v)) n += Buffer.byteLength(k) + 3 + jsonSize(x) + 1
+  else for (const [k, x] of Object.entries(v)) n += stringJsonSize(k) + 1 + jsonSize(x) + 1
   return Math.max(n, 2)
 }

@@ -65,6 +65,9 @@ t.test('each type as JSON', async (t) => {
     )
   }
   t.equal(jsonSize({ é: ['ü', 1.5, false, null] }), Buffer.byteLength(JSON.stringify({ é: ['ü', 1.5, false, null] })))
+  // Escapes count: a string of quotes or control characters is up to six times its length as JSON.
+  for (const v of ['"'.repeat(100), '\u0001'.repeat(100), 'a\\b\nc\td😀', { 'k"\u0002': ['x"', '\r'] }])
+    t.equal(jsonSize(v), Buffer.byteLength(JSON.stringify(v)), `${JSON.stringify(v).slice(0, 30)}: escapes counted`)
 })
 
 t.test('the queries: config section', async (t) => {
