@@ -87,6 +87,7 @@ export function setColumn(row: Record<string, JsonValue>, key: string, value: Js
 }
 
 /** Characters JSON writes escaped: `"`, `\\` and the control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON escapes
 const ESCAPED = /["\\\u0000-\u001f]/
 
 /** The length of a string's JSON text in UTF-8 bytes, quotes and escapes included. */
