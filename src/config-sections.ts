@@ -8,6 +8,7 @@ import type { ConfigSection } from './config/sections.js'
 import { checkDetectionConfig } from './detect/config.js'
 import { checkDestinationConfig } from './destinations/config.js'
 import { checkAuditConfig } from './ingest/config.js'
+import { checkPlanConfig } from './plans/config.js'
 import { checkQueryConfig } from './query/config.js'
 
 type Env = Record<string, string | undefined>
@@ -17,6 +18,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   { keys: ['detection'], check: (config) => checkDetectionConfig(config) },
   { keys: ['destinations', 'delivery'], check: checkDestinationConfig },
   { keys: ['queries'], check: (config) => checkQueryConfig(config) },
+  { keys: ['plans'], check: (config) => checkPlanConfig(config) },
 ]
 
 /** loadConfig with every feature section: one error lists every problem of the whole file. */

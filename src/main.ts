@@ -13,6 +13,8 @@ import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings, sizeBytes } from './query/config.js'
+import { createPlans } from './plans/index.js'
+import { planSettings } from './plans/config.js'
 import { SqlChecker } from './engine/sql/sql-check.js'
 import { QueryEngine } from './query/query-engine.js'
 import { createScheduledQueryMetrics } from './query/query-metrics.js'
@@ -292,6 +294,23 @@ export async function createService(opts: StartOptions): Promise<Service> {
     scheduler.start()
     cleanups.push(() => scheduler.close())
 
+    // Plans of a change (POST /plans): the served rules as the base, the head read incrementally.
+    const plans = createPlans({
+      repo: rules.repo,
+      engines: opts.detectionEngines ? { ...engines, ...opts.detectionEngines } : engines,
+      served: () => rules.catalog.index,
+      indexAt: (rev) =>
+        loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, {
+          maxFileBytes: config.rules.maxFileBytes,
+        }),
+      logsRoot: path.join(dataDir, 'logs'),
+      durableLength: (file) => detection.detector.durableLength(file),
+      limits: replayLimits(config as Record<string, unknown>),
+      maxFileBytes: config.rules.maxFileBytes,
+      dataDir,
+      settings: planSettings(config as Record<string, unknown>),
+    })
+
     const app = createApp({
       catalog: rules.catalog,
       engines,
@@ -333,6 +352,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logTypes: { listLogTypes },
       queries,
       scheduledQueryRuns: scheduler,
+      plans,
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {

@@ -29,6 +29,7 @@ import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 import { addQueryRoute, type QueryRunner } from './query-route.js'
+import { addPlanRoutes, type Plans } from './plan-routes.js'
 import { addScheduledQueryRunRoute, type ScheduledQueryRuns } from './scheduled-query-run-route.js'
 import { addKindsRoute } from './kinds-route.js'
 import { addLogTypesRoute, type LogTypeSource } from './log-types-route.js'
@@ -74,6 +75,8 @@ export interface AppDeps {
   queries?: QueryRunner
   /** Runs a scheduled query now (POST /scheduled-queries/{name}/run). */
   scheduledQueryRuns?: ScheduledQueryRuns
+  /** Plans of a change (POST /plans, GET /plans/{id}). */
+  plans?: Plans
 }
 
 function normalizeBasePath(p: string): string {
@@ -125,6 +128,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   if (deps.redeliveries) addRedeliveryRoute(api, { tokens, redeliveries: deps.redeliveries, maxBodyBytes })
   if (deps.queries) addQueryRoute(api, { tokens, queries: deps.queries, maxBodyBytes })
   if (deps.scheduledQueryRuns) addScheduledQueryRunRoute(api, { tokens, runs: deps.scheduledQueryRuns, maxBodyBytes })
+  if (deps.plans) addPlanRoutes(api, { tokens, plans: deps.plans, maxBodyBytes })
   // The rules router first: it carries nearly all traffic, and the routers' paths never overlap.
   const byId = getByIdFastPath(api)
   if (byId) app.use(byId)

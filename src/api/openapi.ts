@@ -14,6 +14,7 @@ import { OPERATIONS_SCHEMAS, operationsPaths } from './openapi-operations.js'
 import { documentPath, ROOT_SCHEMAS, rootPaths } from './openapi-root-paths.js'
 import { QUERY_SCHEMAS, queryPaths } from './openapi-queries.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
+import { PLAN_SCHEMAS, planPaths } from './openapi-plans.js'
 import { SCHEDULED_QUERY_RUN_SCHEMAS, scheduledQueryRunPaths } from './openapi-scheduled-query-run.js'
 import { kindPaths, kindSchemas } from './openapi-rules.js'
 
@@ -25,6 +26,10 @@ const TAGS = [
   { name: 'Webhooks', description: 'The push webhook of the rules repository (GitHub, Gitea, GitLab).' },
   { name: 'Log sources', description: 'HTTP log sources receiving audit logs (docs/audit-log.md).' },
   { name: 'Queries', description: 'Read-only SQL over the stored events (docs/queries.md).' },
+  {
+    name: 'Plans',
+    description: 'What a change of the rules repository would do, before it is merged (docs/plans.md).',
+  },
 ]
 
 export function openApiDocument(basePath: string): Obj {
@@ -38,6 +43,7 @@ export function openApiDocument(basePath: string): Obj {
     ...CORRELATION_RUN_SCHEMAS,
     ...QUERY_SCHEMAS,
     ...SCHEDULED_QUERY_RUN_SCHEMAS,
+    ...PLAN_SCHEMAS,
     ...HISTORY_SCHEMAS,
     ...CATALOG_SCHEMAS,
   }
@@ -46,7 +52,15 @@ export function openApiDocument(basePath: string): Obj {
     Object.assign(schemas, kindSchemas(k))
     Object.assign(paths, kindPaths(k))
   }
-  Object.assign(paths, alertPaths(), ruleErrorPaths(), correlationRunPaths(), queryPaths(), scheduledQueryRunPaths())
+  Object.assign(
+    paths,
+    alertPaths(),
+    ruleErrorPaths(),
+    correlationRunPaths(),
+    queryPaths(),
+    scheduledQueryRunPaths(),
+    planPaths(),
+  )
   Object.assign(paths, operationsPaths(), invalidFilePaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')
   Object.assign(paths, rootPaths(server === '/' ? undefined : [{ url: '/', description: 'The root' }]))

@@ -11,7 +11,7 @@ import { indexContext } from '../service/rule-views.js'
 import { kindDef } from '../rules/kinds/index.js'
 import { parseArgs, UsageError } from './args.js'
 import { location } from './output.js'
-import { runTests } from './test-validate.js'
+import { runTests } from '../service/rule-tests.js'
 
 const HELP = `Usage: rulekeeper debug RULE_ID TEST_NAME [DIR] [--json]
 

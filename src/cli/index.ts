@@ -1,4 +1,4 @@
-// The `rulekeeper` command: dispatches to serve, init, token, test, validate, debug and replay.
+// The `rulekeeper` command: dispatches to serve, init, token, test, validate, debug, replay and plan.
 // Each command prints its own --help; usage errors exit with 2, failures with 1. The environment
 // the commands and the configuration get is read here (beyond it, process.env is read only for
 // child processes, git/git-binary.ts and the Python engine's default, and for NO_COLOR).
@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import { alertsCommand } from './alerts.js'
 import { debugCommand } from './debug.js'
 import { guardStdout } from './output.js'
+import { planCommand } from './plan.js'
 import { replayCommand } from './replay.js'
 import { serveCommand } from './serve.js'
 import { initCommand } from './init.js'
@@ -25,6 +26,7 @@ Commands:
   debug RULE_ID TEST_NAME [DIR]   run one test and show everything the rule produced
   alerts redeliver ID…  queue an alert's failed deliveries again (the server picks it up)
   replay --from T --to T  run the rules over stored records; print the alerts they give
+  plan --base R --head R  what a change does: invalid files, tests, broken references, backtest
 
 Run 'rulekeeper <command> --help' for the options of a command; 'rulekeeper --version'.
 Environment: RULEKEEPER_DATA_DIR (default ./data), RULEKEEPER_HOST, RULEKEEPER_PORT, RULEKEEPER_CONFIG, …
@@ -54,6 +56,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     debug: debugCommand,
     alerts: alertsCommand,
     replay: replayCommand,
+    plan: planCommand,
   }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(USAGE)

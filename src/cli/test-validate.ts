@@ -3,18 +3,18 @@
 // check the selected rules (validate) and run their tests (test). Exit 0 all good, 1 otherwise, 2 usage.
 import fs from 'node:fs'
 import path from 'node:path'
-import type { EngineContext, EngineRegistry, TestOutcome } from '../engine/engine.js'
+import type { EngineRegistry, TestOutcome } from '../engine/engine.js'
 import { closeEngines, createEngineRegistry, DEFAULT_PYTHON } from '../engine/registry.js'
 import { loadServiceConfig } from '../config-sections.js'
 import { parseDestinationConfig } from '../destinations/config.js'
 import { unknownOutputIdWarnings } from '../destinations/routing.js'
-import { RulekeeperError } from '../errors.js'
 import { accountFiles, countFiles } from '../rules/file-accounting.js'
-import { fieldsOf, isRuleKind, kindDef, RULE_KINDS } from '../rules/kinds/index.js'
-import type { RuleFile, RuleKind, RuleProblem } from '../rules/model.js'
+import { fieldsOf, isRuleKind, RULE_KINDS } from '../rules/kinds/index.js'
+import type { RuleKind, RuleProblem } from '../rules/model.js'
 import type { FileRecord, RuleIndex } from '../rules/rule-index.js'
 import { loadDirectory } from '../service/directory-loader.js'
 import { indexContext } from '../service/rule-views.js'
+import { runTests } from '../service/rule-tests.js'
 import { parseArgs, UsageError } from './args.js'
 import { printReport } from './report-human.js'
 import type { Problem, RuleReport, RunReport, RunSummary } from './run-report.js'
@@ -280,26 +280,6 @@ async function runWithEngines(
 
 const testName = (t: unknown) =>
   String(t !== null && typeof t === 'object' ? (t as Record<string, unknown>).Name : undefined)
-
-/** Every test of a rule; a kind without an engine, or a run that cannot start, is "not run", never a pass. */
-export async function runTests(file: RuleFile, ctx: EngineContext, engines: EngineRegistry): Promise<TestOutcome[]> {
-  const tests = Array.isArray(file.data.Tests) ? (file.data.Tests as Array<Record<string, unknown>>) : []
-  const notRun = (reason: string): TestOutcome[] =>
-    tests.map((t) => ({
-      name: String(t.Name),
-      expected: t.ExpectedResult === true,
-      actual: null,
-      passed: null,
-      error: reason,
-    }))
-  const engine = engines[file.kind]
-  if (!engine) return notRun(kindDef(file.kind).missingEngine)
-  try {
-    return await engine.runTests(file, ctx)
-  } catch (err) {
-    return notRun(err instanceof RulekeeperError ? err.message : `the test run failed: ${(err as Error).message}`)
-  }
-}
 
 function command(cmd: 'test' | 'validate') {
   return async (argv: string[], env: Record<string, string | undefined>): Promise<number> => {

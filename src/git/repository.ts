@@ -87,6 +87,21 @@ export class GitRepository {
     )
   }
 
+  /**
+   * The commit a request names: a full commit id this repository has, or a ref (`refs/…`, or a
+   * branch name, or one fetched from the remote under `refs/remotes/origin/`); null when none.
+   */
+  async resolveRevision(spec: string): Promise<string | null> {
+    if (/^[0-9a-f]{40}$/.test(spec)) return (await this.hasCommit(spec)) ? spec : null
+    if (spec.includes('..') || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(spec)) return null
+    const refs = spec.startsWith('refs/') ? [spec] : [`refs/heads/${spec}`, `refs/remotes/origin/${spec}`]
+    for (const ref of refs) {
+      const oid = await readRef(this.gitdir, ref)
+      if (oid && (await this.hasCommit(oid))) return oid
+    }
+    return null
+  }
+
   readCommit(oid: string): Promise<CommitInfo> {
     return this.db.readCommit(oid)
   }

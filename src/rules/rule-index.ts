@@ -109,6 +109,23 @@ export class RuleIndex {
     return new RuleIndex(null, new Map(), new Map(), new Map(), new Map(), sorted)
   }
 
+  /**
+   * An index of the same content with maps of its own: a draft of it folds its changes into the
+   * copy, never into this one (a draft's publish writes into its base's maps). For readers that
+   * build another revision's index from this one without serving it (a plan).
+   */
+  copy(): RuleIndex {
+    return new RuleIndex(
+      this.revision,
+      new Map(this.files),
+      new Map(this.rules),
+      new Map(this.supports),
+      new Map(this.holders),
+      { ...this.sorted },
+      new Map(this.folded),
+    )
+  }
+
   get(kind: RuleKind, id: string): IndexedRule | undefined {
     const r = this.rules.get(id)
     return r && r.kind === kind ? r : undefined

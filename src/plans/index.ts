@@ -1,0 +1,54 @@
+// The plans of this service (api/plan-routes.ts `Plans`): the base and head resolved in the rules
+// repository (a 400 when it lacks one), one plan made at a time (a plan runs tests and replays: a
+// second waits, more than a few waiting is a 503), each stored (plan-store.ts) and read by id.
+import path from 'node:path'
+import { RulekeeperError, validationFailed } from '../errors.js'
+import { makePlan, type PlanDeps } from './make-plan.js'
+import type { PlanSettings } from './config.js'
+import type { Plan } from './plan.js'
+import { PlanStore } from './plan-store.js'
+
+/** Plans waiting for the one being made; one more is a 503. */
+const MAX_WAITING = 4
+
+export function createPlans(deps: PlanDeps & { dataDir: string; settings: PlanSettings }) {
+  const store = new PlanStore(path.join(deps.dataDir, 'plans'))
+  let chain: Promise<unknown> = Promise.resolve()
+  let waiting = 0
+  return {
+    maxBacktestDays: deps.settings.maxBacktestDays,
+    defaultBacktestDays: deps.settings.backtestDays,
+    get: (id: string) => store.get(id),
+    async make(req: { base: string; head: string; backtestDays: number; signal?: AbortSignal }): Promise<Plan> {
+      const [base, head] = await Promise.all([deps.repo.resolveRevision(req.base), deps.repo.resolveRevision(req.head)])
+      const errors: Array<{ path: string; message: string }> = []
+      if (!base) errors.push({ path: '/base', message: `no commit or branch ${req.base} in the rules repository` })
+      if (!head) errors.push({ path: '/head', message: `no commit or branch ${req.head} in the rules repository` })
+      if (errors.length) throw validationFailed(errors)
+      if (waiting >= MAX_WAITING)
+        throw new RulekeeperError(
+          'Unavailable',
+          'too many plans are being made; try again shortly',
+          {},
+          { 'Retry-After': '5' },
+        )
+      waiting++
+      const run = chain.then(async () => {
+        waiting--
+        const plan = await makePlan(deps, {
+          id: store.newId(),
+          base: base!,
+          head: head!,
+          backtestDays: req.backtestDays,
+          nowMs: Date.now(),
+          content: true,
+          signal: req.signal,
+        })
+        await store.save(plan)
+        return plan
+      })
+      chain = run.catch(() => undefined)
+      return run
+    },
+  }
+}
