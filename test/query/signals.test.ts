@@ -151,22 +151,25 @@ t.test('a query file naming the signals table binds at index time', async (t) =>
   t.match(await checker.check('SELECT nope FROM correlation_signals'), { message: /nope/ })
 })
 
-t.test('a committed match file gone from disk leaves the other queries and the rest of the signals readable', async (t) => {
-  const root = path.join(tempDir(), 'detections')
-  const kept = 'matches/dt=2026-11-20/hour=09/matches-a.ndjson'
-  const gone = 'matches/dt=2026-11-19/hour=09/matches-a.ndjson'
-  const line = JSON.stringify({ id: 'm1', ruleId: 'R', eventTime: '2026-11-20T09:05:00.000Z', signal: true })
-  fs.mkdirSync(path.dirname(path.join(root, kept)), { recursive: true })
-  fs.writeFileSync(path.join(root, kept), `${line}\n`)
-  const outputs = { [kept]: Buffer.byteLength(line) + 1, [gone]: 100 }
-  const e = await QueryEngine.open({
-    logsRoot: path.join(root, '..', 'logs'),
-    logTypes: [],
-    settings: DEFAULT_QUERY_SETTINGS,
-    signals: { detectionsRoot: root, committed: () => outputs },
-  })
-  t.teardown(() => e.close())
-  const run = (sql: string) => e.run({ sql, nowMs: Date.parse('2026-11-20T10:00:00Z'), offset: 0, limit: 10 })
-  t.same((await run('SELECT 1 AS x')).rows, [{ x: 1 }], 'a query not reading signals is answered')
-  t.same((await run('SELECT id FROM correlation_signals')).rows, [{ id: 'm1' }], 'the files still there are read')
-})
+t.test(
+  'a committed match file gone from disk leaves the other queries and the rest of the signals readable',
+  async (t) => {
+    const root = path.join(tempDir(), 'detections')
+    const kept = 'matches/dt=2026-11-20/hour=09/matches-a.ndjson'
+    const gone = 'matches/dt=2026-11-19/hour=09/matches-a.ndjson'
+    const line = JSON.stringify({ id: 'm1', ruleId: 'R', eventTime: '2026-11-20T09:05:00.000Z', signal: true })
+    fs.mkdirSync(path.dirname(path.join(root, kept)), { recursive: true })
+    fs.writeFileSync(path.join(root, kept), `${line}\n`)
+    const outputs = { [kept]: Buffer.byteLength(line) + 1, [gone]: 100 }
+    const e = await QueryEngine.open({
+      logsRoot: path.join(root, '..', 'logs'),
+      logTypes: [],
+      settings: DEFAULT_QUERY_SETTINGS,
+      signals: { detectionsRoot: root, committed: () => outputs },
+    })
+    t.teardown(() => e.close())
+    const run = (sql: string) => e.run({ sql, nowMs: Date.parse('2026-11-20T10:00:00Z'), offset: 0, limit: 10 })
+    t.same((await run('SELECT 1 AS x')).rows, [{ x: 1 }], 'a query not reading signals is answered')
+    t.same((await run('SELECT id FROM correlation_signals')).rows, [{ id: 'm1' }], 'the files still there are read')
+  },
+)
