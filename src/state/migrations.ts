@@ -63,6 +63,11 @@ export const MIGRATIONS: readonly Migration[] = [
 export async function migrate(db: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const client = await db.connect()
   let failed: Error | undefined
+  // A connection lost while checked out is an 'error' event: without a listener it would throw.
+  const lost = (err: Error) => {
+    failed ??= err
+  }
+  client.on('error', lost)
   try {
     await client.query('BEGIN')
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
@@ -87,6 +92,7 @@ export async function migrate(db: pg.Pool, migrations: readonly Migration[] = MI
     await client.query('ROLLBACK').catch(() => {})
     throw err
   } finally {
+    client.removeListener('error', lost)
     client.release(failed) // a failed connection is not reused
   }
 }
