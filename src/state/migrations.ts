@@ -19,13 +19,15 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 1,
     name: 'detection ledger',
     sql: `
+      -- JSON is kept as text, as written: PostgreSQL's json types cannot hold every JSON text
+      -- (an escaped NUL character), and the store never reads inside it.
       -- How far each replica's detection evaluated its own log files (a Checkpoint, as JSON).
       CREATE TABLE detection_checkpoints (
         replica text PRIMARY KEY,
-        checkpoint jsonb NOT NULL,
+        checkpoint text NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
       );
-      -- Match and signal lines, as written (JSON text), by the hour of their event time.
+      -- Match and signal lines, as written, by the hour of their event time, with their alert's id.
       CREATE TABLE detection_matches (
         seq bigserial PRIMARY KEY,
         replica text NOT NULL,
@@ -39,7 +41,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE alert_groups (
         id text PRIMARY KEY,
         replica text NOT NULL,
-        state jsonb NOT NULL,
+        state text NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
       );
       -- Each group's alert context, stored once (the first match's), read back when asked.
@@ -50,7 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE rule_errors (
         seq bigserial PRIMARY KEY,
         replica text NOT NULL,
-        error jsonb NOT NULL
+        error text NOT NULL
       );
     `,
   },

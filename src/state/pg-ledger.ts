@@ -22,20 +22,39 @@ const PAGE = 5000
 interface Staged {
   hours: string[]
   lines: string[]
+  alertIds: Array<string | null>
   groups: Map<string, string>
   contexts: Map<string, string>
   errors: string[]
 }
 
-const nothingStaged = (): Staged => ({ hours: [], lines: [], groups: new Map(), contexts: new Map(), errors: [] })
+const nothingStaged = (): Staged => ({
+  hours: [],
+  lines: [],
+  alertIds: [],
+  groups: new Map(),
+  contexts: new Map(),
+  errors: [],
+})
 
 /** The hour an event time's line is kept under: its date and hour as written (the file store's partition). */
 const eventHour = (eventTime: string) => `${eventTime.slice(0, 10)}T${eventTime.slice(11, 13)}:00:00Z`
+/**
+ * The top-level `alertId` of a match line the alert book wrote: the first `"alertId":` in it (its
+ * fields before it are fixed keys and strings, where a quote is always escaped).
+ */
+const ALERT_ID = /"alertId":(null|"(?:[^"\\]|\\.)*")/
+function alertIdOf(line: string): string | null {
+  const m = ALERT_ID.exec(line)
+  const id: unknown = m ? JSON.parse(m[1]!) : (JSON.parse(line) as { alertId?: unknown }).alertId
+  return typeof id === 'string' ? id : null
+}
 const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString()
 
 export class PgLedger implements DetectionLedger {
   private staged = nothingStaged()
   private tail: Promise<unknown> = Promise.resolve()
+  private closed = false
 
   private constructor(
     private readonly db: pg.Pool,
@@ -65,21 +84,21 @@ export class PgLedger implements DetectionLedger {
 
   /** The committed state on a pool whose schema is migrated; `ownsPool`: `close` ends the pool. */
   static async open(db: pg.Pool, replica: string, ownsPool = false): Promise<PgLedger> {
-    const cp = await db.query<{ checkpoint: Checkpoint }>(
+    const cp = await db.query<{ checkpoint: string }>(
       'SELECT checkpoint FROM detection_checkpoints WHERE replica = $1',
       [replica],
     )
-    const groups = await db.query<{ state: Group }>('SELECT state FROM alert_groups ORDER BY id')
-    const errors = await db.query<{ error: RuleErrorRecord }>(
+    const groups = await db.query<{ state: string }>('SELECT state FROM alert_groups ORDER BY id')
+    const errors = await db.query<{ error: string }>(
       'SELECT error FROM (SELECT seq, error FROM rule_errors ORDER BY seq DESC LIMIT $1) e ORDER BY seq',
       [DEFAULT_MAX_ERRORS],
     )
     return new PgLedger(
       db,
       replica,
-      cp.rows[0]?.checkpoint ?? EMPTY,
-      groups.rows.map((r) => ({ ...r.state, alertContext: null })),
-      errors.rows.map((r) => r.error),
+      cp.rows[0] ? (JSON.parse(cp.rows[0].checkpoint) as Checkpoint) : EMPTY,
+      groups.rows.map((r) => ({ ...(JSON.parse(r.state) as Group), alertContext: null })),
+      errors.rows.map((r) => JSON.parse(r.error) as RuleErrorRecord),
       ownsPool,
     )
   }
@@ -87,7 +106,13 @@ export class PgLedger implements DetectionLedger {
   /** Stages a line; never answers a place for its context (a group keeps its own, `addGroup`). */
   addMatch(eventTime: string, match: Record<string, unknown> | string): undefined {
     this.staged.hours.push(eventHour(eventTime))
-    this.staged.lines.push(typeof match === 'string' ? match : JSON.stringify(match))
+    if (typeof match === 'string') {
+      this.staged.lines.push(match)
+      this.staged.alertIds.push(alertIdOf(match))
+    } else {
+      this.staged.lines.push(JSON.stringify(match))
+      this.staged.alertIds.push(typeof match.alertId === 'string' ? match.alertId : null)
+    }
     return undefined
   }
 
@@ -151,9 +176,9 @@ export class PgLedger implements DetectionLedger {
       if (work.lines.length > 0)
         await client.query(
           `INSERT INTO detection_matches (replica, event_hour, alert_id, line)
-           SELECT $1, h, (l::json)->>'alertId', l FROM unnest($2::timestamptz[], $3::text[]) WITH ORDINALITY AS u(h, l, n)
+           SELECT $1, h, a, l FROM unnest($2::timestamptz[], $3::text[], $4::text[]) WITH ORDINALITY AS u(h, a, l, n)
            ORDER BY n`,
-          [this.replica, work.hours, work.lines],
+          [this.replica, work.hours, work.alertIds, work.lines],
         )
       if (work.contexts.size > 0)
         await client.query(
@@ -163,18 +188,18 @@ export class PgLedger implements DetectionLedger {
         )
       if (work.groups.size > 0)
         await client.query(
-          `INSERT INTO alert_groups (id, replica, state) SELECT id, $1, s::json FROM unnest($2::text[], $3::text[]) AS u(id, s)
+          `INSERT INTO alert_groups (id, replica, state) SELECT id, $1, s FROM unnest($2::text[], $3::text[]) AS u(id, s)
            ON CONFLICT (id) DO UPDATE SET state = excluded.state, replica = excluded.replica, updated_at = now()`,
           [this.replica, [...work.groups.keys()], [...work.groups.values()]],
         )
       if (work.errors.length > 0)
         await client.query(
           `INSERT INTO rule_errors (replica, error)
-           SELECT $1, e::json FROM unnest($2::text[]) WITH ORDINALITY AS u(e, n) ORDER BY n`,
+           SELECT $1, e FROM unnest($2::text[]) WITH ORDINALITY AS u(e, n) ORDER BY n`,
           [this.replica, work.errors],
         )
       await client.query(
-        `INSERT INTO detection_checkpoints (replica, checkpoint) VALUES ($1, $2::json)
+        `INSERT INTO detection_checkpoints (replica, checkpoint) VALUES ($1, $2)
          ON CONFLICT (replica) DO UPDATE SET checkpoint = excluded.checkpoint, updated_at = now()`,
         [this.replica, JSON.stringify(next)],
       )
@@ -222,20 +247,26 @@ export class PgLedger implements DetectionLedger {
 
   /** The stored records of the alert's committed matches, sorted by data file then offset. */
   async alertEvents(g: Group): Promise<Location[]> {
-    const { rows } = await this.db.query<{ partition: string; offset: string }>(
-      `SELECT (line::json)->'record'->>'partition' AS partition, (line::json)->'record'->>'offset' AS offset
-       FROM detection_matches WHERE alert_id = $1`,
-      [g.id],
+    const { rows } = await this.db.query<{ line: string }>('SELECT line FROM detection_matches WHERE alert_id = $1', [
+      g.id,
+    ])
+    const out: Location[] = []
+    for (const { line } of rows) {
+      const r = (JSON.parse(line) as { record?: { partition?: unknown; offset?: unknown } }).record
+      if (typeof r?.partition === 'string' && Number.isSafeInteger(r.offset))
+        out.push({ partition: r.partition, offset: r.offset as number })
+    }
+    return out.sort((a, b) =>
+      a.partition !== b.partition ? (a.partition < b.partition ? -1 : 1) : a.offset - b.offset,
     )
-    return rows
-      .map((r) => ({ partition: r.partition, offset: Number(r.offset) }))
-      .filter((l) => typeof l.partition === 'string' && Number.isSafeInteger(l.offset))
-      .sort((a, b) => (a.partition !== b.partition ? (a.partition < b.partition ? -1 : 1) : a.offset - b.offset))
   }
 
   /** Waits for the commits under way; ends the pool when this ledger opened it. */
   async close(): Promise<void> {
     await this.tail
-    if (this.ownsPool) await this.db.end()
+    if (this.ownsPool && !this.closed) {
+      this.closed = true
+      await this.db.end()
+    }
   }
 }

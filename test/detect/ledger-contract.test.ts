@@ -22,9 +22,10 @@ for (const [name, make] of LEDGERS) {
       const { ledger, reopen } = await make()
       ledger.addMatch(...match('m1', '2026-11-20T10:00:00.000Z'))
       ledger.addMatch(...match('m2', '2026-11-20T11:00:00.000Z'))
-      const [time3, fields3] = match('m3', '2026-11-20T10:30:00.000Z')
+      // Any JSON text: a NUL character (escaped) where the record put one.
+      const [time3, fields3] = match('m3', '2026-11-20T10:30:00.000Z', { title: 'a\u0000b', alertId: null })
       ledger.addMatch(time3, JSON.stringify(fields3)) // a line given as its text (the loop's way)
-      ledger.addGroup(group('g1', { eventCount: 2 }))
+      ledger.addGroup(group('g1', { eventCount: 2, dedup: 'nul\u0000' }))
       ledger.addError({
         ruleId: 'R.Err',
         revision: null,
@@ -61,6 +62,11 @@ for (const [name, make] of LEDGERS) {
         'the rule errors committed',
       )
       t.same(await ids(again), ['m1', 'm3', 'm2'], 'the matches committed, by event hour')
+      t.equal(again.groups[0]?.dedup, 'nul\u0000', 'a group keeps its text as it was')
+      t.same(
+        (await again.readMatches(...DAY, (m) => m.id === 'm3')).map((m) => m.title),
+        ['a\u0000b'],
+      )
     },
   )
 
