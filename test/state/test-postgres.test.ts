@@ -42,7 +42,7 @@ t.test('each call gives a new empty database on the one server of this process',
 })
 
 t.test('a server dies with the process that started it, even a SIGKILLed one', { skip: !postgresBin() }, async (t) => {
-  const helper = path.join(import.meta.dirname, '..', 'helpers', 'postgres.ts')
+  const helper = path.join(import.meta.dirname, '..', 'helpers', 'postgres-server.ts')
   const script = `import { startPostgres } from ${JSON.stringify(helper)}; const s = await startPostgres(); console.log(JSON.stringify({ pid: s.pid, dir: s.dir })); setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
