@@ -35,7 +35,7 @@ export const MIGRATIONS: readonly Migration[] = [
         alert_id text,
         line text NOT NULL
       );
-      CREATE INDEX detection_matches_hour ON detection_matches (event_hour);
+      CREATE INDEX detection_matches_hour ON detection_matches (event_hour, seq);
       CREATE INDEX detection_matches_alert ON detection_matches (alert_id) WHERE alert_id IS NOT NULL;
       -- The last state of each alert group (without its context), keyed by group id.
       CREATE TABLE alert_groups (

@@ -107,3 +107,27 @@ t.test('a database that cannot be reached is a clear error at open', async (t) =
     /the PostgreSQL state store cannot be opened/,
   )
 })
+
+t.test('matches are read in pages: every line of a long span, once, in order', async (t) => {
+  const { ledger } = await pgLedger()
+  t.teardown(() => ledger.close())
+  const n = 12_345 // more than two pages of readMatches
+  for (let i = 0; i < n; i++) {
+    const time = `2026-11-20T1${i % 3}:00:00.000Z`
+    ledger.addMatch(time, { id: `m${i}`, ruleId: 'R', eventTime: time, alertId: null })
+  }
+  await ledger.commit({})
+  const read = await ledger.readMatches(...DAY, () => true)
+  t.equal(read.length, n, 'every line')
+  t.equal(new Set(read.map((m) => m.id)).size, n, 'each once')
+  const hours = read.map((m) => String(m.eventTime).slice(11, 13))
+  t.same(hours, [...hours].sort(), 'by event hour')
+  const tenth = read
+    .filter((m) => String(m.eventTime).startsWith('2026-11-20T10'))
+    .map((m) => Number(String(m.id).slice(1)))
+  t.same(
+    tenth,
+    [...tenth].sort((a, b) => a - b),
+    'in commit order within an hour',
+  )
+})
