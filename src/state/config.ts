@@ -1,7 +1,7 @@
 // The `state:` config section: where the state beside the Git repository lives. Absent, or without
 // `postgres`, it is the embedded default (files under the data directory); `state.postgres.url`
-// names a PostgreSQL database shared by every replica (the password may come from PGPASSWORD, as
-// for any libpq client). `state.replica` names this process among them (default: the host name);
+// names a PostgreSQL database shared by every replica; like every secret, its password stays out of
+// the file (PGPASSWORD, as for any libpq client, or the whole URL in RULEKEEPER_POSTGRES_URL). `state.replica` names this process among them (default: the host name);
 // the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA win over the file.
 import os from 'node:os'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
@@ -18,6 +18,13 @@ export interface StateSettings {
 
 const URL = /^postgres(ql)?:\/\/\S*$/
 const REPLICA = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
+
+/** A password in the URL's user part or its query (`?password=`): secrets stay out of config files. */
+function holdsPassword(url: string): boolean {
+  const at = url.indexOf('@', url.indexOf('//') + 2)
+  const user = at < 0 ? '' : url.slice(url.indexOf('//') + 2, at)
+  return user.includes(':') || /[?&]password=/i.test(url)
+}
 
 /** Every problem of the `state:` section (config-sections.ts runs it with the others). */
 export function checkStateConfig(config: Record<string, unknown>): ConfigProblem[] {
@@ -36,6 +43,11 @@ export function checkStateConfig(config: Record<string, unknown>): ConfigProblem
   problems.push(...unknownKeys(['state', 'postgres'], p, ['url']))
   if (typeof p.url !== 'string' || !URL.test(p.url))
     problems.push({ path: ['state', 'postgres', 'url'], message: 'must be a postgres:// or postgresql:// URL' })
+  else if (holdsPassword(p.url))
+    problems.push({
+      path: ['state', 'postgres', 'url'],
+      message: 'must not hold a password (put it in PGPASSWORD, or the whole URL in RULEKEEPER_POSTGRES_URL)',
+    })
   return problems
 }
 

@@ -55,6 +55,16 @@ t.test('starts at the same moment apply each migration exactly once between them
   t.same(await Promise.all(pools.slice(0, 2).map((p) => migrate(p, more))).then((a) => a.flat()), [4])
 })
 
+t.test('two service starts at once on an empty database: both open, the schema applied once', async (t) => {
+  const url = await freshDatabase()
+  const pools = await Promise.all([openPostgres({ url }, logger), openPostgres({ url }, logger)])
+  t.teardown(() => Promise.all(pools.map((p) => p.end())))
+  t.same(
+    await rows(url, 'SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version'),
+    MIGRATIONS.map((m) => ({ version: m.version, n: 1 })),
+  )
+})
+
 t.test('a migration that fails applies nothing, not even the ones before it', async (t) => {
   const url = await freshDatabase()
   const pool = new pg.Pool({ connectionString: url, max: 1 })

@@ -1,5 +1,5 @@
 // The `state:` config section (src/state/config.ts): absent is the embedded file store; a wrong value
-// is a problem named by its key path; `state.postgres.url` and `state.replica` reach the settings,
+// is a problem named by its key path (a password in the file's URL too); `state.postgres.url` and `state.replica` reach the settings,
 // with the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA over the file.
 import os from 'node:os'
 import t from 'tap'
@@ -30,6 +30,14 @@ t.test('state: every wrong value named by its key path', async (t) => {
     '  state.postgres.url: must be a postgres:// or postgresql:// URL',
   ])
   t.same(problems({ state: 'postgres' }), ['  state: must be a map'])
+  for (const url of ['postgresql://rk:hunter2@db/rk', 'postgres://rk@db/rk?sslmode=require&password=hunter2'])
+    t.same(
+      problems({ state: { postgres: { url } } }),
+      [
+        '  state.postgres.url: must not hold a password (put it in PGPASSWORD, or the whole URL in RULEKEEPER_POSTGRES_URL)',
+      ],
+      'a password in the file is refused',
+    )
   t.same(problems({ stat: {} }).length, 1, 'a misspelt section name is an unknown key')
 })
 
