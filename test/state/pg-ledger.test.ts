@@ -7,13 +7,38 @@ import pg from 'pg'
 import pino from 'pino'
 import t from 'tap'
 import { PgLedger } from '../../src/state/pg-ledger.js'
+import { AlertBook } from '../../src/detect/alert-book.js'
 import { group, pgLedger, pgRows } from '../detect/ledgers.js'
+import { ruleMeta, storedRecord } from '../detect/rule-meta.js'
 import { waitFor } from '../helpers/wait.js'
 
 const logger = pino({ level: 'silent' })
 const match = (id: string, alertId: string | null = null) =>
   ['2026-11-20T10:00:00.000Z', { id, ruleId: 'R', eventTime: '2026-11-20T10:00:00.000Z', alertId }] as const
 const DAY = [Date.parse('2026-11-20T00:00:00Z'), Date.parse('2026-11-20T23:59:59Z')] as const
+
+/** Holds the checkpoint table so commits wait there, after writing their rows; `kill` ends the one waiting. */
+async function blockCheckpoints(url: string) {
+  const blocker = new pg.Client({ connectionString: url })
+  await blocker.connect()
+  await blocker.query('BEGIN')
+  await blocker.query('LOCK TABLE detection_checkpoints IN EXCLUSIVE MODE')
+  return {
+    kill: async () => {
+      const pid = await waitFor('a commit to wait at its checkpoint', async () => {
+        const { rows } = await blocker.query(
+          "SELECT pid FROM pg_locks WHERE NOT granted AND relation = 'detection_checkpoints'::regclass",
+        )
+        return rows[0]?.pid as number | undefined
+      })
+      return (await blocker.query('SELECT pg_terminate_backend($1) AS ok', [pid])).rows[0].ok as boolean
+    },
+    release: async () => {
+      await blocker.query('ROLLBACK')
+      await blocker.end()
+    },
+  }
+}
 
 t.test('a commit killed mid-transaction leaves nothing half-written; the next one goes through', async (t) => {
   const { url, ledger, reopen } = await pgLedger()
@@ -24,26 +49,16 @@ t.test('a commit killed mid-transaction leaves nothing half-written; the next on
   t.same(before, { detection_matches: 1, alert_groups: 1, alert_contexts: 1, rule_errors: 0, detection_checkpoints: 1 })
 
   // The checkpoint's table locked: the commit writes its lines, then waits at its checkpoint.
-  const blocker = new pg.Client({ connectionString: url })
-  await blocker.connect()
-  t.teardown(() => blocker.end())
-  await blocker.query('BEGIN')
-  await blocker.query('LOCK TABLE detection_checkpoints IN EXCLUSIVE MODE')
+  const block = await blockCheckpoints(url)
   ledger.addMatch(...match('m2', 'g1'))
   ledger.addMatch(...match('m3', 'g2'))
   ledger.addGroup(group('g1', { eventCount: 2 }))
   ledger.addGroup(group('g2', { alertContext: { b: 2 } }))
   ledger.addError({ ruleId: 'R', revision: null, time: '2026-11-20T10:00:00.000Z', record: null, error: 'boom' })
   const failing = ledger.commit({ logs: { 'a.ndjson': 30 }, records: 2 })
-  const pid = await waitFor('the commit to wait at its checkpoint', async () => {
-    const { rows } = await blocker.query(
-      "SELECT pid FROM pg_locks WHERE NOT granted AND relation = 'detection_checkpoints'::regclass",
-    )
-    return rows[0]?.pid as number | undefined
-  })
-  t.same((await blocker.query('SELECT pg_terminate_backend($1) AS ok', [pid])).rows, [{ ok: true }])
+  t.ok(await block.kill(), 'the commit killed between its rows and its checkpoint')
   await t.rejects(failing, 'the commit fails')
-  await blocker.query('ROLLBACK')
+  await block.release()
   t.same(await pgRows(url), before, 'no row of the failed commit is in the database')
   t.same(ledger.checkpoint.logs, { 'a.ndjson': 10 }, 'the checkpoint did not move')
 
@@ -131,3 +146,53 @@ t.test('matches are read in pages: every line of a long span, once, in order', a
     'in commit order within an hour',
   )
 })
+
+t.test(
+  'the alert book over PostgreSQL: a run whose commit is killed is dropped; a restart counts its records once',
+  async (t) => {
+    const { url, ledger, reopen } = await pgLedger()
+    const rule = ruleMeta({ id: 'R.Book', threshold: 2 })
+    const fields = { title: 'a title', dedup: 'u@example.com', severity: 'HIGH', alertContext: { who: 'u' } }
+    const at = Date.UTC(2026, 10, 20, 10)
+    const update = (offset: number) => ({ logs: { 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson': offset }, records: 1 })
+    const published: string[] = []
+    const book = new AlertBook(ledger, {
+      alertHook: { created: () => {}, committed: (gs) => published.push(...gs.map((g) => g.id)) },
+    })
+    book.addMatch(storedRecord(0), rule, fields, at)
+    book.addMatch(storedRecord(100), rule, fields, at)
+    await book.commit(update(200))
+    const alert = book.query({ limit: 1 }).results[0]!
+    t.equal(alert.eventCount, 2)
+    t.same(await book.context(alert), { who: 'u' }, 'its context read back from PostgreSQL')
+
+    const block = await blockCheckpoints(url)
+    book.hold()
+    book.addMatch(storedRecord(200), rule, fields, at)
+    book.addMatch(storedRecord(300), rule, { ...fields, dedup: 'other' }, at)
+    book.addMatch(storedRecord(400), rule, { ...fields, dedup: 'other' }, at)
+    const patch = book.setStatus(alert.id, 'RESOLVED')
+    const failing = book.commit(update(500))
+    t.ok(await block.kill(), 'the commit killed between its rows and its checkpoint')
+    await t.rejects(failing)
+    await t.rejects(patch, 'the status change waiting for it fails too')
+    await block.release()
+    book.discardLoop()
+    book.release()
+    t.equal(alert.eventCount, 2, 'the group is back to its durable count')
+    t.equal(book.alertCount, 1, "the failed run's alert is gone")
+    t.same(published, [alert.id], 'only the durable alert was published')
+
+    const again = new AlertBook(await reopen(), {})
+    t.teardown(() => again.close())
+    t.same(
+      [...again.groups.values()].map((g) => [g.id, g.eventCount, g.status]),
+      [[alert.id, 2, 'OPEN']],
+      'a restart sees what was durable',
+    )
+    t.equal(again.checkpoint.logs['Editor.Audit/dt=2026-11-20/hour=10/a.ndjson'], 200)
+    again.addMatch(storedRecord(200), rule, fields, at) // evaluated again from the checkpoint
+    await again.commit(update(300))
+    t.equal(again.alert(alert.id)?.eventCount, 3, 'the record counts once')
+  },
+)
