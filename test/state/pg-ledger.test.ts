@@ -2,7 +2,9 @@
 // (test/detect/ledger-contract.test.ts): a commit whose connection is killed in the middle of its
 // transaction (pg_terminate_backend, after its match, group and error rows were written and
 // before its checkpoint) leaves nothing of it behind, and the next commit goes through on a new
-// connection; replicas on one database keep their own checkpoints and share groups, matches and errors.
+// connection, and the alert book over it drops the run and counts its records once after a restart;
+// replicas on one database keep their own checkpoints and share groups, matches and errors; matches
+// are read back in pages.
 import pg from 'pg'
 import pino from 'pino'
 import t from 'tap'
