@@ -21,6 +21,10 @@ t.test('alerts survive a restart over PostgreSQL, and another replica serves the
   const url = await freshDatabase()
   const config = { state: { postgres: { url }, replica: 'rk-a' } }
   const dataDir = tempDir('rk-pg-service-')
+  const otherDir = tempDir('rk-pg-service-b-')
+  t.teardown(() => {
+    for (const d of [dataDir, otherDir]) fs.rmSync(d, { recursive: true, force: true })
+  })
   let s = await startInProcess({ dataDir, env: DETECT_ENV, config })
   t.teardown(() => s.close())
   await commandRule(s, 'PG.Rule', 'pgcmd', { threshold: 2 })
@@ -54,7 +58,7 @@ t.test('alerts survive a restart over PostgreSQL, and another replica serves the
   // Another replica (its own data directory) over the same database serves the same alert.
   await s.close()
   const other = await startInProcess({
-    dataDir: tempDir('rk-pg-service-b-'),
+    dataDir: otherDir,
     env: DETECT_ENV,
     config: { state: { postgres: { url }, replica: 'rk-b' } },
   })
