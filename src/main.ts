@@ -42,6 +42,8 @@ import { RuleIndex } from './rules/rule-index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
+import { stateSettings } from './state/config.js'
+import { PgLedger } from './state/pg-ledger.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>
@@ -250,6 +252,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       metrics,
     })
     cleanups.push(() => destinations.close())
+    // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory.
+    const state = stateSettings(config as Record<string, unknown>, opts.env)
+    if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
       catalog: rules.catalog,
@@ -261,6 +266,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),
       alertsPerRuleHour: alertsPerRuleHour(config as Record<string, unknown>),
+      openLedger: state.postgres
+        ? () => PgLedger.connect({ url: state.postgres!.url, replica: state.replica }, logger)
+        : undefined,
       rulesAt: async (rev) =>
         (await rules.repo.hasCommit(rev))
           ? loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, {
@@ -275,8 +283,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
       settings: querySet,
       checker: sqlChecker,
-      // The signals table reads detection's match files up to the checkpoint's committed lengths.
-      signals: { detectionsRoot: detection.store.root, committed: () => detection.store.checkpoint.outputs },
+      // The signals table reads detection's match files up to the checkpoint's committed lengths
+      // (the file store's; over PostgreSQL the table is empty for now).
+      signals: detection.signalFiles,
     })
     cleanups.push(async () => queries.close())
     // Scheduled queries on their schedule, their rows through the scheduled rules (closed first).

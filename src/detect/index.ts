@@ -1,5 +1,5 @@
-// Entry point of detection: opens the file store (cutting uncommitted output back to the
-// checkpoint), builds the alert book over it (the one writer of detection output) and the
+// Entry point of detection: opens the ledger (the file store, cutting uncommitted output back to the
+// checkpoint, or the one main.ts opens: the PostgreSQL store of `state.postgres`), builds the alert book over it (the one writer of detection output) and the
 // log-reading loop over the served rules, subscribes the loop to the log sources' durable batches,
 // catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
 // Gives main.ts what the API serves (alerts, replay runs, rule errors, correlation runs); main.ts
@@ -11,6 +11,7 @@ import type { RuleIndex } from '../rules/rule-index.js'
 import { AlertBook } from './alert-book.js'
 import { AlertReads } from './alert-reads.js'
 import { createDetectMetrics } from './detect-metrics.js'
+import type { DetectionLedger } from './detection-ledger.js'
 import { DetectionStore } from './detection-store.js'
 import { Detector } from './detector.js'
 import type { LiveEngines } from '../engine/engine.js'
@@ -27,8 +28,10 @@ export interface Detection {
   detector: Detector
   /** The one writer of detection output: alerts, groups, rule errors (in memory), commits. */
   book: AlertBook
-  /** The durable output (matches, alert journal, rule errors, checkpoint). */
-  store: DetectionStore
+  /** The durable output (matches, alert groups, rule errors, checkpoint). */
+  store: DetectionLedger
+  /** The file store's match files (the query engine's signals table); undefined over another store. */
+  signalFiles: { detectionsRoot: string; committed: () => Record<string, number> } | undefined
   /** Correlation rules on their schedule (and run now: `runNow`). */
   correlation: CorrelationScheduler
   /** The rule errors as the API lists them. */
@@ -65,8 +68,10 @@ export async function createDetection(opts: {
   replayLimits?: ReplayLimits
   /** Alerts one rule may make in a clock hour (config `detection.alertsPerRuleHour`; default 1,000). */
   alertsPerRuleHour?: number
+  /** Opens the ledger detection writes to (main.ts: the PostgreSQL store); default: the file store. */
+  openLedger?: () => Promise<DetectionLedger>
 }): Promise<Detection> {
-  const store = await DetectionStore.open(opts.dataDir, opts.logger)
+  const store = opts.openLedger ? await opts.openLedger() : await DetectionStore.open(opts.dataDir, opts.logger)
   const metrics = createDetectMetrics(opts.metrics)
   const book = new AlertBook(store, {
     alertHook: withAlertLog(opts.logger, opts.alertHook),
@@ -106,6 +111,10 @@ export async function createDetection(opts: {
     detector,
     book,
     store,
+    signalFiles:
+      store instanceof DetectionStore
+        ? { detectionsRoot: store.root, committed: () => store.checkpoint.outputs }
+        : undefined,
     correlation,
     ruleErrors,
     alerts: new AlertReads(book, logsRoot),

@@ -1,124 +1,21 @@
 // The alert book (alert-book.ts), the one writer of detection output, over the DetectionLedger
-// contract: behind the file store (detection-store.ts) and behind a second store written here in
-// memory, as a later store would be. Both must give the same behaviour: output is published only
+// contract: behind every store of ledgers.ts (the file store, a store in memory, PostgreSQL). Each
+// must give the same behaviour: output is published only
 // once its commit is durable, a status change waits for the loop's commit while the loop holds the
 // book, a failed commit fails whoever waits for it, and a book opened again over the ledger sees
 // exactly what was committed.
-import pino from 'pino'
 import t from 'tap'
 import { AlertBook } from '../../src/detect/alert-book.js'
-import type {
-  Checkpoint,
-  CheckpointUpdate,
-  DetectionLedger,
-  RuleErrorRecord,
-} from '../../src/detect/detection-ledger.js'
-import { DetectionStore } from '../../src/detect/detection-store.js'
 import type { Group, RuleMeta } from '../../src/detect/grouping.js'
+import { LEDGERS, MemoryLedger } from './ledgers.js'
 import { ruleMeta, storedRecord } from './rule-meta.js'
-import type { Location } from '../../src/detect/stored-log.js'
-import { tempDir } from '../helpers/rulekeeper.js'
-
-/** A second store: everything in memory, a commit made durable when the test says so. */
-class MemoryLedger implements DetectionLedger {
-  checkpoint: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
-  groups: Group[] = []
-  errors: RuleErrorRecord[] = []
-  matches: Array<Record<string, unknown>> = []
-  private staged: { matches: Array<Record<string, unknown>>; groups: Group[]; errors: RuleErrorRecord[] } = {
-    matches: [],
-    groups: [],
-    errors: [],
-  }
-  /** Commits not yet durable: `settle` makes the first durable (or fails it). */
-  readonly pending: Array<{ ok: () => void; fail: (e: Error) => void }> = []
-  autoSettle = true
-
-  addMatch(_eventTime: string, match: Record<string, unknown> | string): undefined {
-    this.staged.matches.push(typeof match === 'string' ? JSON.parse(match) : structuredClone(match))
-    return undefined
-  }
-  addGroup(g: Group): void {
-    this.staged.groups.push(structuredClone(g))
-  }
-  addError(e: RuleErrorRecord): void {
-    this.staged.errors.push(e)
-  }
-  commit(update: CheckpointUpdate = {}): Promise<void> {
-    const work = this.staged
-    this.staged = { matches: [], groups: [], errors: [] }
-    return new Promise<void>((done, fail) => {
-      const ok = () => {
-        this.matches.push(...work.matches)
-        const byId = new Map(this.groups.map((g) => [g.id, g]))
-        for (const g of work.groups) byId.set(g.id, g)
-        this.groups = [...byId.values()]
-        this.errors.push(...work.errors)
-        this.checkpoint = {
-          ...this.checkpoint,
-          logs: { ...this.checkpoint.logs, ...update.logs },
-          lastKey: update.lastKey === undefined ? this.checkpoint.lastKey : update.lastKey,
-          records: this.checkpoint.records + (update.records ?? 0),
-        }
-        done()
-      }
-      if (this.autoSettle) queueMicrotask(ok)
-      else this.pending.push({ ok, fail })
-    })
-  }
-  async readMatches(_fromMs: number, _toMs: number, keep: (m: Record<string, unknown>) => boolean) {
-    return this.matches.filter(keep)
-  }
-  async alertEvents(g: Group): Promise<Location[]> {
-    return this.matches
-      .filter((m) => m.alertId === g.id)
-      .map((m) => m.record as Location)
-      .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.offset - b.offset))
-  }
-  async close(): Promise<void> {}
-}
 
 const rule: RuleMeta = ruleMeta({ id: 'R.Book', threshold: 2 })
 const fields = { title: 'a title', dedup: 'u@example.com', severity: 'HIGH', alertContext: {} }
 const rec = storedRecord
 const update = (offset: number) => ({ logs: { 'Editor.Audit/dt=2026-11-20/hour=10/a.ndjson': offset }, records: 1 })
 
-const stores: Array<[string, () => Promise<{ ledger: DetectionLedger; reopen: () => Promise<DetectionLedger> }>]> = [
-  [
-    'file store',
-    async () => {
-      const dir = tempDir()
-      const logger = pino({ level: 'silent' })
-      const ledger = await DetectionStore.open(dir, logger)
-      return {
-        ledger,
-        reopen: async () => {
-          await ledger.close()
-          return DetectionStore.open(dir, logger)
-        },
-      }
-    },
-  ],
-  [
-    'memory store',
-    async () => {
-      const ledger = new MemoryLedger()
-      return {
-        ledger,
-        reopen: async () => {
-          const again = new MemoryLedger()
-          again.checkpoint = ledger.checkpoint
-          again.groups = ledger.groups
-          again.errors = ledger.errors
-          again.matches = ledger.matches
-          return again
-        },
-      }
-    },
-  ],
-]
-
-for (const [name, make] of stores) {
+for (const [name, make] of LEDGERS) {
   t.test(`${name}: output is published when durable, and a book over the same ledger sees it`, async (t) => {
     const { ledger, reopen } = await make()
     const created: string[] = []

@@ -10,6 +10,7 @@ import { AlertEventIndex } from '../../src/detect/alert-events.js'
 import { readStoredLines } from '../../src/detect/stored-log.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from './helpers.js'
 import { startInProcess } from '../helpers/in-process.js'
+import type { DetectionStore } from '../../src/detect/detection-store.js'
 
 const env = DETECT_ENV
 
@@ -49,7 +50,7 @@ t.test('events of an alert with many matches, paged, caught up, bounded', async 
     return { ids, pages: n }
   }
   // The model: the alert's matches from a full read of the partitions, in (data file, offset) order.
-  const store = s.server.detection.store
+  const store = s.server.detection.store as DetectionStore // the default: the file store
   const model = async () => {
     const ms = await store.readMatches(
       Date.parse('2026-11-20T00:00:00Z'),

@@ -13,6 +13,7 @@ import { editorAuditLogType } from '../../src/ingest/editor-audit-log-type.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
+import type { DetectionStore } from '../../src/detect/detection-store.js'
 
 t.test('a detection run’s matches are rows of correlation_signals', async (t) => {
   const s = await startInProcess({ env: DETECT_ENV })
@@ -71,7 +72,7 @@ t.test('a detection run’s matches are rows of correlation_signals', async (t) 
   t.same(qualified.body.rows, [{ n: 2 }], 'the qualified name reads the same table')
 
   // Bytes past the checkpoint (a commit under way: a whole line, then a line cut short) are not read.
-  const store = s.server.detection.store
+  const store = s.server.detection.store as DetectionStore // the default: the file store
   const rel = Object.keys(store.checkpoint.outputs).find((f) => f.includes('hour=10'))!
   fs.appendFileSync(
     path.join(store.root, rel),

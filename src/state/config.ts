@@ -1,0 +1,61 @@
+// The `state:` config section: where the state beside the Git repository lives. Absent, or without
+// `postgres`, it is the embedded default (files under the data directory); `state.postgres.url`
+// names a PostgreSQL database shared by every replica; like every secret, its password stays out of
+// the file (PGPASSWORD, as for any libpq client, or the whole URL in RULEKEEPER_POSTGRES_URL). `state.replica` names this process among them (default: the host name);
+// the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA win over the file.
+import os from 'node:os'
+import { type ConfigProblem, unknownKeys } from '../config/problems.js'
+import { isPlainObject } from '../is-plain-object.js'
+
+type Env = Record<string, string | undefined>
+
+export interface StateSettings {
+  /** The shared store; null: the embedded file store. */
+  postgres: { url: string } | null
+  /** This replica's name (its checkpoint's key: each replica evaluates the log files it received). */
+  replica: string
+}
+
+const URL = /^postgres(ql)?:\/\/\S*$/
+const REPLICA = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
+
+/** A password in the URL's user part or its query (`?password=`): secrets stay out of config files. */
+function holdsPassword(url: string): boolean {
+  const at = url.indexOf('@', url.indexOf('//') + 2)
+  const user = at < 0 ? '' : url.slice(url.indexOf('//') + 2, at)
+  return user.includes(':') || /[?&]password=/i.test(url)
+}
+
+/** Every problem of the `state:` section (config-sections.ts runs it with the others). */
+export function checkStateConfig(config: Record<string, unknown>): ConfigProblem[] {
+  const s = config.state
+  if (s === undefined) return []
+  if (!isPlainObject(s)) return [{ path: ['state'], message: 'must be a map' }]
+  const problems = unknownKeys(['state'], s, ['postgres', 'replica'])
+  if (s.replica !== undefined && (typeof s.replica !== 'string' || !REPLICA.test(s.replica)))
+    problems.push({
+      path: ['state', 'replica'],
+      message: 'must be 1 to 100 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+    })
+  const p = s.postgres
+  if (p === undefined || p === null) return problems
+  if (!isPlainObject(p)) return [...problems, { path: ['state', 'postgres'], message: 'must be a map' }]
+  problems.push(...unknownKeys(['state', 'postgres'], p, ['url']))
+  if (typeof p.url !== 'string' || !URL.test(p.url))
+    problems.push({ path: ['state', 'postgres', 'url'], message: 'must be a postgres:// or postgresql:// URL' })
+  else if (holdsPassword(p.url))
+    problems.push({
+      path: ['state', 'postgres', 'url'],
+      message: 'must not hold a password (put it in PGPASSWORD, or the whole URL in RULEKEEPER_POSTGRES_URL)',
+    })
+  return problems
+}
+
+/** The checked section with its defaults and the environment's values. */
+export function stateSettings(config: Record<string, unknown>, env: Env = {}): StateSettings {
+  const s = isPlainObject(config.state) ? config.state : {}
+  const p = isPlainObject(s.postgres) ? s.postgres : null
+  const url = env.RULEKEEPER_POSTGRES_URL || (typeof p?.url === 'string' ? p.url : null)
+  const replica = env.RULEKEEPER_REPLICA || (typeof s.replica === 'string' ? s.replica : os.hostname())
+  return { postgres: url ? { url } : null, replica }
+}

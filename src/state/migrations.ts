@@ -1,0 +1,100 @@
+// The PostgreSQL state store's schema, as an ordered list of versioned migrations, and the one
+// function that applies them at start: in one transaction under a transaction-scoped advisory lock
+// (pg_advisory_xact_lock), so replicas starting at once apply each migration exactly once and a
+// start that fails half-way applies none; `schema_migrations` records what is applied. A migration
+// is never edited once released: a change is a new version at the end.
+import type pg from 'pg'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+/** The advisory lock key of schema changes (any 64-bit number other locks of rulekeeper do not use). */
+export const MIGRATION_LOCK_KEY = 0x72_6b_6d_69_67 // "rkmig"
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'detection ledger',
+    sql: `
+      -- JSON is kept as text, as written: PostgreSQL's json types cannot hold every JSON text
+      -- (an escaped NUL character), and the store never reads inside it.
+      -- How far each replica's detection evaluated its own log files (a Checkpoint, as JSON).
+      CREATE TABLE detection_checkpoints (
+        replica text PRIMARY KEY,
+        checkpoint text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Match and signal lines, as written, by the hour of their event time, with their alert's id.
+      CREATE TABLE detection_matches (
+        seq bigserial PRIMARY KEY,
+        replica text NOT NULL,
+        event_hour timestamptz NOT NULL,
+        alert_id text,
+        line text NOT NULL
+      );
+      CREATE INDEX detection_matches_hour ON detection_matches (event_hour, seq);
+      CREATE INDEX detection_matches_alert ON detection_matches (alert_id) WHERE alert_id IS NOT NULL;
+      -- The last state of each alert group (without its context), keyed by group id.
+      CREATE TABLE alert_groups (
+        id text PRIMARY KEY,
+        replica text NOT NULL,
+        state text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Each group's alert context, stored once (the first match's), read back when asked.
+      CREATE TABLE alert_contexts (
+        group_id text PRIMARY KEY,
+        context text NOT NULL
+      );
+      CREATE TABLE rule_errors (
+        seq bigserial PRIMARY KEY,
+        replica text NOT NULL,
+        error text NOT NULL
+      );
+    `,
+  },
+]
+
+/**
+ * Applies the migrations `db` lacks, in version order, in one transaction under the advisory lock;
+ * answers the versions applied by this call (none when another start applied them first).
+ */
+export async function migrate(db: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const client = await db.connect()
+  let failed: Error | undefined
+  // A connection lost while checked out is an 'error' event: without a listener it would throw.
+  const lost = (err: Error) => {
+    failed ??= err
+  }
+  client.on('error', lost)
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`)
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const have = new Set(rows.map((r) => r.version))
+    const applied: number[] = []
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (have.has(m.version)) continue
+      await client.query(m.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
+      applied.push(m.version)
+    }
+    await client.query('COMMIT')
+    return applied
+  } catch (err) {
+    failed = err as Error
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    client.removeListener('error', lost)
+    client.release(failed) // a failed connection is not reused
+  }
+}
