@@ -11,6 +11,7 @@ import { putBadNames, reindexPaths, syncPython } from '../service/revision-sync.
 import { runTests } from '../service/rule-tests.js'
 import { indexContext } from '../service/rule-views.js'
 import { correlationReferenceIds } from '../engine/correlation/index.js'
+import { kindDef } from '../rules/kinds/index.js'
 import { runBacktest } from './backtest.js'
 import type { AffectedRule, Plan, PlanRule, PlanTest } from './plan.js'
 
@@ -41,6 +42,9 @@ export interface PlanRequest {
 
 const sameContent = (a: IndexedRule, b: IndexedRule) =>
   a.file.pythonSource === b.file.pythonSource && JSON.stringify(a.file.data) === JSON.stringify(b.file.data)
+
+/** A rule joining other rules' signals (correlation), by its kind's capability. */
+const joinsSignals = (r: IndexedRule) => kindDef(r.kind).schedule === 'signals'
 
 const brief = (r: IndexedRule): PlanRule => ({ id: r.id, kind: r.kind, path: r.path })
 
@@ -90,7 +94,7 @@ function compareRules(baseIndex: RuleIndex, headIndex: RuleIndex, paths: Readonl
     const logTypes = Array.isArray(h.file.data.LogTypes) ? h.file.data.LogTypes.map(String) : []
     const model = logTypes.find((lt) => models.has(lt))
     if (model) affected.set(id, { ...brief(h), because: `the data model of ${model} changed` })
-    else if (h.kind === 'correlation') {
+    else if (joinsSignals(h)) {
       const member = correlationReferenceIds(h.file.data).find((ref) => moved.has(ref))
       if (member) affected.set(id, { ...brief(h), because: `its member ${member} changed` })
     }
@@ -128,7 +132,7 @@ async function testsOf(rules: readonly PlanRule[], headIndex: RuleIndex, engines
 
 /** The names a rule needs from others: a correlation rule's members, a scheduled rule's queries. */
 function namesNeeded(rule: IndexedRule): Array<{ name: string; of: 'rule' | 'query' }> {
-  if (rule.kind === 'correlation') return correlationReferenceIds(rule.file.data).map((name) => ({ name, of: 'rule' }))
+  if (joinsSignals(rule)) return correlationReferenceIds(rule.file.data).map((name) => ({ name, of: 'rule' }))
   const queries = rule.file.data.ScheduledQueries
   return Array.isArray(queries) ? queries.map((q) => ({ name: String(q), of: 'query' as const })) : []
 }
