@@ -2,7 +2,7 @@
 # lives across batches. A batch is a header line (the rules it has not seen yet, loaded once: module,
 # data models, globals; each set's number of block lines; the plan: which rule runs on which records)
 # and then, per block of records, one JSON array per log-type set, read and parsed when the worker
-# gets to it (once, its event objects shared by every rule here). Every rule not done runs over a
+# gets to that block (once, its event objects shared by every rule here). Every rule not done runs over a
 # block before the next. Per run it reports a start frame, its matches and errors and an end frame
 # (indexes count the rule's records in the whole batch), so the server always knows which rule runs;
 # a SIGALRM tick stops a record past its clock or a rule past its batch budget (a soft stop: the
@@ -95,8 +95,7 @@ class Worker:
         self.loaded = {}  # rule key -> (module, models, filenames) or an error list
         self.globals = {}
         self.models = {}  # (id, filename, source) -> DataModel
-        self.texts = {}  # per block: set key -> the block's records as JSON text
-        self.records = {}  # per block: set key -> the block's records (decoded when a rule needs them)
+        self.records = {}  # per block: set key -> the block's records
         self.wrapped = {}  # per block: (set key, models id) -> [PantherEvent | None]
         sys.meta_path.insert(0, rt.GlobalsFinder(self.globals))
 
@@ -115,29 +114,21 @@ class Worker:
         rules = [Progress(item) for item in msg.get("plan") or []]
         base = 0
         for b in range(max((count for _, count in sets), default=0)):
-            self.texts = {}
+            self.records = {}
             for key, count in sets:
                 if b < count:
                     line = read_line()
                     if line is None:
                         os._exit(0)
-                    self.texts[key] = line
-            self.records = {}
+                    self.records[key] = json.loads(line)
             self.wrapped = {}
             length = 0
             for p in rules:
                 if not p.done:
                     length = max(length, self.run_rule(p, base))
             base += size if size else length
-        self.texts = self.records = self.wrapped = {}
+        self.records = self.wrapped = {}
         self.emit('{"t":"b"}')
-
-    def block_records(self, set_key):
-        records = self.records.get(set_key)
-        if records is None:
-            text = self.texts.get(set_key)
-            records = self.records[set_key] = json.loads(text) if text else []
-        return records
 
     def load(self, key):
         """(module, models, filenames), or None after emitting why the rule cannot run."""
@@ -208,7 +199,7 @@ class Worker:
         `s`, its results (indexes into the item's records), `e` with how far it got. Returns the
         block's length in records (0 when the rule has none there and sends nothing)."""
         item = p.item
-        records = self.block_records(item["e"])
+        records = self.records.get(item["e"]) or []
         end_at = base + len(records)
         tests = item.get("tests")
         n = int(item["n"])
