@@ -1,12 +1,16 @@
 # A warm detection worker, inside the same sandbox as every run (rulekeeper_runner.py `serve`): it
-# lives across batches. Each batch line brings the rules it has not seen yet (loaded once: module,
-# data models, globals), one JSON array of records per log-type set (parsed once, shared by every
-# rule here) and the plan: which rule runs on which records, rule after rule. Per rule it reports a
-# start frame, its matches and errors, sparse progress and an end frame, so the server always knows
-# which rule runs; a SIGALRM tick stops a record past its clock or a rule past its batch budget
-# (a soft stop: the server kills the whole worker when code does not yield). A rule not known to
-# be slow also has a share of the batch (`shareMs`) and of each record (`shareRecordMs`): past
-# either, the rule is evicted (its end frame says where it was) and the server runs the rest of its records in a worker of its own.
+# lives across batches. A batch is a header line (the rules it has not seen yet, loaded once: module,
+# data models, globals; each set's number of block lines; the plan: which rule runs on which records)
+# and then, per block of records, one JSON array per log-type set, read and parsed when the worker
+# gets to that block (once, its event objects shared by every rule here). Every rule not done runs over a
+# block before the next. Per run it reports a start frame, its matches and errors and an end frame
+# (indexes count the rule's records in the whole batch), so the server always knows which rule runs;
+# a SIGALRM tick stops a record past its clock or a rule past its batch budget (a soft stop: the
+# server kills the whole worker when code does not yield). A rule not known to be slow also has a
+# share of the batch (`shareMs`) and of each record (`shareRecordMs`): past either, the rule is
+# evicted (its end frame says where it was) and the server runs the rest of its records in a worker
+# of its own. A rule's budget, share and stops are its batch's, over all its blocks.
+import bisect
 import json
 import os
 import signal
@@ -18,7 +22,6 @@ import rulekeeper_runtime as rt
 from panther_core import DataModel, PantherEvent
 
 TICK = 0.05
-PROGRESS_EVERY = 512
 CACHING = "panther_detection_helpers.caching"
 
 
@@ -71,6 +74,19 @@ def _tick(signum, frame):
         raise StopShare()
 
 
+class Progress:
+    """What one plan item has done so far in its batch (the blocks run in turn): its next index, the
+    time it held the worker (its budget and share are the batch's), its stopped records."""
+    __slots__ = ("item", "next", "used", "stops", "done")
+
+    def __init__(self, item):
+        self.item = item
+        self.next = 0
+        self.used = 0.0
+        self.stops = 0
+        self.done = False
+
+
 class Worker:
     def __init__(self, emit, limits):
         self.emit = emit
@@ -79,21 +95,39 @@ class Worker:
         self.loaded = {}  # rule key -> (module, models, filenames) or an error list
         self.globals = {}
         self.models = {}  # (id, filename, source) -> DataModel
-        self.events = {}  # per batch: set key -> [records]
-        self.wrapped = {}  # per batch: (set key, models id) -> [PantherEvent | None]
+        self.records = {}  # per block: set key -> the block's records
+        self.wrapped = {}  # per block: (set key, models id) -> [PantherEvent | None]
         sys.meta_path.insert(0, rt.GlobalsFinder(self.globals))
 
-    def batch(self, msg):
+    def batch(self, msg, read_line):
+        """A batch: its header (`msg`), then per block one line of records per set (`sets`: each
+        set's key and its number of block lines, in the order they follow). Every rule not done runs
+        over a block before the next block is read (the event objects stay in the CPU's cache)."""
         for name, entry in (msg.get("globals") or {}).items():
             if name not in self.globals:
                 rt._register_source(entry["filename"], entry["source"])
                 self.globals[name] = entry
         for d in msg.get("load") or []:
             self.defs[d["k"]] = d
-        self.events = msg.get("events") or {}
-        self.wrapped = {}
-        for item in msg.get("plan") or []:
-            self.run_rule(item)
+        sets = msg.get("sets") or []
+        size = msg.get("block")
+        rules = [Progress(item) for item in msg.get("plan") or []]
+        base = 0
+        for b in range(max((count for _, count in sets), default=0)):
+            self.records = {}
+            for key, count in sets:
+                if b < count:
+                    line = read_line()
+                    if line is None:
+                        os._exit(0)
+                    self.records[key] = json.loads(line)
+            self.wrapped = {}
+            length = 0
+            for p in rules:
+                if not p.done:
+                    length = max(length, self.run_rule(p, base))
+            base += size if size else length
+        self.records = self.wrapped = {}
         self.emit('{"t":"b"}')
 
     def load(self, key):
@@ -152,22 +186,40 @@ class Worker:
         self.models[ident] = model
         return model
 
-    def wrap(self, set_key, models):
-        """The batch's event objects of a set for rules with these data models (shared by them)."""
+    def wrap(self, set_key, models, length):
+        """The block's event objects of a set for rules with these data models (shared by them)."""
         key = (set_key, tuple(sorted((lt, id(m)) for lt, m in models.items())))
         events = self.wrapped.get(key)
         if events is None:
-            events = self.wrapped[key] = [None] * len(self.events.get(set_key) or [])
+            events = self.wrapped[key] = [None] * length
         return events
 
-    def run_rule(self, item):
+    def run_rule(self, p, base):
+        """Runs plan item `p` over its records in the block that starts at record `base`: frames
+        `s`, its results (indexes into the item's records), `e` with how far it got. Returns the
+        block's length in records (0 when the rule has none there and sends nothing)."""
+        item = p.item
+        records = self.records.get(item["e"]) or []
+        end_at = base + len(records)
+        tests = item.get("tests")
+        n = int(item["n"])
+        first = p.next
+        if tests is None:
+            last = min(n, end_at)
+        else:
+            last = bisect.bisect_left(tests, end_at, first, n)
+        if last <= first:
+            if first >= n:
+                p.done = True
+            return len(records)
         emit = self.emit
         key = item["k"]
         emit('{"t":"s","k":%d}' % key)
         c = CLOCK
-        c.timeout = float(item["timeoutMs"]) / 1000
-        c.since = time.monotonic()
-        c.budget_end = c.since + float(item["budgetMs"]) / 1000
+        c.timeout = timeout = float(item["timeoutMs"]) / 1000
+        started = c.since = time.monotonic()
+        # A rule's budget and share are its batch's: each block gets what its earlier blocks left.
+        c.budget_end = started + float(item["budgetMs"]) / 1000 - p.used
         # The share counts from the first record: an import (bounded by the record clock) and the
         # data models load whole, never cut by a share (that would cache a broken rule).
         share = item.get("shareMs")
@@ -182,36 +234,32 @@ class Worker:
             got = None
         c.armed = False
         if share:
-            c.share_end = time.monotonic() + float(share) / 1000
+            c.share_end = time.monotonic() + float(share) / 1000 - p.used
             c.share_record = float(item.get("shareRecordMs") or share) / 1000
         if got is None:
-            emit('{"t":"e","k":%d,"n":0}' % key)
-            return
+            p.done = True
+            emit('{"t":"e","k":%d,"n":%d}' % (key, first))
+            return len(records)
         module, models, filenames = got
         rule_fn = module.__dict__.get("rule")
         others = [(name, module.__dict__.get(attr)) for name, attr in rt.FUNCTIONS[1:]]
         others = [(name, fn) for name, fn in others if callable(fn)]
         default_severity = str(self.defs[key]["rule"].get("severity") or "").upper() or None
-        records = self.events.get(item["e"]) or []
-        tests = item.get("tests")
-        count = len(records) if tests is None else len(tests)
-        events = self.wrap(item["e"], models)
-        stops = 0
-        last = ""
-        reached = count
+        events = self.wrap(item["e"], models, len(records))
+        max_stops = int(item.get("maxStops") or 3)
+        last_stop = ""
+        reached = last
         why = None
         monotonic = time.monotonic
-        modules_get = sys.modules.get
-        for index in range(count):
-            position = index if tests is None else tests[index]
-            if index and index % PROGRESS_EVERY == 0:
-                emit('{"t":"p","i":%d}' % index)
+        modules = sys.modules
+        budget_end = c.budget_end
+        stop_at = min(budget_end, c.share_end)
+        index = first
+        while index < last:
+            position = (index if tests is None else tests[index]) - base
             now = monotonic()
-            if now >= c.budget_end:
-                reached, why = index, "budget"
-                break
-            if now >= c.share_end:
-                reached, why = index, "evicted"
+            if now >= stop_at:
+                reached, why = index, ("budget" if now >= budget_end else "evicted")
                 break
             event = events[position]
             if event is None:
@@ -224,9 +272,8 @@ class Worker:
             c.armed = True
             try:
                 # The caching helpers' store lives for one record (as reset_caching_store does).
-                caching = modules_get(CACHING)
-                if caching is not None:
-                    reset = getattr(caching, "_reset", None)
+                if CACHING in modules:
+                    reset = getattr(modules[CACHING], "_reset", None)
                     if callable(reset):
                         reset()
                 try:
@@ -246,13 +293,15 @@ class Worker:
                     break
             except StopRecord:
                 c.armed = False
-                stops += 1
+                p.stops += 1
                 # the stopped record's clock is not the rule's budget
-                c.budget_end += c.timeout
-                last = "timed out after %d ms (wall clock)" % int(item["timeoutMs"])
-                emit(rt.to_json({"t": "x", "i": index, "m": last}))
-                if stops >= int(item.get("maxStops") or 3):
-                    reached, why = index + 1, "stops"
+                budget_end = c.budget_end = c.budget_end + timeout
+                stop_at = min(budget_end, c.share_end)
+                last_stop = "timed out after %d ms (wall clock)" % int(item["timeoutMs"])
+                emit(rt.to_json({"t": "x", "i": index, "m": last_stop}))
+                index += 1
+                if p.stops >= max_stops:
+                    reached, why = index, "stops"
                     break
                 continue
             except StopRule:
@@ -265,14 +314,20 @@ class Worker:
                 break
             if line is not None:
                 emit(line)
+            index += 1
         c.armed = False
         c.share_end = c.share_record = float("inf")
+        p.used += time.monotonic() - started
+        p.next = reached
+        if why is not None or reached >= n:
+            p.done = True
         end = {"t": "e", "k": key, "n": reached}
         if why is not None:
             end["why"] = why
-            end["stops"] = stops
-            end["m"] = last
+            end["stops"] = p.stops
+            end["m"] = last_stop
         emit(rt.to_json(end))
+        return len(records)
 
     def finish(self, value, event, others, default_severity, filenames):
         """The result line of a record whose rule() returned `value` (None: no match): the type
@@ -307,4 +362,4 @@ def serve(job, read_line, emit):
         line = read_line()
         if line is None:
             os._exit(0)
-        worker.batch(json.loads(line))
+        worker.batch(json.loads(line), read_line)

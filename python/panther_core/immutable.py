@@ -157,16 +157,27 @@ class ImmutableCaseInsensitiveDict(Mapping):
         return "%s(%s)" % (self._repr_name, self._data)
 
     def get(self, key, default=None):
-        # self[key] without raising on a miss (rules ask for absent keys all the time)
+        # self[key] without raising on a miss (rules ask for absent keys all the time); the
+        # child's wrapper inline (this is the call rules make most)
         data = self._data
-        if key not in data:
+        value = data.get(key, _ABSENT)
+        if value is _ABSENT:
             if not isinstance(key, str):
                 return default
             key = (self._lower or self._lowered()).get(key.lower(), _ABSENT)
             if key is _ABSENT:
                 return default
-        value = data[key]
-        return _child(self, key, value) if isinstance(value, (dict, list)) else value
+            value = data[key]
+        if isinstance(value, (dict, list)):
+            kids = self._kids
+            if kids is None:
+                kids = {}
+                object.__setattr__(self, "_kids", kids)
+            wrapped = kids.get(key)
+            if wrapped is None:
+                wrapped = kids[key] = _wrap(value)
+            return wrapped
+        return value
 
     def copy(self):
         """A mutable deep copy (a plain dict), as Panther's ImmutableCaseInsensitiveDict.copy()."""
@@ -197,7 +208,13 @@ def deep_get(obj, *keys, default=None):
     mapping, or the value found is None."""
     current = obj
     for key in keys:
-        current = current.get(key, default) if isinstance(current, Mapping) else default
+        # the event's own containers and None first: isinstance(x, Mapping) is the ABC's slow check
+        if isinstance(current, ImmutableCaseInsensitiveDict):
+            current = current.get(key, default)
+        elif current is None:
+            current = default
+        else:
+            current = current.get(key, default) if isinstance(current, Mapping) else default
     return default if current is None else current
 
 

@@ -76,9 +76,35 @@ export interface PythonDetection {
   budgetMs?: number
   budgetMsPerRecord?: number
   quarantineAfter?: number
+  share?: PythonShare
 }
 
-const PYTHON_KEYS = ['isolation', 'budgetMs', 'budgetMsPerRecord', 'quarantineAfter']
+/** `detection.python.share`: a rule's share of a shared worker (past it the rule is evicted, not struck). */
+export interface PythonShare {
+  /** The most one record may hold the worker (default 250). */
+  recordMs?: number
+  /** Per batch: this plus `batchPerRecordMs` × the rule's records (defaults 250 and 1). */
+  batchBaseMs?: number
+  batchPerRecordMs?: number
+}
+
+const PYTHON_KEYS = ['isolation', 'budgetMs', 'budgetMsPerRecord', 'quarantineAfter', 'share']
+const SHARE_KEYS = ['recordMs', 'batchBaseMs', 'batchPerRecordMs']
+const wholeMs = (v: unknown) => isPositiveInt(v) && (v as number) >= 10 && (v as number) <= 3_600_000
+
+function checkShare(share: unknown): ConfigProblem[] {
+  const path = ['detection', 'python', 'share']
+  if (share === undefined) return []
+  if (!isPlainObject(share)) return [{ path, message: 'must be a map' }]
+  const problems = unknownKeys(path, share, SHARE_KEYS)
+  for (const k of ['recordMs', 'batchBaseMs'] as const)
+    if (share[k] !== undefined && !wholeMs(share[k]))
+      problems.push({ path: [...path, k], message: 'must be a whole number of milliseconds from 10 to 3600000' })
+  const per = share.batchPerRecordMs
+  if (per !== undefined && !(typeof per === 'number' && Number.isFinite(per) && per >= 0 && per <= 60_000))
+    problems.push({ path: [...path, 'batchPerRecordMs'], message: 'must be a number of milliseconds from 0 to 60000' })
+  return problems
+}
 
 function checkPythonDetection(p: unknown): ConfigProblem[] {
   if (p === undefined) return []
@@ -94,6 +120,7 @@ function checkPythonDetection(p: unknown): ConfigProblem[] {
     problems.push({ path: at('budgetMsPerRecord'), message: 'must be a number of milliseconds from 0 to 60000' })
   if (p.quarantineAfter !== undefined && !isPositiveInt(p.quarantineAfter))
     problems.push({ path: at('quarantineAfter'), message: 'must be a positive integer' })
+  problems.push(...checkShare(p.share))
   return problems
 }
 

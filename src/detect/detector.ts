@@ -196,6 +196,7 @@ export class Detector {
       for (const b of this.live.broken)
         broken.push({ ruleId: b.meta.id, revision: b.meta.revision, time, record: null, error: b.error })
     }
+    if (this.late.carrying) broken.push(...this.late.revisionNotices(this.live))
     return { live: this.live, broken }
   }
 

@@ -3,13 +3,14 @@
 // other rules' output and keeps the late rule's records here until its answers come; they are
 // then passed in order per rule, and committed with the loop's next commit. The checkpoint names,
 // per rule still owing answers, the offsets from which it owes them (`behind`): a restart evaluates
-// those records again for that rule only. Held records are bounded: past the bound, the loop
-// waits for late rules as it did before.
-import type { Behind } from './detection-ledger.js'
+// those records again for that rule only, with the rule as the revision served then has it (a rule
+// error says so when that is not the revision it was late at). Held records are bounded: past the
+// bound, the loop waits for late rules as it did before.
+import type { Behind, RuleErrorRecord } from './detection-ledger.js'
 import type { LateEvaluation } from './evaluate-records.js'
 import { failure, MISSING } from './evaluate-records.js'
 import { type ChunkOutput, outcome } from './chunk-pass.js'
-import type { Evaluation, LiveRule } from './live-rules.js'
+import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 import type { StoredRecord } from './stored-log.js'
 
 /** Records held for late rules at most (their lines and parsed records are in memory). */
@@ -30,6 +31,8 @@ export class LateRules {
   private held = 0
   /** Owed at the last start (the checkpoint's `behind`), until the loop has evaluated past it. */
   private readonly carried = new Map<string, Behind>()
+  /** Rules whose debt from the last start has been said to be evaluated at another revision. */
+  private readonly noticed = new Set<string>()
 
   constructor(
     /** Called when answers come (the loop takes a turn to pass and commit them). */
@@ -45,6 +48,33 @@ export class LateRules {
   /** Whether rules still owe records they owed at the last start. */
   get carrying(): boolean {
     return this.carried.size > 0
+  }
+
+  /**
+   * Once per rule owing records from the last start at a revision other than the one served now:
+   * a rule error saying that those records are evaluated with the rule as served now (its code may
+   * have changed since), or not at all when the rule is not served now. Empty when nothing changed.
+   */
+  revisionNotices(live: LiveIndex): RuleErrorRecord[] {
+    const out: RuleErrorRecord[] = []
+    let served: Set<string> | undefined
+    for (const [id, b] of this.carried) {
+      if (this.noticed.has(id) || b.revision === live.revision) continue
+      this.noticed.add(id)
+      served ??= new Set([...live.byLogType.values()].flatMap((rules) => rules.map((r) => r.meta.id)))
+      const owed = `the records this rule owed since ${b.since} (late at revision ${b.revision ?? 'none'})`
+      const now = `revision ${live.revision ?? 'none'}`
+      out.push({
+        ruleId: id,
+        revision: live.revision,
+        time: new Date().toISOString(),
+        record: null,
+        error: served.has(id)
+          ? `${owed} are evaluated with the rule as it is at ${now}`
+          : `${owed} are not evaluated: the rule is not enabled at ${now}`,
+      })
+    }
+    return out
   }
 
   /** Whether a rule owed record `offset` of `file` at the last start. */

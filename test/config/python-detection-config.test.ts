@@ -27,19 +27,49 @@ t.test('detection.python: every wrong value named by its key path', async (t) =>
     ],
   )
   t.same(problems({ detection: { python: 'shared' } }), ['  detection.python: must be a map'])
+  t.same(
+    problems({ detection: { python: { share: { recordMs: 5, batchBaseMs: 1.5, batchPerRecordMs: -1, record: 1 } } } }),
+    [
+      '  detection.python.share.record: unknown key; did you mean recordMs?',
+      '  detection.python.share.recordMs: must be a whole number of milliseconds from 10 to 3600000',
+      '  detection.python.share.batchBaseMs: must be a whole number of milliseconds from 10 to 3600000',
+      '  detection.python.share.batchPerRecordMs: must be a number of milliseconds from 0 to 60000',
+    ],
+  )
+  t.same(problems({ detection: { python: { share: 250 } } }), ['  detection.python.share: must be a map'])
 })
 
 t.test('detection.python: valid values pass and are handed over as given', async (t) => {
   const over = {
-    detection: { python: { isolation: 'per-rule', budgetMs: 250, budgetMsPerRecord: 0.5, quarantineAfter: 5 } },
+    detection: {
+      python: {
+        isolation: 'per-rule',
+        budgetMs: 250,
+        budgetMsPerRecord: 0.5,
+        quarantineAfter: 5,
+        share: { recordMs: 100, batchPerRecordMs: 0.5 },
+      },
+    },
   }
   t.same(problems(over), [])
   const config = loadServiceConfig({}, over) as unknown as Record<string, unknown>
-  t.same(pythonDetection(config), { isolation: 'per-rule', budgetMs: 250, budgetMsPerRecord: 0.5, quarantineAfter: 5 })
+  t.same(pythonDetection(config), {
+    isolation: 'per-rule',
+    budgetMs: 250,
+    budgetMsPerRecord: 0.5,
+    quarantineAfter: 5,
+    // merged over the defaults file's
+    share: { recordMs: 100, batchBaseMs: 250, batchPerRecordMs: 0.5 },
+  })
   const defaults = loadServiceConfig({}) as unknown as Record<string, unknown>
   t.same(
     pythonDetection(defaults),
-    { isolation: 'shared', budgetMsPerRecord: 2, quarantineAfter: 3 },
+    {
+      isolation: 'shared',
+      budgetMsPerRecord: 2,
+      quarantineAfter: 3,
+      share: { recordMs: 250, batchBaseMs: 250, batchPerRecordMs: 1 },
+    },
     'the defaults file',
   )
 })

@@ -144,6 +144,60 @@ t.test('a restart while a rule is late evaluates what it owed, for it alone', as
   t.equal(checkpoint(dataDir).behind, undefined, 'nothing owed after the catch-up')
 })
 
+t.test(
+  'a restart on another revision evaluates what a late rule owed with the rule served now, and says so',
+  async (t) => {
+    const dataDir = tempDir('rk-late-revision-')
+    const first = await startInProcess({ dataDir, env: DETECT_ENV, config })
+    let closed = false
+    t.teardown(() => (closed ? undefined : first.close()))
+    await pyRule(first, 'Py.Late.Healthy', HEALTHY)
+    // 2.5 s a record (under the 3 s clock): the version late at the first revision does not answer
+    // before the close
+    await pyRule(first, 'Py.Late.Slow', 'import time\n\n\ndef rule(event):\n    time.sleep(2.5)\n    return True\n')
+    await send(first)
+    t.ok(
+      await until(
+        async () =>
+          (await matchesOf(first, 'Py.Late.Healthy')).length === RECORDS &&
+          checkpoint(dataDir).behind?.['Py.Late.Slow'] !== undefined,
+        60_000,
+      ),
+      'the healthy rule committed, the slow one owes',
+    )
+    const { revision: lateAt, since } = checkpoint(dataDir).behind['Py.Late.Slow']
+    // A new version of the late rule (quick, and it titles its matches): a new revision.
+    const quick = 'def rule(event):\n    return True\n\n\ndef title(event):\n    return "version 2"\n'
+    const put = await first.request(
+      'PUT',
+      '/rules/Py.Late.Slow',
+      SAMPLE_BODIES.python('Py.Late.Slow', { body: quick, tests: [] }),
+    )
+    t.equal(put.status, 200, put.text)
+    await first.close()
+    closed = true
+    t.equal(checkpoint(dataDir).behind['Py.Late.Slow'].revision, lateAt, 'the debt names the revision it was late at')
+
+    const again = await startInProcess({ dataDir, env: DETECT_ENV, config })
+    t.teardown(() => again.close())
+    await again.server.detection.detector.idle()
+    const served = (await again.request('GET', '/status')).body.lastAppliedRevision
+    t.not(served, lateAt, 'restarted on another revision')
+    const late = await matchesOf(again, 'Py.Late.Slow')
+    t.equal(new Set(late).size, RECORDS, 'the records it owed, evaluated once each (by the version served now)')
+    t.equal(checkpoint(dataDir).behind, undefined, 'nothing owed after the catch-up')
+    const errors = (await again.request('GET', '/rule-errors?rule-id=Py.Late.Slow')).body.results
+    t.match(errors, [
+      {
+        ruleId: 'Py.Late.Slow',
+        record: null,
+        error: `the records this rule owed since ${since} (late at revision ${lateAt}) are evaluated with the rule as it is at revision ${served}`,
+      },
+    ])
+    t.equal(errors.length, 1, 'said once')
+  },
+)
+
 t.test('beside a slow, a looping and a crashing rule, the healthy rule keeps its lag', async (t) => {
   const s = await startInProcess({
     dataDir: tempDir('rk-late-bad-'),

@@ -15,6 +15,9 @@ const match = (functions: Record<string, FunctionOutcome>, r = rule) =>
 
 t.test('no match, a rule() error', async (t) => {
   t.same(pythonEvaluation(null, rule), { matched: false })
+  // one read-only object for every "no match" (a chunk at 100 rules is 500,000 answers, not 500,000 objects)
+  t.equal(pythonEvaluation(null, rule), pythonEvaluation(null, { ...rule, id: 'Py.Other' }), 'one object')
+  t.ok(Object.isFrozen(pythonEvaluation(null, rule)), 'that nobody can change')
   t.same(pythonEvaluation({ error: "KeyError: 'x' (r.py, line 2)" }, rule), { error: "KeyError: 'x' (r.py, line 2)" })
 })
 

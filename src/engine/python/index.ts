@@ -31,9 +31,14 @@ export interface PythonDetectionSettings {
   budgetMsPerRecord?: number
   /** Batches in a row a rule may be stopped in before it is quarantined until it changes (default 3). */
   quarantineAfter?: number
+  /**
+   * A rule's share of a shared worker (past it the rule is evicted to a worker of its own): `recordMs`
+   * on one record, `batchBaseMs` + `batchPerRecordMs` × its records over a batch (250, 250, 1).
+   */
+  share?: { recordMs?: number; batchBaseMs?: number; batchPerRecordMs?: number }
 }
 
-export const DEFAULT_PYTHON_DETECTION: Required<Omit<PythonDetectionSettings, 'budgetMs'>> = {
+export const DEFAULT_PYTHON_DETECTION: Required<Omit<PythonDetectionSettings, 'budgetMs' | 'share'>> = {
   isolation: 'shared',
   budgetMsPerRecord: 2,
   quarantineAfter: 3,
@@ -139,6 +144,9 @@ export function createPythonEngine(opts: PythonEngineOptions): {
       workers: opts.poolSize,
       budgetMs: detection.budgetMs ?? opts.timeoutMs,
       budgetMsPerRecord: detection.budgetMsPerRecord,
+      shareRecordMs: detection.share?.recordMs,
+      shareMs: detection.share?.batchBaseMs,
+      shareMsPerRecord: detection.share?.batchPerRecordMs,
     },
     quarantine,
     evaluateOneShot,

@@ -149,15 +149,17 @@ export interface ServePlanItem {
 }
 
 /**
- * One batch line: rules to load, globals not sent before, one JSON array of records per set of log
- * types (each written as the text it already is), and the plan, run in order.
+ * One batch: rules to load, globals not sent before, the records of each set of log types, and the
+ * plan. Written as a header line (rules, globals, plan, each set's number of block lines) and then,
+ * block by block, one JSON array of records per set (warm-blocks.ts); the worker runs every rule of
+ * the plan not done, in order, over a block before the next.
  */
 export interface ServeBatch {
   load: ServeRule[]
   globals: Record<string, ModuleSource>
   /**
-   * Set key → its records: an array (sent in blocks, warm-worker.ts) or the JSON text of one
-   * (sent as it is, in one line).
+   * Set key → its records: an array (sent in blocks) or the JSON text of one (sent as it is, in
+   * one line: the batch is then one block).
    */
   events: Map<string, string | readonly object[]>
   plan: ServePlanItem[]

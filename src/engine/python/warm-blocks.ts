@@ -1,8 +1,9 @@
-// A warm worker's batch in blocks (warm-worker.ts): every rule over a block of BLOCK_RECORDS records
-// before the next block, each block a batch line of its own (rule by rule over 5,000 records, the
-// event objects fell out of the CPU's cache between rules). What one rule did in a batch, its
-// progress over the blocks (a block's run merged into its batch's: indexes shifted, its budget,
-// share and stops its whole batch's), and the JSON text of a block, made once for every worker.
+// A warm worker's batch in blocks (warm-worker.ts, python/rulekeeper_serve.py): the worker runs every
+// rule over a block of BLOCK_RECORDS records before the next block (rule by rule over 5,000 records,
+// the event objects fell out of the CPU's cache between rules). The whole batch is written at once:
+// a header line, then per block one line of records per set, decoded by the worker when it gets
+// there. What one rule did in a batch, the blocks' layout both ends derive the order of the rules'
+// runs from, and the JSON text of a block, made once for every worker it is sent to.
 import type { RecordOutcome } from '../engine.js'
 import type { ServePlanItem } from './protocol.js'
 
@@ -38,14 +39,10 @@ export function blockJson(records: readonly object[], from: number, to: number):
   return text
 }
 
-/** A rule's progress over the blocks of a batch. */
+/** A rule's progress over the blocks of a batch (the worker keeps the same: rulekeeper_serve.py `Progress`). */
 export interface Progress {
   item: ServePlanItem
   run: RuleRun
-  /** Its records in the blocks done (the next block's results are offset by this). */
-  offset: number
-  /** Its next position in `item.tests`. */
-  next: number
   started: boolean
   done: boolean
 }
@@ -55,24 +52,59 @@ export function cutShort(run: RuleRun, item: ServePlanItem): boolean {
   return run.setup === undefined && !run.end && run.reached < item.n
 }
 
-/** A block's run of a rule added to its batch's: indexes shifted, its budget and stops counted. */
-export function merge(p: Progress, item: ServePlanItem, r: RuleRun): void {
-  const run = p.run
-  p.started = true
-  for (const [i, o] of r.results) run.results.set(p.offset + i, o)
-  for (const [i, m] of r.stopped) run.stopped.set(p.offset + i, m)
-  run.reached = p.offset + r.reached
-  run.ms += r.ms
-  if (r.setup !== undefined) run.setup ??= r.setup
-  if (r.end) {
-    // The budget named is the batch's, not what was left of it for the block.
-    const message = r.end.message.replace(
-      /^used up its budget of \d+ ms/,
-      `used up its budget of ${p.item.budgetMs} ms`,
-    )
-    run.end = { why: r.end.why, message }
+/**
+ * The batch's blocks: each set's records in block lines (one line holding them all when a set is
+ * given as text: then the batch is one block). A rule's records in block `b` are the indexes from
+ * where it got to up to the first whose record lies past the block, as the worker counts them.
+ */
+export class BatchBlocks {
+  /** Set key → its block lines, in the order they are written. */
+  readonly lines: Array<[string, string[]]> = []
+  /** Records per block, or null: one block. */
+  readonly size: number | null
+  private readonly lengths = new Map<string, number>()
+
+  constructor(events: Map<string, string | readonly object[]>) {
+    let text = false
+    for (const records of events.values()) if (typeof records === 'string') text = true
+    this.size = text ? null : BLOCK_RECORDS
+    for (const [key, records] of events) {
+      if (typeof records === 'string') {
+        this.lines.push([key, [records]])
+        continue
+      }
+      this.lengths.set(key, records.length)
+      const step = this.size ?? Math.max(1, records.length)
+      const texts: string[] = []
+      for (let from = 0; from < records.length; from += step)
+        texts.push(blockJson(records, from, Math.min(records.length, from + step)))
+      this.lines.push([key, texts])
+    }
   }
-  if (r.setup !== undefined || r.end) p.done = true
-  else if (r.reached >= item.n) p.offset += item.n
-  else p.done = true // cut short by the process's end: run again (warm-detect.ts)
+
+  /** How many blocks the worker goes through. */
+  get count(): number {
+    return Math.max(0, ...this.lines.map(([, texts]) => texts.length))
+  }
+
+  /** The header line's part about the records: each set's number of block lines, the block size. */
+  header(): { sets: Array<[string, number]>; block: number | null } {
+    return { sets: this.lines.map(([key, texts]) => [key, texts.length]), block: this.size }
+  }
+
+  /** The index past a rule's last record in block `b`, from `first` (its progress so far). */
+  end(item: ServePlanItem, first: number, b: number): number {
+    if (this.size === null) return b === 0 ? item.n : first
+    const length = this.lengths.get(item.e) ?? 0
+    const blockEnd = Math.min(length, (b + 1) * this.size)
+    if (!item.tests) return Math.min(item.n, blockEnd)
+    let last = first
+    while (last < item.n && item.tests[last]! < blockEnd) last++
+    return last
+  }
+
+  /** Block lines summed over the rules: how many runs (a start and an end frame each) a batch may have at most. */
+  runs(plan: readonly ServePlanItem[]): number {
+    return plan.length * Math.max(1, this.count)
+  }
 }

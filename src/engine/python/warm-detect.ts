@@ -288,6 +288,7 @@ export class WarmDetection {
   private batchFor(worker: WarmWorker, todo: Request[], shareClock: boolean): ServeBatch {
     const share = this.settings.shareMs ?? 250
     const sharePerRecord = this.settings.shareMsPerRecord ?? 1
+    const shareRecord = this.settings.shareRecordMs ?? 250
     const sets = new Map<readonly object[], string>()
     const events = new Map<string, readonly object[]>()
     const load: ServeRule[] = []
@@ -309,7 +310,7 @@ export class WarmDetection {
         timeoutMs: this.limits.timeoutMs,
         budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
         maxStops: MAX_STOPS,
-        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: share } : {}),
+        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: shareRecord } : {}),
       }
     })
     return { load, globals, events, plan }

@@ -15,12 +15,13 @@ export interface WarmSettings {
   budgetMs: number
   budgetMsPerRecord: number
   /**
-   * A rule's share of its worker per batch: this, plus `shareMsPerRecord` × its records, and this
-   * per record (defaults 250 and 1: a rule that is slow on one record is moved at once, one merely
-   * starved of CPU on a busy machine is not).
+   * A rule's share of its worker per batch: `shareMs` plus `shareMsPerRecord` × its records, and
+   * `shareRecordMs` per record (`detection.python.share`; defaults 250, 1 and 250: a rule that is
+   * slow on one record is moved at once, one merely starved of CPU on a busy machine is not).
    */
   shareMs?: number
   shareMsPerRecord?: number
+  shareRecordMs?: number
 }
 
 export interface Prepared {

@@ -1,25 +1,22 @@
 // One warm detection worker: a sandboxed process (the same sandbox as every run) that lives across
-// batches (python/rulekeeper_serve.py). This side sends a batch line and reads the frames: which rule
-// runs (`s`), its matches and errors (`r`), records stopped at their clock (`x`), progress (`p`),
-// the rule's end (`e`), the batch's end (`b`). Each rule has a hard deadline here: its budget plus
-// one record's clock (plus one more per record stopped), or under a share clock its share plus
-// 0.5 s (it is evicted at its share: `e` with why `evicted`); past it, or on output past the limit, a
-// frame out of order or too large, the process is killed and the batch ends at that rule. A clock
-// runs from the batch line's write to the batch's end, always: between rules (before the first
-// `s`, after an `e`) a gap clock (a rule's code may still run there: an object's `__del__`, a
-// forged `e` frame), and over the whole batch a deadline (every rule's longest run and gap); past
-// either the worker is killed too, and the overrun is the rule that last started. A batch's records
-// go in blocks of BLOCK_RECORDS, every rule over one block before the next (each block a batch line
-// of its own; a rule's budget and stops are its whole batch's): run rule by rule over 5,000
-// records, the event objects fell out of the CPU's cache between rules and Python ran at half speed.
+// batches (python/rulekeeper_serve.py). This side writes a batch at once (a header line, then the
+// records in blocks: warm-blocks.ts) and reads the frames: which rule runs (`s`), its matches and
+// errors (`r`), records stopped at their clock (`x`), progress (`p`), the rule's end (`e`), the
+// batch's end (`b`). The worker runs every rule not done over a block before the next block, so a
+// rule has a start and an end frame per block it has records in; this side derives the expected
+// order from the same layout. Each run has a hard deadline here: what is left of its budget plus one
+// record's clock (plus one more per record stopped), or under a share clock what is left of its
+// share plus 0.5 s (it is evicted at its share: `e` with why `evicted`); past it, or on output past
+// the limit, a frame out of order or too large, the process is killed and the batch ends at that
+// rule. A clock runs from the write to the batch's end, always: between runs (before the first `s`,
+// after an `e`) a gap clock (a rule's code may still run there: an object's `__del__`, a forged `e`
+// frame), and over the whole batch a deadline (every rule's longest run and gaps); past either the
+// worker is killed too, and the overrun is the rule that last started.
 import type { RecordOutcome } from '../engine.js'
-import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem } from './protocol.js'
+import type { ModuleSource, RunLimits, ServeBatch } from './protocol.js'
 import { parseLine, wellFormed } from './frame-check.js'
-import { BLOCK_RECORDS, blockJson, merge, type Progress, type RuleRun } from './warm-blocks.js'
+import { BatchBlocks, type Progress, type RuleRun } from './warm-blocks.js'
 import { DETECT_RECORD_LINE_LIMIT, DETECT_RESULT_LIMIT, describeExit, type SandboxRun } from './sandbox-run.js'
-
-/** A batch as one line carries it: every set's records as JSON text. */
-type LineBatch = Omit<ServeBatch, 'events'> & { events: Map<string, string> }
 
 /** Slack past a rule's deadline before its worker is killed (the soft stop comes first). */
 const GRACE_MS = 500
@@ -90,80 +87,40 @@ export class WarmWorker {
   }
 
   /**
-   * Runs the batch: one RuleRun per plan item reached, in order (the last one may have ended the
-   * process). In blocks (a batch whose records are arrays longer than a block): when the process
-   * ended, one RuleRun per plan item, those it cut short (reached < n, no `end`) to be run again.
+   * Runs the batch: one RuleRun per plan item up to the last one started (the last one may have
+   * ended the process). Those a neighbour's stop cut short (reached < n, no `end`) are run again by
+   * the caller.
    */
   async run(batch: ServeBatch): Promise<RuleRun[]> {
-    let longest = 0
-    let text = false
-    for (const records of batch.events.values())
-      if (typeof records === 'string') text = true
-      else longest = Math.max(longest, records.length)
-    if (text || longest <= BLOCK_RECORDS) {
-      const events = new Map<string, string>()
-      for (const [key, records] of batch.events)
-        events.set(key, typeof records === 'string' ? records : blockJson(records, 0, records.length))
-      return this.runBlock({ ...batch, events })
-    }
-    const rules: Progress[] = batch.plan.map((item) => ({
+    const plan = batch.plan
+    const blocks = new BatchBlocks(batch.events)
+    const rules: Progress[] = plan.map((item) => ({
       item,
       run: { k: item.k, results: new Map(), stopped: new Map(), reached: 0, ms: 0 },
-      offset: 0,
-      next: 0,
       started: false,
       done: false,
     }))
-    let load = batch.load
-    for (let from = 0; from < longest; from += BLOCK_RECORDS) {
-      const to = from + BLOCK_RECORDS
-      const events = new Map<string, string>()
-      const plan: ServePlanItem[] = []
-      const members: Progress[] = []
-      for (const p of rules) {
-        if (p.done) continue
-        const records = batch.events.get(p.item.e) as readonly object[]
-        let tests: number[] | null = null
-        let n: number
-        if (p.item.tests) {
-          tests = []
-          const all = p.item.tests
-          while (p.next < all.length && all[p.next]! < to) tests.push(all[p.next++]! - from)
-          n = tests.length
-        } else n = Math.max(0, Math.min(to, records.length) - from)
-        if (n === 0) continue
-        const e = `${p.item.e}:${from}`
-        if (!events.has(e)) events.set(e, blockJson(records, from, Math.min(to, records.length)))
-        plan.push({
-          ...p.item,
-          e,
-          tests,
-          n,
-          budgetMs: Math.max(1, Math.ceil(p.item.budgetMs - p.run.ms)),
-          maxStops: p.item.maxStops - p.run.stopped.size,
-          // A share, like the budget, is the whole batch's: the block gets what is left of it.
-          ...(p.item.shareMs === undefined ? {} : { shareMs: Math.max(1, Math.ceil(p.item.shareMs - p.run.ms)) }),
-        })
-        members.push(p)
-      }
-      if (plan.length === 0) continue
-      const runs = await this.runBlock({ load, globals: batch.globals, events, plan })
-      load = []
-      for (const [j, r] of runs.entries()) merge(members[j]!, plan[j]!, r)
-      const failed =
-        this.dead || runs.length < plan.length || runs.some((r) => r.end?.why === 'killed' || r.end?.why === 'crashed')
-      if (failed) break
+    // Where the next run is looked for (block, plan index), as the worker goes: every rule not
+    // done over block b, in plan order, then block b + 1; a rule with no records in a block is skipped.
+    let at = { b: 0, j: 0 }
+    const nextRun = (): { p: Progress; last: number } | undefined => {
+      for (; at.b < blocks.count; at = { b: at.b + 1, j: 0 })
+        for (; at.j < rules.length; at.j++) {
+          const p = rules[at.j]!
+          if (p.done) continue
+          const last = blocks.end(p.item, p.run.reached, at.b)
+          if (last > p.run.reached) {
+            at.j++
+            return { p, last }
+          }
+          if (p.run.reached >= p.item.n) p.done = true
+        }
+      return undefined
     }
-    if (!rules.some((p) => p.started)) return []
-    return rules.map((p) => p.run)
-  }
-
-  /** One batch line and its frames: one RuleRun per plan item reached, in order. */
-  private async runBlock(batch: LineBatch): Promise<RuleRun[]> {
-    const plan = batch.plan
-    const runs: RuleRun[] = []
-    let current: RuleRun | undefined
-    let item: ServePlanItem | undefined
+    let current: Progress | undefined
+    /** The rule of the last start frame (blamed for code running between rules). */
+    let lastStarted: Progress | undefined
+    let last = 0
     let resultBytes = 0
     let outputLeft = this.limits.outputBytes
     let failure: { why: 'killed' | 'crashed'; message: string } | undefined
@@ -172,17 +129,17 @@ export class WarmWorker {
     const finished = new Promise<void>((resolve) => (finish = resolve))
     let timer: NodeJS.Timeout | undefined
     let ruleStart = 0
+    let budgetLeft = 0
     let pastShare = false
-    const text = batchLine(batch, this.globalsSent)
+    const text = batchText(batch, blocks, this.globalsSent)
     const gapMs = this.limits.timeoutMs + GRACE_MS
     const start = performance.now()
     // The clock of the moment: a rule's (from its `s` to its `e`) or a gap's (the rest).
     let deadline = start + gapMs + Math.ceil(text.length * PARSE_MS_PER_BYTE)
-    // The whole batch: every rule's longest run (all its records stopped) and a gap after each.
-    const batchDeadline = plan.reduce(
-      (at, p) => at + p.budgetMs + p.timeoutMs * (1 + p.maxStops) + GRACE_MS + gapMs,
-      deadline,
-    )
+    // The whole batch: every rule's longest run (all its records stopped), a gap after each of its runs.
+    const batchDeadline =
+      plan.reduce((sum, p) => sum + p.budgetMs + p.timeoutMs * p.maxStops, deadline) +
+      blocks.runs(plan) * (this.limits.timeoutMs + GRACE_MS + gapMs)
     const stop = (why: 'killed' | 'crashed', message: string) => {
       if (!failure && !done) failure = { why, message }
       this.sandbox.kill()
@@ -195,15 +152,16 @@ export class WarmWorker {
         () => {
           const now = performance.now()
           if (now < Math.min(deadline, batchDeadline)) return arm()
-          if (current && item?.shareMs && now - ruleStart < item.budgetMs + item.timeoutMs) {
+          const item = current?.item
+          if (item?.shareMs && now - ruleStart < budgetLeft + item.timeoutMs) {
             // Past its share, not its budget: evicted (its rest runs in a worker of its own), no strike.
             pastShare = true
             return stop('killed', `held its worker past its share (${item.shareMs} ms; the worker was stopped)`)
           }
-          if (current)
-            return stop('killed', `used up its budget of ${item?.budgetMs} ms for this batch (the worker was stopped)`)
+          if (item)
+            return stop('killed', `used up its budget of ${item.budgetMs} ms for this batch (the worker was stopped)`)
           // Between rules (or the batch over its time): the rule that last started ran on past its end.
-          current = runs[runs.length - 1]
+          current = lastStarted
           stop('killed', `kept running past its end in this batch (the worker was stopped)`)
         },
         end - performance.now() + 1,
@@ -222,65 +180,74 @@ export class WarmWorker {
       const malformed = () => stop('crashed', 'sent a malformed message to the server (the worker was stopped)')
       if (!e || typeof e.t !== 'string') return malformed()
       if (e.t === 's') {
-        const next = plan[runs.length]
-        if (current || !next || e.k !== next.k) return malformed()
-        item = next
-        resultBytes = line.length // the limit is each rule's
-        current = { k: next.k, results: new Map(), stopped: new Map(), reached: 0, ms: 0 }
-        runs.push(current)
+        const next = current ? undefined : nextRun()
+        if (!next || e.k !== next.p.item.k) return malformed()
+        current = lastStarted = next.p
+        last = next.last
+        const item = current.item
+        // the limit is each rule's (counted from its first start frame of the batch)
+        if (!current.started) resultBytes = line.length
+        current.started = true
         ruleStart = performance.now()
+        // A rule's budget and share are its batch's: each block gets what its earlier blocks left.
+        budgetLeft = Math.max(1, item.budgetMs - current.run.ms)
+        const own = budgetLeft + item.timeoutMs
         // A rule under a share clock yields at its share (it is evicted), else it is killed soon after.
-        const own = next.budgetMs + next.timeoutMs
-        deadline = ruleStart + (next.shareMs ? Math.min(own, next.shareMs) : own) + GRACE_MS
+        const share = item.shareMs ? Math.max(1, item.shareMs - current.run.ms) : own
+        deadline = ruleStart + Math.min(own, share) + GRACE_MS
         arm()
         return
       }
       if (e.t === 'b') {
-        if (current || runs.length !== plan.length) return malformed()
+        if (current || nextRun()) return malformed()
         done = true
         finish()
         return
       }
-      if (!current || !item) return malformed()
-      const count = item.n
-      const at = (v: unknown, last: number) =>
-        typeof v === 'number' && Number.isInteger(v) && v >= current!.reached && v <= last
-      const index = (v: unknown) => at(v, count - 1)
+      if (!current) return malformed()
+      const run = current.run
+      const item = current.item
+      const at = (v: unknown, end: number) =>
+        typeof v === 'number' && Number.isInteger(v) && v >= run.reached && v <= end
+      const index = (v: unknown) => at(v, last - 1)
       switch (e.t) {
         case 'r':
           if (line.length > DETECT_RECORD_LINE_LIMIT)
             return stop('crashed', `reported a result line longer than ${DETECT_RECORD_LINE_LIMIT} characters`)
           if (!wellFormed(e) || !index(e.i)) return malformed()
-          current.results.set(e.i as number, resultOutcome(e.f as Record<string, [unknown, string | null]>))
-          current.reached = (e.i as number) + 1
+          run.results.set(e.i as number, resultOutcome(e.f as Record<string, [unknown, string | null]>))
+          run.reached = (e.i as number) + 1
           return
         case 'x':
-          if (!index(e.i) || typeof e.m !== 'string' || current.stopped.size >= item.maxStops) return malformed()
-          current.stopped.set(e.i as number, e.m)
-          current.reached = (e.i as number) + 1
+          if (!index(e.i) || typeof e.m !== 'string' || run.stopped.size >= item.maxStops) return malformed()
+          run.stopped.set(e.i as number, e.m)
+          run.reached = (e.i as number) + 1
           deadline += item.timeoutMs // a record stopped at its clock does not spend the rule's budget
           arm()
           return
         case 'p':
           if (!index(e.i)) return malformed()
-          current.reached = e.i as number
+          run.reached = e.i as number
           return
         case 'e': {
           if (
-            e.k !== current.k ||
-            !at(e.n, count) ||
+            e.k !== run.k ||
+            !at(e.n, last) ||
             (e.why !== undefined && e.why !== 'stops' && e.why !== 'budget' && e.why !== 'evicted') ||
             // only a rule under a share clock can be evicted (never one in a worker of its own)
-            (e.why === 'evicted' && !item.shareMs)
+            (e.why === 'evicted' && !item.shareMs) ||
+            // a run ends at its block's last record unless it says why (or the rule cannot run)
+            (e.why === undefined && run.setup === undefined && e.n !== last)
           )
             return malformed()
-          current.reached = e.n as number
-          current.ms = performance.now() - ruleStart
-          if (e.why === 'stops') current.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
+          run.reached = e.n as number
+          run.ms += performance.now() - ruleStart
+          if (e.why === 'stops') run.end = { why: 'stops', message: typeof e.m === 'string' ? e.m : '' }
           else if (e.why === 'evicted')
-            current.end = { why: 'evicted', message: `held its worker past its share (${item.shareMs} ms)` }
+            run.end = { why: 'evicted', message: `held its worker past its share (${item.shareMs} ms)` }
           else if (e.why === 'budget')
-            current.end = { why: 'budget', message: `used up its budget of ${item.budgetMs} ms for this batch` }
+            run.end = { why: 'budget', message: `used up its budget of ${item.budgetMs} ms for this batch` }
+          if (run.end || run.setup !== undefined || run.reached >= item.n) current.done = true
           current = undefined
           deadline = performance.now() + gapMs
           arm()
@@ -290,7 +257,7 @@ export class WarmWorker {
           if (!wellFormed(e)) return malformed()
           const why = setupMessage(e)
           if (why === undefined) return malformed()
-          current.setup ??= why
+          run.setup ??= why
         }
       }
     }
@@ -312,22 +279,27 @@ export class WarmWorker {
       this.sandbox.kill()
       // The rule running when the process ended is the one that ended it (or, between rules, none).
       if (current) {
-        current.end = pastShare ? { why: 'evicted', message: failure.message } : failure
-        current.ms = performance.now() - ruleStart
+        current.run.end = pastShare ? { why: 'evicted', message: failure.message } : failure
+        current.run.ms += performance.now() - ruleStart
       }
     }
-    return runs
+    // Up to the last rule started: the ones after it run again as they are (warm-detect.ts).
+    let reached = rules.length
+    while (reached > 0 && !rules[reached - 1]!.started) reached--
+    return rules.slice(0, reached).map((p) => p.run)
   }
 }
 
-/** The batch as one line: every set's records written as the JSON text they already are. */
-function batchLine(batch: LineBatch, globalsSent: Set<string>): string {
+/** The batch as written: its header line, then per block one line of records per set. */
+function batchText(batch: ServeBatch, blocks: BatchBlocks, globalsSent: Set<string>): string {
   const globals: Record<string, ModuleSource> = {}
   for (const [name, g] of Object.entries(batch.globals))
     if (!globalsSent.has(name)) {
       globals[name] = g
       globalsSent.add(name)
     }
-  const events = [...batch.events].map(([k, text]) => `${JSON.stringify(k)}:${text}`).join(',')
-  return `{"events":{${events}},${JSON.stringify({ load: batch.load, globals, plan: batch.plan }).slice(1)}\n`
+  const parts = [JSON.stringify({ ...blocks.header(), load: batch.load, globals, plan: batch.plan })]
+  for (let b = 0; b < blocks.count; b++)
+    for (const [, texts] of blocks.lines) if (b < texts.length) parts.push(texts[b]!)
+  return `${parts.join('\n')}\n`
 }

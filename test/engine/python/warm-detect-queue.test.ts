@@ -23,8 +23,10 @@ const rule = (id: string): RuleFile => ({
 function silentWorkers() {
   const plans: number[][] = []
   const take = async () =>
-    scriptedProcess((line, send) => {
-      const plan = (JSON.parse(line) as { plan: { k: number }[] }).plan.map((p) => p.k)
+    scriptedProcess((text, send) => {
+      // a batch is its header line, then its records' lines
+      const header = text.slice(0, text.indexOf('\n'))
+      const plan = (JSON.parse(header) as { plan: { k: number }[] }).plan.map((p) => p.k)
       plans.push(plan)
       send([`{"t":"s","k":${plan[0]}}`])
     })
