@@ -39,6 +39,7 @@ import { RuleIndex } from './rules/rule-index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
+import { openSshSigner } from './git/commit-signer.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>
@@ -182,7 +183,10 @@ export async function createService(opts: StartOptions): Promise<Service> {
       : undefined
     // A local remote that is missing or will refuse our pushes stops the start here, saying why.
     for (const note of (await remote?.verify()) ?? []) logger.warn({ remote: remote?.displayUrl }, note)
+    // A signing key that others can read, or that is no key, stops the start here, saying why.
+    const signer = config.git.signing ? await openSshSigner(config.git.signing.sshKeyFile) : null
     const rules = await openRuleParts({
+      signer,
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },

@@ -1,0 +1,77 @@
+// The service's signing key: SSH signatures as git makes them with `gpg.format=ssh` (namespace
+// `git`), made by OpenSSH's own `ssh-keygen -Y sign` with the payload on stdin. The key file is
+// only ever named on ssh-keygen's command line: never read into this process, logged or copied.
+// A key file that others can read is refused at start, as ssh-keygen itself would refuse it.
+import { execFile, spawn } from 'node:child_process'
+import fsp from 'node:fs/promises'
+import { promisify } from 'node:util'
+import { configInvalid } from '../config/problems.js'
+import { publicKeyBlob } from './sshsig.js'
+
+const run = promisify(execFile)
+
+export interface CommitSigner {
+  /** The public key (`ssh-ed25519 AAAA…`), as an allowed-signers line names it. */
+  readonly publicKeyLine: string
+  /** Its wire blob: what a signature names as its key. */
+  readonly publicKey: Buffer
+  /** The armored signature of `payload` (namespace `git`), ending with a newline. */
+  sign(payload: Buffer): Promise<string>
+}
+
+const KEY_PATH = ['git', 'signing', 'sshKeyFile'] as const
+
+function refuse(message: string): Error {
+  return configInvalid('invalid configuration', [{ path: KEY_PATH, message }])
+}
+
+/** Opens the signing key: a private file (no group or other bits), whose public half ssh-keygen derives. */
+export async function openSshSigner(keyFile: string): Promise<CommitSigner> {
+  let mode: number
+  try {
+    mode = (await fsp.stat(keyFile)).mode
+  } catch (err) {
+    throw refuse(`cannot read the signing key: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  if ((mode & 0o077) !== 0)
+    throw refuse(
+      `the signing key is readable by others (mode ${(mode & 0o777).toString(8)}); make it private: chmod 600`,
+    )
+  let line: string
+  try {
+    line = (await run('ssh-keygen', ['-y', '-f', keyFile], { timeout: 10_000 })).stdout.trim()
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string }
+    if (e.code === 'ENOENT') throw refuse('ssh-keygen is not installed (Debian: apt-get install openssh-client)')
+    throw refuse(`not a usable OpenSSH private key (a passphrase-less one): ${(e.stderr ?? '').trim()}`)
+  }
+  const blob = publicKeyBlob(line)
+  if (!blob) throw refuse('ssh-keygen did not give a public key for it')
+  const publicKeyLine = line.split(/\s+/).slice(0, 2).join(' ')
+  return {
+    publicKeyLine,
+    publicKey: blob,
+    sign: (payload) => signWithSshKeygen(keyFile, payload),
+  }
+}
+
+function signWithSshKeygen(keyFile: string, payload: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ssh-keygen', ['-Y', 'sign', '-n', 'git', '-f', keyFile], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 30_000,
+    })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout.on('data', (b: Buffer) => out.push(b))
+    child.stderr.on('data', (b: Buffer) => err.push(b))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      const sig = Buffer.concat(out).toString('utf8')
+      if (code === 0 && sig.startsWith('-----BEGIN SSH SIGNATURE-----')) resolve(sig)
+      else reject(new Error(`ssh-keygen could not sign the commit: ${Buffer.concat(err).toString('utf8').trim()}`))
+    })
+    child.stdin.on('error', () => {}) // an early exit is reported by 'close'
+    child.stdin.end(payload)
+  })
+}
