@@ -97,8 +97,23 @@ function unsigned(b: Buffer, size?: number): Buffer {
   return size && v.length < size ? Buffer.concat([Buffer.alloc(size - v.length), v]) : v
 }
 
+interface CheckedKey {
+  key: KeyObject
+  check(data: Buffer, algorithm: string, sig: Buffer): boolean
+}
+
+/** The last key imported: a history walk checks thousands of commits against the one service key. */
+let lastKey: { blob: Buffer; key: CheckedKey } | undefined
+
+function keyOf(blob: Buffer): CheckedKey {
+  if (lastKey?.blob.equals(blob)) return lastKey.key
+  const key = importKey(blob)
+  lastKey = { blob: Buffer.from(blob), key }
+  return key
+}
+
 /** The key as Node's crypto takes it, with how a signature over a message is checked. */
-function keyOf(blob: Buffer): { key: KeyObject; check(data: Buffer, algorithm: string, sig: Buffer): boolean } {
+function importKey(blob: Buffer): CheckedKey {
   const w = new Wire(blob)
   const type = w.string().toString()
   if (type === 'ssh-ed25519') {

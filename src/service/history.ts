@@ -3,7 +3,8 @@
 // Processes each commit once, in order, and persists its state keyed by the last commit processed,
 // so a restart or a write never re-walks history. Beside the metadata it keeps the id → commits
 // index (rule-log.ts) that the history routes read. Actor trailers count only on the commits the
-// service made (service-commits.ts); any other commit is its git author's.
+// service made (recorded in service-commits.ts, or signed with its key); any other commit is its
+// git author's.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
@@ -174,7 +175,7 @@ export class HistoryTracker {
   /** `isServiceCommit`: whether the service made a commit (its trailers name the actor then). */
   constructor(
     private readonly cacheFile: string | null,
-    private readonly isServiceCommit: (oid: string) => boolean,
+    private readonly isServiceCommit: (c: Pick<CommitInfo, 'oid' | 'signature'>) => boolean,
   ) {}
 
   get head(): string | null {
@@ -249,7 +250,7 @@ export class HistoryTracker {
 
   /** Applies one commit (its first-parent changes). Commits must come in order. */
   apply(
-    commit: Pick<CommitInfo, 'oid' | 'message' | 'author'> & { parents?: readonly string[] },
+    commit: Pick<CommitInfo, 'oid' | 'message' | 'author' | 'signature'> & { parents?: readonly string[] },
     unordered: readonly CommitFileChange[],
   ): void {
     const s = this.state
@@ -258,7 +259,7 @@ export class HistoryTracker {
     const stamp: Stamp = {
       commit: commit.oid,
       at: new Date(commit.author.timestamp * 1000).toISOString(),
-      actor: commitActor(commit, this.isServiceCommit(commit.oid)),
+      actor: commitActor(commit, this.isServiceCommit(commit)),
     }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()

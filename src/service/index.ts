@@ -75,6 +75,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     engineKinds: Object.keys(engines),
     logger,
     serviceCommits: o.serviceCommits,
+    serviceKey: o.signer?.publicKey ?? null,
   })
   const follower = new RevisionFollower({
     catalog,
