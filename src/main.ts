@@ -40,6 +40,7 @@ import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { openSshSigner } from './git/commit-signer.js'
+import { checkAllowedSignersFile } from './git/allowed-signers.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>
@@ -185,8 +186,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
     for (const note of (await remote?.verify()) ?? []) logger.warn({ remote: remote?.displayUrl }, note)
     // A signing key that others can read, or that is no key, stops the start here, saying why.
     const signer = config.git.signing ? await openSshSigner(config.git.signing.sshKeyFile) : null
+    const allowedSignersFile = config.git.verify?.allowedSignersFile ?? null
+    if (allowedSignersFile) await checkAllowedSignersFile(allowedSignersFile)
     const rules = await openRuleParts({
       signer,
+      allowedSignersFile,
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },

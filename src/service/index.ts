@@ -3,6 +3,7 @@
 // (follower.ts) and the writer (rule-writer.ts) — loads the index and catches it up to the tip.
 // Callers take the parts they need; nothing here forwards to them.
 import type { EngineRegistry } from '../engine/engine.js'
+import { verifyCommit } from '../git/allowed-signers.js'
 import type { CommitSigner } from '../git/commit-signer.js'
 import type { GitRemote } from '../git/remote.js'
 import { GitRepository } from '../git/repository.js'
@@ -34,6 +35,8 @@ export interface RuleServiceOptions {
   serviceCommits: ServiceCommits
   /** Signs every commit the service makes (git.signing); its signature also makes trailers believed. */
   signer?: CommitSigner | null
+  /** git.verify: only revisions whose tip commit is signed by a key of this allowed-signers file are served. */
+  allowedSignersFile?: string | null
 }
 
 /** The parts of the rules service, each used directly by whoever needs it. */
@@ -66,6 +69,14 @@ async function openRepository(o: RuleServiceOptions): Promise<GitRepository> {
   return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer, o.serviceCommits, signer)
 }
 
+/** Why a revision may not be served under git.verify (null: its tip is signed by an allowed key). */
+function verifier(repo: GitRepository, allowedSignersFile: string): (revision: string) => Promise<string | null> {
+  return async (revision) => {
+    const v = await verifyCommit(await repo.readCommit(revision), allowedSignersFile)
+    return v.ok ? null : v.reason
+  }
+}
+
 /** Opens the repository, builds the parts, loads the index and brings it to the (remote's) tip. */
 export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
   const { engines, logger, remote } = o
@@ -85,6 +96,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     remote,
     massDelete: o.massDelete,
     maxFileBytes: o.bounds?.maxFileBytes,
+    verify: o.allowedSignersFile ? verifier(repo, o.allowedSignersFile) : undefined,
   })
   const writer = new RuleWriter({
     catalog,
