@@ -1,11 +1,12 @@
 // The service's signing key: SSH signatures as git makes them with `gpg.format=ssh` (namespace
-// `git`), made by OpenSSH's own `ssh-keygen -Y sign` with the payload on stdin. The key file is
-// only ever named on ssh-keygen's command line: never read into this process, logged or copied.
-// A key file that others can read is refused at start, as ssh-keygen itself would refuse it.
+// `git`): an Ed25519 key in process (openssh-key.ts), any other by OpenSSH's own
+// `ssh-keygen -Y sign` with the payload on stdin. The key is never logged or copied anywhere; a
+// key file that others can read is refused at start, as ssh-keygen itself would refuse it.
 import { execFile, spawn } from 'node:child_process'
 import fsp from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { configInvalid } from '../config/problems.js'
+import { readEd25519Key, signEd25519 } from './openssh-key.js'
 import { publicKeyBlob } from './sshsig.js'
 
 const run = promisify(execFile)
@@ -48,6 +49,10 @@ export async function openSshSigner(keyFile: string): Promise<CommitSigner> {
   const blob = publicKeyBlob(line)
   if (!blob) throw refuse('ssh-keygen did not give a public key for it')
   const publicKeyLine = line.split(/\s+/).slice(0, 2).join(' ')
+  // Ed25519 is signed in process (the same bytes as ssh-keygen's, without a process per commit).
+  const ed25519 = readEd25519Key(await fsp.readFile(keyFile, 'utf8'))
+  if (ed25519?.publicKey.equals(blob))
+    return { publicKeyLine, publicKey: blob, sign: async (payload) => signEd25519(ed25519, payload) }
   return {
     publicKeyLine,
     publicKey: blob,

@@ -4,11 +4,12 @@
 // nistp256/384/521, RSA with SHA-2). Used where a spawn per commit would be too slow (history).
 import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto'
 
-const MAGIC = Buffer.from('SSHSIG')
+export const SSHSIG_MAGIC = Buffer.from('SSHSIG')
+const MAGIC = SSHSIG_MAGIC
 const ARMOR = /^-----BEGIN SSH SIGNATURE-----\r?\n([A-Za-z0-9+/=\r\n]+)-----END SSH SIGNATURE-----\r?\n?$/
 
 /** A cursor over SSH wire data (RFC 4251: uint32, string). */
-class Wire {
+export class Wire {
   private at = 0
   constructor(private readonly buf: Buffer) {}
   uint32(): number {

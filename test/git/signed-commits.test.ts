@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { openSshSigner } from '../../src/git/commit-signer.js'
+import { readEd25519Key, signEd25519 } from '../../src/git/openssh-key.js'
 import { GitRepository } from '../../src/git/repository.js'
 import { ObjectBatch } from '../../src/git/write-object-loose.js'
 import { startInProcess } from '../helpers/in-process.js'
@@ -77,6 +78,46 @@ t.test('a commit built here is the object `git commit -S` makes with the same ke
   t.ok(c.signature?.armored.startsWith('-----BEGIN SSH SIGNATURE-----\n'), 'the signature is read back')
   t.notOk(c.signature?.payload.toString().includes('gpgsig'), 'the payload is the object without its gpgsig header')
   repo.close()
+})
+
+t.test('an Ed25519 signature made in process is the one ssh-keygen -Y sign makes', async (t) => {
+  const { key } = makeKey(tempDir('rk-sign-ed-'))
+  const k = readEd25519Key(fs.readFileSync(key, 'utf8'))
+  t.ok(k, 'an unencrypted Ed25519 key is read')
+  for (const message of ['', 'tree 1\n\nhello\n', 'é'.repeat(5000)]) {
+    const theirs = execFileSync('ssh-keygen', ['-Y', 'sign', '-n', 'git', '-f', key], { input: message, stdio: 'pipe' })
+    t.equal(signEd25519(k!, Buffer.from(message)), theirs.toString(), `${message.length} characters`)
+  }
+  const dir = tempDir('rk-sign-other-')
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'secret', '-f', path.join(dir, 'enc')])
+  t.equal(
+    readEd25519Key(fs.readFileSync(path.join(dir, 'enc'), 'utf8')),
+    null,
+    'an encrypted key is left to ssh-keygen',
+  )
+  execFileSync('ssh-keygen', ['-q', '-t', 'ecdsa', '-N', '', '-f', path.join(dir, 'ec')])
+  t.equal(readEd25519Key(fs.readFileSync(path.join(dir, 'ec'), 'utf8')), null, 'so is an ECDSA key')
+})
+
+t.test('a key of another type is signed by ssh-keygen, and verifies as well', async (t) => {
+  const dir = tempDir('rk-sign-ecdsa-')
+  const { key, allowed } = makeKey(dir, 'ecdsa')
+  const repo = await GitRepository.init(path.join(dir, 'r.git'), 'main')
+  t.teardown(() => repo.close())
+  repo.signer = await openSshSigner(key)
+  const batch = new ObjectBatch()
+  const who = { name: 'rulekeeper', email: 'rulekeeper@localhost', timestamp: 1700000000, tzOffsetMinutes: 60 }
+  const built = await repo.buildCommit(batch, {
+    parent: null,
+    changes: new Map([['a.yml', Buffer.from('RuleID: A\n')]]),
+    author: who,
+    committer: who,
+    message: 'Add A',
+  })
+  await repo.writeObjects(batch)
+  const v = git(repo.gitdir, allowed, 'verify-commit', '-v', built.commit)
+  t.equal(v.status, 0, v.stderr)
+  t.match(v.stderr, /Good "git" signature for rulekeeper@localhost with ECDSA key/)
 })
 
 t.test('API writes are signed; git log --show-signature says Good with the published key', async (t) => {
