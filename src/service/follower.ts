@@ -169,7 +169,8 @@ export class RevisionFollower {
       return { kind: 'applied', revision: null, filesChanged: 0 }
     }
     if (this.verify) {
-      const reason = this.unverified?.revision === head ? this.unverified.reason : await this.verify(head)
+      // Checked again on every sync: a key added to the allowed signers lets the held tip through.
+      const reason = await this.verify(head)
       if (reason !== null) {
         if (this.unverified?.revision !== head) this.logger.warn({ revision: head, reason }, 'unverified revision held')
         this.unverified = { revision: head, reason }

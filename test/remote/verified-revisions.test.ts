@@ -76,6 +76,13 @@ t.test('only revisions whose tip is signed by an allowed key are served', async 
     'wrong key',
   )
 
+  // The file is read at each check: the key allowed, the held tip is served without a restart.
+  fs.appendFileSync(allowed, `stranger@example.com namespaces="git" ${stranger.pub}\n`)
+  const allowedNow = (await s.request('POST', '/reconcile')).body
+  t.equal(allowedNow.lastAppliedRevision, wrong, 'the held tip is served once its key is allowed')
+  t.match(condition(allowedNow, 'Stalled'), { status: 'False' })
+  fs.writeFileSync(allowed, `release@example.com namespaces="git" ${release.pub}\n`)
+
   // The tip only is verified, as Flux does: a signed commit on top serves everything below it.
   const fixed = await commitPush(c, 'Release', release.key)
   const st = (await s.request('POST', '/reconcile')).body
