@@ -27,15 +27,22 @@ export async function mergedCommits(db: CommitReader, merge: CommitInfo, limit =
     let c = commits.get(oid)
     if (!c) commits.set(oid, (c = await db.readCommit(oid)))
     queued.add(oid)
-    queue.push(c)
+    // Kept newest first: a binary search for its place rather than a sort per step.
+    let lo = 0
+    let hi = queue.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (queue[mid]!.committer.timestamp >= c.committer.timestamp) lo = mid + 1
+      else hi = mid
+    }
+    queue.splice(lo, 0, c)
   }
   await push(merge.parents[0]!, OURS)
   for (const p of merge.parents.slice(1)) await push(p, THEIRS)
   const out: CommitInfo[] = []
   let steps = 0
   // Until only our side is left: then nothing older can be theirs alone.
-  while (queue.some((c) => flags.get(c.oid) === THEIRS) && steps++ < limit * 20) {
-    queue.sort((a, b) => b.committer.timestamp - a.committer.timestamp)
+  while (queue.some((c) => flags.get(c.oid) === THEIRS) && steps++ < limit * 5) {
     const c = queue.shift()!
     queued.delete(c.oid)
     const f = flags.get(c.oid)!
