@@ -186,6 +186,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     for (const note of (await remote?.verify()) ?? []) logger.warn({ remote: remote?.displayUrl }, note)
     // A signing key that others can read, or that is no key, stops the start here, saying why.
     const signer = config.git.signing ? await openSshSigner(config.git.signing.sshKeyFile) : null
+    if (signer) logger.info({ key: signer.fingerprint }, 'the commits the service makes are signed')
     const allowedSignersFile = config.git.verify?.allowedSignersFile ?? null
     if (allowedSignersFile) await checkAllowedSignersFile(allowedSignersFile)
     const rules = await openRuleParts({

@@ -3,21 +3,15 @@
 // of the signature's key, then `ssh-keygen -Y verify -n git` must accept the payload for one of
 // them (so the file's namespaces=, valid-after=, cert-authority options are OpenSSH's to apply).
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { configInvalid } from '../config/problems.js'
 import type { CommitInfo } from './git-commit.js'
-import { parseSshSignature } from './sshsig.js'
+import { fingerprintOf, parseSshSignature } from './sshsig.js'
 
 /** Signed by an allowed key (and whose), or why the commit is not verified. */
 export type Verdict = { ok: true; principal: string } | { ok: false; reason: string }
-
-/** `SHA256:…`, as ssh-keygen prints a key's fingerprint. */
-function fingerprint(blob: Buffer): string {
-  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`
-}
 
 function sshKeygen(args: string[], input?: Buffer): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -49,7 +43,7 @@ export async function verifyCommit(
     if (principals.length === 0)
       return {
         ok: false,
-        reason: `commit ${short} is signed by a key that is not an allowed signer (${fingerprint(parsed.publicKey)})`,
+        reason: `commit ${short} is signed by a key that is not an allowed signer (${fingerprintOf(parsed.publicKey)})`,
       }
     let last = ''
     for (const principal of principals) {

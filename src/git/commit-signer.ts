@@ -7,15 +7,15 @@ import fsp from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { configInvalid } from '../config/problems.js'
 import { readEd25519Key, signEd25519 } from './openssh-key.js'
-import { publicKeyBlob } from './sshsig.js'
+import { fingerprintOf, publicKeyBlob } from './sshsig.js'
 
 const run = promisify(execFile)
 
 export interface CommitSigner {
-  /** The public key (`ssh-ed25519 AAAA…`), as an allowed-signers line names it. */
-  readonly publicKeyLine: string
-  /** Its wire blob: what a signature names as its key. */
+  /** The public key's wire blob: what a signature names as its key. */
   readonly publicKey: Buffer
+  /** `SHA256:…`, as ssh-keygen and git print it. */
+  readonly fingerprint: string
   /** The armored signature of `payload` (namespace `git`), ending with a newline. */
   sign(payload: Buffer): Promise<string>
 }
@@ -26,7 +26,7 @@ function refuse(message: string): Error {
   return configInvalid('invalid configuration', [{ path: KEY_PATH, message }])
 }
 
-/** Opens the signing key: a private file (no group or other bits), whose public half ssh-keygen derives. */
+/** Opens the signing key: a private file (no group or other bits) holding a passphrase-less OpenSSH key. */
 export async function openSshSigner(keyFile: string): Promise<CommitSigner> {
   let mode: number
   try {
@@ -38,26 +38,24 @@ export async function openSshSigner(keyFile: string): Promise<CommitSigner> {
     throw refuse(
       `the signing key is readable by others (mode ${(mode & 0o777).toString(8)}); make it private: chmod 600`,
     )
+  // Ed25519 is signed in process (the same bytes as ssh-keygen's, without a process per commit).
+  const ed25519 = readEd25519Key(await fsp.readFile(keyFile, 'utf8').catch(() => ''))
+  if (ed25519) {
+    const publicKey = ed25519.publicKey
+    return { publicKey, fingerprint: fingerprintOf(publicKey), sign: async (payload) => signEd25519(ed25519, payload) }
+  }
   let line: string
   try {
-    line = (await run('ssh-keygen', ['-y', '-f', keyFile], { timeout: 10_000 })).stdout.trim()
+    // `-P ''`: an encrypted key fails here rather than prompting for its passphrase.
+    line = (await run('ssh-keygen', ['-y', '-P', '', '-f', keyFile], { timeout: 10_000 })).stdout.trim()
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string }
     if (e.code === 'ENOENT') throw refuse('ssh-keygen is not installed (Debian: apt-get install openssh-client)')
     throw refuse(`not a usable OpenSSH private key (a passphrase-less one): ${(e.stderr ?? '').trim()}`)
   }
-  const blob = publicKeyBlob(line)
-  if (!blob) throw refuse('ssh-keygen did not give a public key for it')
-  const publicKeyLine = line.split(/\s+/).slice(0, 2).join(' ')
-  // Ed25519 is signed in process (the same bytes as ssh-keygen's, without a process per commit).
-  const ed25519 = readEd25519Key(await fsp.readFile(keyFile, 'utf8'))
-  if (ed25519?.publicKey.equals(blob))
-    return { publicKeyLine, publicKey: blob, sign: async (payload) => signEd25519(ed25519, payload) }
-  return {
-    publicKeyLine,
-    publicKey: blob,
-    sign: (payload) => signWithSshKeygen(keyFile, payload),
-  }
+  const publicKey = publicKeyBlob(line)
+  if (!publicKey) throw refuse('ssh-keygen did not give a public key for it')
+  return { publicKey, fingerprint: fingerprintOf(publicKey), sign: (payload) => signWithSshKeygen(keyFile, payload) }
 }
 
 function signWithSshKeygen(keyFile: string, payload: Buffer): Promise<string> {

@@ -71,6 +71,11 @@ export function parseSshSignature(armored: string): SshSignature | null {
   }
 }
 
+/** `SHA256:…`, as ssh-keygen prints a key's fingerprint. */
+export function fingerprintOf(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`
+}
+
 /** The blob of a public key line (`ssh-ed25519 AAAA… comment`), or null. */
 export function publicKeyBlob(line: string): Buffer | null {
   const m = /^(\S+)\s+([A-Za-z0-9+/=]+)/.exec(line.trim())

@@ -134,7 +134,12 @@ t.test('API writes are signed; git log --show-signature says Good with the publi
   const good = log.stdout.match(/Good "git" signature for rulekeeper@localhost with ED25519 key/g) ?? []
   t.equal(good.length, 2, 'the write and the template seed are both signed')
   t.equal(git(s.gitdir, allowed, 'verify-commit', head).status, 0)
-  // The key is named, never read into the log, the data directory or the repository.
+  const fingerprint = execFileSync('ssh-keygen', ['-l', '-f', `${key}.pub`], { encoding: 'utf8' }).split(' ')[1]!
+  t.ok(
+    lines.some((l) => l.includes(fingerprint) && l.includes('are signed')),
+    'the start names the key by its fingerprint',
+  )
+  // The key is never in the log, the data directory or the repository.
   const secret = fs.readFileSync(key, 'utf8').split('\n')[1]!
   t.notOk(lines.join('\n').includes(secret), 'not in the log')
   const found = spawnSync('grep', ['-rlF', secret, s.dataDir], { encoding: 'utf8' })
@@ -148,6 +153,11 @@ t.test('a signing key others can read, or no key at all, stops the start', async
   await t.rejects(startInProcess({ config: { git: { signing: { sshKeyFile: key } } } }), {
     code: 'ConfigInvalid',
     message: /git\.signing\.sshKeyFile: the signing key is readable by others \(mode 644\)/,
+  })
+  const encrypted = path.join(dir, 'encrypted')
+  execFileSync('ssh-keygen', ['-q', '-t', 'ecdsa', '-N', 'a passphrase', '-f', encrypted])
+  await t.rejects(startInProcess({ config: { git: { signing: { sshKeyFile: encrypted } } } }), {
+    message: /git\.signing\.sshKeyFile: not a usable OpenSSH private key \(a passphrase-less one\)/,
   })
   const notKey = path.join(dir, 'not-a-key')
   fs.writeFileSync(notKey, 'hello\n', { mode: 0o600 })
