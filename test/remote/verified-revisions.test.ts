@@ -48,7 +48,7 @@ t.test('only revisions whose tip is signed by an allowed key are served', async 
   t.equal(st0.lastAppliedRevision, good, 'a signed tip is served')
   t.equal((await s.request('GET', '/simple-rules/Signed.One')).status, 200)
 
-  const held = async (tip: string, reason: RegExp, what: string) => {
+  const held = async (tip: string, reason: RegExp | string, what: string) => {
     const st = (await s.request('POST', '/reconcile')).body
     t.equal(st.lastAppliedRevision, good, `${what}: the last verified revision serves`)
     t.equal(st.lastAttemptedRevision, tip, `${what}: the tip was looked at`)
@@ -70,11 +70,7 @@ t.test('only revisions whose tip is signed by an allowed key are served', async 
   await held(unsigned, new RegExp(`revision ${unsigned}: commit ${unsigned.slice(0, 12)} is not signed`), 'unsigned')
 
   const wrong = await commitPush(c, 'Sign it with a key nobody allowed', stranger.key)
-  await held(
-    wrong,
-    new RegExp(`is signed by a key that is not an allowed signer \\(${stranger.fingerprint}\\)`),
-    'wrong key',
-  )
+  await held(wrong, `is signed by a key that is not an allowed signer (${stranger.fingerprint})`, 'wrong key')
 
   // The file is read at each check: the key allowed, the held tip is served without a restart.
   fs.appendFileSync(allowed, `stranger@example.com namespaces="git" ${stranger.pub}\n`)
