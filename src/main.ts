@@ -44,6 +44,8 @@ import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { stateSettings } from './state/config.js'
 import { PgLedger } from './state/pg-ledger.js'
+import { openSshSigner } from './git/commit-signer.js'
+import { checkAllowedSignersFile } from './git/allowed-signers.js'
 
 export interface StartOptions {
   env: Record<string, string | undefined>
@@ -195,7 +197,14 @@ export async function createService(opts: StartOptions): Promise<Service> {
       : undefined
     // A local remote that is missing or will refuse our pushes stops the start here, saying why.
     for (const note of (await remote?.verify()) ?? []) logger.warn({ remote: remote?.displayUrl }, note)
+    // A signing key that others can read, or that is no key, stops the start here, saying why.
+    const signer = config.git.signing ? await openSshSigner(config.git.signing.sshKeyFile) : null
+    if (signer) logger.info({ key: signer.fingerprint }, 'the commits the service makes are signed')
+    const allowedSignersFile = config.git.verify?.allowedSignersFile ?? null
+    if (allowedSignersFile) await checkAllowedSignersFile(allowedSignersFile)
     const rules = await openRuleParts({
+      signer,
+      allowedSignersFile,
       gitdir,
       remote,
       massDelete: { share: config.reconcile.massDeleteShare, min: config.reconcile.massDeleteMin },

@@ -52,14 +52,32 @@ export const HISTORY_SCHEMAS: Record<string, Obj> = {
         required: ['id', 'type'],
         properties: { id: { type: 'string' }, type: { type: 'string', enum: ['user', 'api-token', 'system'] } },
         description:
-          'On commits the service made, from their Actor-Id / Actor-Type trailers; on any other commit (plain git, merged pull requests), the author’s email (type `user`), whatever its trailers say.',
+          'On commits the service made (recorded, or signed with its key), from their Actor-Id / Actor-Type trailers; on any other commit, the author’s email (type `user`), whatever its trailers say; on a merge commit, the author of the commits it merged (the one with the most of them).',
       },
-      authorName: { type: 'string', description: 'The commit author’s name.' },
+      authorName: {
+        type: 'string',
+        description: 'The commit author’s name (of a merge commit: the credited author’s).',
+      },
+      mergedBy: {
+        type: 'object',
+        required: ['id', 'type'],
+        properties: { id: { type: 'string' }, type: { type: 'string', enum: ['user'] } },
+        description: 'Merge commits only: who merged (the merge commit’s author).',
+      },
+      authors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'type'],
+          properties: { id: { type: 'string' }, type: { type: 'string', enum: ['user'] } },
+        },
+        description: 'Merge commits only: every author of the merged commits, the credited one first.',
+      },
       reason: {
         type: 'string',
         nullable: true,
         description:
-          'The `X-Change-Reason` of an API write (the message body); for a plain-git commit its message without trailers.',
+          'The `X-Change-Reason` of an API write (the message body); for a plain-git commit its message without trailers; for a GitHub merge commit (“Merge pull request #N from …”), the pull request’s title and number: `<title> (#N)`.',
       },
       change: { type: 'string', enum: ['created', 'updated', 'deleted', 'moved'] },
       paths: { type: 'array', items: { type: 'string' }, description: 'The rule’s files the commit changed.' },

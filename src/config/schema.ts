@@ -17,6 +17,10 @@ export interface Config {
     branch: string
     committer: { name: string; email: string }
     remote: { url: string | null; timeoutMs: number }
+    /** The service signs its commits with this OpenSSH private key (SSH signatures, as git makes them). */
+    signing?: { sshKeyFile: string } | null
+    /** Only revisions whose tip commit is signed by a key of this allowed-signers file are served. */
+    verify?: { allowedSignersFile: string } | null
   }
   reconcile: { schedule: string; massDeleteShare: number; massDeleteMin: number }
   python: {
@@ -96,6 +100,18 @@ export const configSchema = {
           additionalProperties: false,
           required: ['url', 'timeoutMs'],
           properties: { url: { type: ['string', 'null'] }, timeoutMs: { type: 'integer', minimum: 100 } },
+        },
+        signing: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          required: ['sshKeyFile'],
+          properties: { sshKeyFile: { type: 'string', minLength: 1 } },
+        },
+        verify: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          required: ['allowedSignersFile'],
+          properties: { allowedSignersFile: { type: 'string', minLength: 1 } },
         },
       },
     },

@@ -1,4 +1,6 @@
 // The commit object: parsed from and serialized to Git's text format (headers, blank line, message).
+import { type CommitSignature, splitSignature } from './commit-signature.js'
+
 export interface Person {
   name: string
   email: string
@@ -15,6 +17,8 @@ export interface CommitInfo {
   author: Person
   committer: Person
   message: string
+  /** The `gpgsig` signature and the payload it signs (commit-signature.ts), when the commit is signed. */
+  signature?: CommitSignature
 }
 
 function parsePerson(line: string): Person {
@@ -50,6 +54,7 @@ export function parseCommit(oid: string, text: string): CommitInfo {
     else if (key === 'parent') info.parents.push(value)
     else if (key === 'author') info.author = parsePerson(value)
     else if (key === 'committer') info.committer = parsePerson(value)
+    else if (key === 'gpgsig') info.signature = splitSignature(text)
   }
   return info
 }
@@ -65,7 +70,7 @@ function formatPerson(p: Person): string {
   return `${cleanIdentity(p.name)} <${cleanIdentity(p.email)}> ${p.timestamp} ${tz}`
 }
 
-export function serializeCommit(c: Omit<CommitInfo, 'oid'>): Buffer {
+export function serializeCommit(c: Omit<CommitInfo, 'oid' | 'signature'>): Buffer {
   const lines = [`tree ${c.tree}`, ...c.parents.map((p) => `parent ${p}`)]
   lines.push(`author ${formatPerson(c.author)}`, `committer ${formatPerson(c.committer)}`)
   const message = c.message.endsWith('\n') ? c.message : `${c.message}\n`

@@ -5,6 +5,8 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import git from 'isomorphic-git'
+import { addSignatureHeader } from './commit-signature.js'
+import type { CommitSigner } from './commit-signer.js'
 import { serializeCommit, type CommitInfo, type Person } from './git-commit.js'
 import { TREE_MODE } from './git-tree.js'
 import { ObjectDb } from './object-db.js'
@@ -35,6 +37,8 @@ async function keepPrivate(gitdir: string): Promise<void> {
 export class GitRepository {
   readonly db: ObjectDb
   readonly ref: string
+  /** Signs every commit built here (git.signing), or none. The commit's id is that of the signed object. */
+  signer: CommitSigner | null = null
 
   private constructor(
     readonly gitdir: string,
@@ -171,17 +175,15 @@ export class GitRepository {
   ): Promise<{ commit: string; tree: string }> {
     const base = parentTree !== undefined ? parentTree : await this.treeOf(c.parent)
     const tree = await editTree(this.db, batch, base, c.changes)
-    const commit = batch.add(
-      'commit',
-      serializeCommit({
-        tree,
-        parents: c.parent ? [c.parent] : [],
-        author: c.author,
-        committer: c.committer,
-        message: c.message,
-      }),
-    )
-    return { commit, tree }
+    const payload = serializeCommit({
+      tree,
+      parents: c.parent ? [c.parent] : [],
+      author: c.author,
+      committer: c.committer,
+      message: c.message,
+    })
+    const object = this.signer ? addSignatureHeader(payload, await this.signer.sign(payload)) : payload
+    return { commit: batch.add('commit', object), tree }
   }
 
   writeObjects(batch: ObjectBatch): Promise<void> {

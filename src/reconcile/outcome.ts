@@ -7,8 +7,11 @@ import { RemoteError } from '../git/remote.js'
 export type StepOutcome =
   | { kind: 'unchanged' }
   | { kind: 'applied' }
-  /** Retrying cannot help until a person acts (confirms a mass deletion, fixes the credentials). */
-  | { kind: 'needs-person'; reason: 'MassDeletion' | 'AuthenticationFailed'; message: string }
+  /**
+   * Retrying cannot help until a person acts (confirms a mass deletion, fixes the credentials,
+   * pushes a revision signed by an allowed key).
+   */
+  | { kind: 'needs-person'; reason: 'MassDeletion' | 'AuthenticationFailed' | 'UnverifiedRevision'; message: string }
   /** The next scheduled run may succeed; the last applied revision keeps serving. */
   | { kind: 'retry-later'; reason: 'RemoteUnreachable' | 'ReconcileFailed'; message: string }
 
@@ -47,6 +50,6 @@ export function readTheIndex(o: StepOutcome): boolean {
 
 /** The run's label in lastRun and in the rulekeeper_reconcile_runs_total metric. */
 export function runLabel(o: StepOutcome): 'unchanged' | 'applied' | 'held' | 'failed' {
-  if (o.kind === 'needs-person') return o.reason === 'MassDeletion' ? 'held' : 'failed'
+  if (o.kind === 'needs-person') return o.reason === 'AuthenticationFailed' ? 'failed' : 'held'
   return o.kind === 'retry-later' ? 'failed' : o.kind
 }

@@ -153,6 +153,12 @@ export class Reconciler {
     if (synced.kind === 'unchanged') return synced
     run.filesChanged = synced.filesChanged
     if (synced.kind === 'held') return { kind: 'needs-person', reason: 'MassDeletion', message: synced.stalled.reason }
+    if (synced.kind === 'unverified')
+      return {
+        kind: 'needs-person',
+        reason: 'UnverifiedRevision',
+        message: `revision ${synced.revision}: ${synced.reason}`,
+      }
     return { kind: 'applied' }
   }
 

@@ -49,6 +49,9 @@ export class Conditions {
     if (outcome.kind === 'needs-person' && outcome.reason === 'AuthenticationFailed') {
       this.set('Stalled', 'True', 'AuthenticationFailed', outcome.message)
       this.set('Ready', 'False', 'AuthenticationFailed', 'serving the last applied revision')
+    } else if (outcome.kind === 'needs-person' && outcome.reason === 'UnverifiedRevision') {
+      this.set('Stalled', 'True', 'UnverifiedRevision', `${outcome.message}; push a commit signed by an allowed key`)
+      this.set('Ready', 'False', 'UnverifiedRevision', 'serving the last verified revision')
     } else if (outcome.kind === 'needs-person') {
       this.set(
         'Stalled',

@@ -3,6 +3,7 @@
 // index goes: a write batch (rule-writer.ts) or following a new revision (follower.ts). It depends
 // on nothing but its own caches; whoever changes the index calls `publish`.
 import path from 'node:path'
+import { verifySshSignature } from '../git/sshsig.js'
 import type { Logger } from '../log.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { HistoryTracker } from './history.js'
@@ -17,6 +18,8 @@ export interface CatalogOptions {
   logger: Logger
   /** The commits the service made: their actor trailers are believed, no other commit's. */
   serviceCommits: Pick<ServiceCommits, 'has'>
+  /** The public key (wire blob) of the service's signing key: a commit it signed is the service's too. */
+  serviceKey?: Buffer | null
 }
 
 export class RuleCatalog {
@@ -26,8 +29,14 @@ export class RuleCatalog {
   private readonly persisted: IndexPersistence | null
 
   constructor(o: CatalogOptions) {
-    this.history = new HistoryTracker(o.cacheDir ? path.join(o.cacheDir, 'history.json') : null, (oid) =>
-      o.serviceCommits.has(oid),
+    const key = o.serviceKey ?? null
+    this.history = new HistoryTracker(
+      o.cacheDir ? path.join(o.cacheDir, 'history.json') : null,
+      (c) =>
+        o.serviceCommits.has(c.oid) ||
+        (key !== null &&
+          c.signature !== undefined &&
+          verifySshSignature(c.signature.armored, c.signature.payload, key)),
     )
     this.persisted = o.cacheDir
       ? new IndexPersistence(path.join(o.cacheDir, 'index.ndjson'), [...o.engineKinds], o.logger)

@@ -33,6 +33,8 @@ export type SyncResult =
   | { kind: 'unchanged' }
   | { kind: 'applied'; revision: string | null; filesChanged: number }
   | { kind: 'held'; stalled: StalledRevision; filesChanged: number }
+  /** git.verify: the tip's commit is not signed by an allowed key; the last verified revision serves. */
+  | { kind: 'unverified'; revision: string; reason: string; filesChanged: 0 }
 
 /** The mass-deletion guard: a revision removing more than `share` of the rules, and at least `min`. */
 export interface MassDeleteGuard {
@@ -49,6 +51,8 @@ export interface FollowerDeps {
   massDelete?: MassDeleteGuard
   /** rules.maxFileBytes: a file over it is invalid and never read. */
   maxFileBytes?: number
+  /** git.verify: why a revision may not be served (its tip is not signed by an allowed key), or null. */
+  verify?: (revision: string) => Promise<string | null>
 }
 
 /** How far back a revision is looked for on the first-parent chain before a full build is chosen. */
@@ -57,6 +61,8 @@ const ANCESTRY_LIMIT = 100_000
 export class RevisionFollower {
   /** Set while a mass deletion waits for confirmation. */
   stalled: StalledRevision | null = null
+  /** Set while the branch tip is a revision git.verify refuses (the last verified one serves). */
+  unverified: { revision: string; reason: string } | null = null
   private allowedMassDelete: string | null = null
   private syncing: Promise<SyncResult> | null = null
   private readonly catalog: RuleCatalog
@@ -66,6 +72,7 @@ export class RevisionFollower {
   readonly remote: GitRemote | undefined
   private readonly massDelete: MassDeleteGuard
   private readonly maxFileBytes: number | undefined
+  private readonly verify: FollowerDeps['verify']
 
   constructor(d: FollowerDeps) {
     this.catalog = d.catalog
@@ -75,6 +82,7 @@ export class RevisionFollower {
     this.remote = d.remote
     this.massDelete = d.massDelete ?? { share: 0.5, min: 10 }
     this.maxFileBytes = d.maxFileBytes
+    this.verify = d.verify
   }
 
   /** The local branch's tip. */
@@ -121,6 +129,11 @@ export class RevisionFollower {
   /** For writers: the index is at the branch tip, or the reason it cannot be (a 503). */
   async syncForWrite(): Promise<void> {
     await this.syncToTip()
+    // A write on an unverified tip would sign its content into the service's own commit: refused.
+    if (this.unverified)
+      throw unavailable(
+        `writes are paused: the branch tip is not verified (${this.unverified.reason}); the last verified revision is served`,
+      )
     if (this.stalled)
       throw unavailable(
         `writes are paused: ${this.stalled.reason}; confirm with POST /reconcile?allow-mass-delete=true`,
@@ -133,6 +146,7 @@ export class RevisionFollower {
     const head = await repo.head()
     if (head === current.revision) {
       this.stalled = null
+      this.unverified = null
       // A persisted index can be newer than the history cache (they are saved separately).
       if (head && catalog.history.head !== head)
         await catchUpHistory(repo, catalog.history, head, this.logger, undefined, { maxFileBytes })
@@ -154,6 +168,16 @@ export class RevisionFollower {
       catalog.history.reset()
       return { kind: 'applied', revision: null, filesChanged: 0 }
     }
+    if (this.verify) {
+      // Checked again on every sync: a key added to the allowed signers lets the held tip through.
+      const reason = await this.verify(head)
+      if (reason !== null) {
+        if (this.unverified?.revision !== head) this.logger.warn({ revision: head, reason }, 'unverified revision held')
+        this.unverified = { revision: head, reason }
+        return { kind: 'unverified', revision: head, reason, filesChanged: 0 }
+      }
+    }
+    this.unverified = null
     const total = current.rules.size
     let removed = 0
     let filesChanged = 0

@@ -3,7 +3,8 @@
 // Processes each commit once, in order, and persists its state keyed by the last commit processed,
 // so a restart or a write never re-walks history. Beside the metadata it keeps the id → commits
 // index (rule-log.ts) that the history routes read. Actor trailers count only on the commits the
-// service made (service-commits.ts); any other commit is its git author's.
+// service made (recorded in service-commits.ts, or signed with its key); any other commit is its
+// git author's.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
@@ -12,6 +13,7 @@ import { parseYaml } from '../rules/yaml-text.js'
 import type { CommitInfo } from '../git/git-commit.js'
 import { isYamlPath } from '../rules/paths.js'
 import { removeTempFiles } from './cache-files.js'
+import { mergeCredit } from './merge-credit.js'
 import { commitReason, RuleLog, type ChangeKind, type StoredLog } from './rule-log.js'
 import { parseTrailers, singleTrailer } from './trailers.js'
 
@@ -54,7 +56,7 @@ interface State {
 }
 
 /** The cache file: the maps as entry lists (JSON objects would turn `__proto__` into a prototype). */
-const CACHE_FORMAT = 'rulekeeper-history/5'
+const CACHE_FORMAT = 'rulekeeper-history/6'
 interface StoredState {
   format: typeof CACHE_FORMAT
   head: string | null
@@ -174,7 +176,7 @@ export class HistoryTracker {
   /** `isServiceCommit`: whether the service made a commit (its trailers name the actor then). */
   constructor(
     private readonly cacheFile: string | null,
-    private readonly isServiceCommit: (oid: string) => boolean,
+    private readonly isServiceCommit: (c: Pick<CommitInfo, 'oid' | 'signature'>) => boolean,
   ) {}
 
   get head(): string | null {
@@ -247,18 +249,24 @@ export class HistoryTracker {
     }
   }
 
-  /** Applies one commit (its first-parent changes). Commits must come in order. */
+  /**
+   * Applies one commit (its first-parent changes). Commits must come in order. `merged`: the commits
+   * a merge commit brought in (merged-commits.ts), whose authors a merged pull request is credited to.
+   */
   apply(
-    commit: Pick<CommitInfo, 'oid' | 'message' | 'author'> & { parents?: readonly string[] },
+    commit: Pick<CommitInfo, 'oid' | 'message' | 'author' | 'signature'> & { parents?: readonly string[] },
     unordered: readonly CommitFileChange[],
+    merged?: ReadonlyArray<Pick<CommitInfo, 'author' | 'parents'>>,
   ): void {
     const s = this.state
     // In path order, so the outcome never depends on who listed the changes (tree walk, git log).
     const changes = [...unordered].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    const byService = this.isServiceCommit(commit)
+    const credit = byService ? null : mergeCredit(commit, merged)
     const stamp: Stamp = {
       commit: commit.oid,
       at: new Date(commit.author.timestamp * 1000).toISOString(),
-      actor: commitActor(commit, this.isServiceCommit(commit.oid)),
+      actor: credit?.actor ?? commitActor(commit, byService),
     }
     const count = (id: string) => this.counts.get(id) ?? 0
     const affected = new Set<string>()
@@ -327,8 +335,9 @@ export class HistoryTracker {
       parent: commit.parents ? (commit.parents[0] ?? null) : s.head,
       time: stamp.at,
       actor: stamp.actor,
-      authorName: commit.author.name,
+      authorName: credit?.authorName ?? commit.author.name,
       reason: commitReason(commit.message),
+      ...(credit ? { mergedBy: credit.mergedBy, authors: credit.authors } : {}),
     })
     for (const id of affected) {
       const before = existedBefore.get(id) === true

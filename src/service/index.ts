@@ -3,6 +3,8 @@
 // (follower.ts) and the writer (rule-writer.ts) — loads the index and catches it up to the tip.
 // Callers take the parts they need; nothing here forwards to them.
 import type { EngineRegistry } from '../engine/engine.js'
+import { verifyCommit } from '../git/allowed-signers.js'
+import type { CommitSigner } from '../git/commit-signer.js'
 import type { GitRemote } from '../git/remote.js'
 import { GitRepository } from '../git/repository.js'
 import type { Logger } from '../log.js'
@@ -31,6 +33,10 @@ export interface RuleServiceOptions {
   bounds?: RepositoryBounds
   /** The commits the service makes are recorded here (their actor trailers are believed). */
   serviceCommits: ServiceCommits
+  /** Signs every commit the service makes (git.signing); its signature also makes trailers believed. */
+  signer?: CommitSigner | null
+  /** git.verify: only revisions whose tip commit is signed by a key of this allowed-signers file are served. */
+  allowedSignersFile?: string | null
 }
 
 /** The parts of the rules service, each used directly by whoever needs it. */
@@ -46,16 +52,29 @@ export interface RuleParts {
 }
 
 async function openRepository(o: RuleServiceOptions): Promise<GitRepository> {
-  if (GitRepository.exists(o.gitdir)) return GitRepository.open(o.gitdir, o.branch)
+  const signer = o.signer ?? null
+  const signed = (repo: GitRepository) => {
+    repo.signer = signer
+    return repo
+  }
+  if (GitRepository.exists(o.gitdir)) return signed(await GitRepository.open(o.gitdir, o.branch))
   if (o.remote) {
     o.logger.info(
       { gitdir: o.gitdir, remote: o.remote.displayUrl },
       'creating the local copy of the remote rules repository',
     )
-    return GitRepository.init(o.gitdir, o.branch)
+    return signed(await GitRepository.init(o.gitdir, o.branch))
   }
   o.logger.info({ gitdir: o.gitdir }, 'creating the rules repository from the template')
-  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer, o.serviceCommits)
+  return createRepositoryFromTemplate(o.gitdir, o.branch, o.templateDir, o.committer, o.serviceCommits, signer)
+}
+
+/** Why a revision may not be served under git.verify (null: its tip is signed by an allowed key). */
+function verifier(repo: GitRepository, allowedSignersFile: string): (revision: string) => Promise<string | null> {
+  return async (revision) => {
+    const v = await verifyCommit(await repo.readCommit(revision), allowedSignersFile)
+    return v.ok ? null : v.reason
+  }
 }
 
 /** Opens the repository, builds the parts, loads the index and brings it to the (remote's) tip. */
@@ -67,6 +86,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     engineKinds: Object.keys(engines),
     logger,
     serviceCommits: o.serviceCommits,
+    serviceKey: o.signer?.publicKey ?? null,
   })
   const follower = new RevisionFollower({
     catalog,
@@ -76,6 +96,7 @@ export async function openRuleParts(o: RuleServiceOptions): Promise<RuleParts> {
     remote,
     massDelete: o.massDelete,
     maxFileBytes: o.bounds?.maxFileBytes,
+    verify: o.allowedSignersFile ? verifier(repo, o.allowedSignersFile) : undefined,
   })
   const writer = new RuleWriter({
     catalog,

@@ -4,6 +4,7 @@
 // by `rulekeeper init`.
 import fsp from 'node:fs/promises'
 import path from 'node:path'
+import type { CommitSigner } from '../git/commit-signer.js'
 import type { Person } from '../git/git-commit.js'
 import { GitRepository } from '../git/repository.js'
 import type { FileChanges } from '../git/tree-edit.js'
@@ -59,8 +60,10 @@ export async function createRepositoryFromTemplate(
   templateDir: string,
   committer: { name: string; email: string },
   serviceCommits?: ServiceCommits,
+  signer: CommitSigner | null = null,
 ): Promise<GitRepository> {
   const repo = await GitRepository.init(gitdir, branch)
+  repo.signer = signer
   await repo.moveBranch(null, await commitTemplate(repo, templateDir, committer, serviceCommits))
   return repo
 }

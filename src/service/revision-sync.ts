@@ -9,6 +9,7 @@ import { dataModelsByLogType } from '../rules/data-models.js'
 import { isYamlPath } from '../rules/paths.js'
 import type { IndexDraft, RuleIndex } from '../rules/rule-index.js'
 import { gitBinaryAvailable } from '../git/git-binary.js'
+import { mergedCommits } from '../git/merged-commits.js'
 import { firstParentLog, type LoggedCommit } from '../git/git-log.js'
 import type { GitRepository } from '../git/repository.js'
 import type { FileDiff } from '../git/tree-diff.js'
@@ -241,7 +242,11 @@ export async function catchUpHistory(
   let n = 0
   const turns = new TurnBudget()
   for (const c of chain) {
-    history.apply(c, await changesOf(repo, await repo.diff(c.parents[0] ?? null, c.oid), max, memo))
+    history.apply(
+      c,
+      await changesOf(repo, await repo.diff(c.parents[0] ?? null, c.oid), max, memo),
+      await mergedCommits(repo.db, c),
+    )
     await turns.pass()
     if (++n % 5000 === 0) log?.info({ done: n, total: chain.length }, 'history metadata progress')
   }
@@ -285,7 +290,10 @@ async function replayWithGitLog(
   const commits = await firstParentLog(repo.gitdir, to)
   if (commits.length > 200) log?.info({ commits: commits.length }, 'building history metadata (git log)')
   const load = (c: LoggedCommit) =>
-    Promise.all([repo.readCommit(c.oid), changesOf(repo, c.changes, maxFileBytes, memo)])
+    Promise.all([
+      repo.readCommit(c.oid).then(async (info) => ({ info, merged: await mergedCommits(repo.db, info) })),
+      changesOf(repo, c.changes, maxFileBytes, memo),
+    ])
   const turns = new TurnBudget()
   const ahead: Array<ReturnType<typeof load>> = []
   let next = 0
@@ -295,8 +303,8 @@ async function replayWithGitLog(
       p.catch(() => {}) // awaited in order below; this only keeps an early failure from being "unhandled"
       ahead.push(p)
     }
-    const [info, changes] = await ahead.shift()!
-    history.apply(info, changes)
+    const [{ info, merged }, changes] = await ahead.shift()!
+    history.apply(info, changes, merged)
     await turns.pass()
     if (n % 5000 === 0) log?.info({ done: n, total: commits.length }, 'history metadata progress')
   }

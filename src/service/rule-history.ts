@@ -26,6 +26,9 @@ export interface HistoryItem {
   reason: string | null
   change: ChangeKind
   paths: string[]
+  /** A merged pull request (merge-credit.ts): who merged it, every author of its commits. */
+  mergedBy?: Stamp['actor']
+  authors?: Array<Stamp['actor']>
 }
 
 /** Where a history page ends: the commit before which the next page starts, and its position. */
@@ -182,6 +185,7 @@ export class RuleHistoryReads {
       reason: c.reason,
       change: e.change,
       paths: e.paths,
+      ...(c.mergedBy ? { mergedBy: c.mergedBy, authors: c.authors ?? [] } : {}),
     }
   }
 

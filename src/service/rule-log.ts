@@ -2,6 +2,7 @@
 // (across all its lives, following moves), with the commit's parent, time, actor, author and reason
 // kept once per commit. Fed by the history tracker (history.ts) as it applies each commit, persisted
 // in the same cache file, so `GET /K/{id}/history` is a map lookup rather than a walk of the log.
+import { pullRequestReason } from './merge-credit.js'
 import { parseTrailers } from './trailers.js'
 
 /** Who made a commit (history.ts `Actor`, spelt here so the two modules do not import each other). */
@@ -27,6 +28,9 @@ export interface CommitMeta {
   actor: Actor
   authorName: string
   reason: string | null
+  /** A merged pull request: who merged it, and every author of its commits (merge-credit.ts). */
+  mergedBy?: Actor
+  authors?: Actor[]
 }
 
 type StoredEntry = [commit: string, seq: number, change: ChangeKind, paths: string[]]
@@ -37,6 +41,7 @@ type StoredCommit = [
   actor: Actor,
   authorName: string,
   reason: string | null,
+  merge?: [mergedBy: Actor, authors: Actor[]],
 ]
 
 export interface StoredLog {
@@ -57,6 +62,8 @@ export function commitReason(message: string): string | null {
     .map((p) => p.trim())
     .filter((p) => p !== '')
   if (paragraphs.length === 0) return null
+  const pullRequest = pullRequestReason(paragraphs)
+  if (pullRequest !== undefined) return pullRequest
   const [subject, ...rest] = paragraphs
   const trailerCount = parseTrailers(message).size
   if (rest.length > 0 && trailerCount > 0) {
@@ -98,7 +105,11 @@ export class RuleLog {
   store(): StoredLog {
     return {
       seq: this.seq,
-      commits: [...this.commits].map(([oid, m]) => [oid, m.parent, m.time, m.actor, m.authorName, m.reason]),
+      commits: [...this.commits].map(([oid, m]): StoredCommit => {
+        const base: StoredCommit = [oid, m.parent, m.time, m.actor, m.authorName, m.reason]
+        if (m.mergedBy) base.push([m.mergedBy, m.authors ?? []])
+        return base
+      }),
       entries: [...this.entries].map(([id, list]) => [id, list.map((e) => [e.commit, e.seq, e.change, e.paths])]),
     }
   }
@@ -107,8 +118,15 @@ export class RuleLog {
     if (!s || typeof s.seq !== 'number' || !Array.isArray(s.commits) || !Array.isArray(s.entries)) return null
     const log = new RuleLog()
     log.seq = s.seq
-    for (const [oid, parent, time, actor, authorName, reason] of s.commits)
-      log.commits.set(oid, { parent, time, actor, authorName, reason })
+    for (const [oid, parent, time, actor, authorName, reason, merge] of s.commits)
+      log.commits.set(oid, {
+        parent,
+        time,
+        actor,
+        authorName,
+        reason,
+        ...(merge ? { mergedBy: merge[0], authors: merge[1] } : {}),
+      })
     for (const [id, list] of s.entries)
       log.entries.set(
         id,
