@@ -30,6 +30,7 @@ import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 import { addQueryRoute, type QueryRunner } from './query-route.js'
 import { addPlanRoutes, type Plans } from './plan-routes.js'
+import type { PullRequestEvent } from '../plans/pull-request-event.js'
 import { addScheduledQueryRunRoute, type ScheduledQueryRuns } from './scheduled-query-run-route.js'
 import { addKindsRoute } from './kinds-route.js'
 import { addLogTypesRoute, type LogTypeSource } from './log-types-route.js'
@@ -77,6 +78,8 @@ export interface AppDeps {
   scheduledQueryRuns?: ScheduledQueryRuns
   /** Plans of a change (POST /plans, GET /plans/{id}). */
   plans?: Plans
+  /** Pull-request checks: a forge's pull-request event on /hooks/git is planned and reported. */
+  pullRequests?: { accept(ev: PullRequestEvent): string }
 }
 
 function normalizeBasePath(p: string): string {
@@ -92,7 +95,12 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   app.use(errorFunnel(deps.logger))
 
   const root = new Router<ApiState>()
-  addRootRoutes(root, { metrics: deps.metrics, webhookSecret: deps.webhookSecret, status: deps.status })
+  addRootRoutes(root, {
+    metrics: deps.metrics,
+    webhookSecret: deps.webhookSecret,
+    status: deps.status,
+    pullRequest: deps.pullRequests ? (ev) => deps.pullRequests!.accept(ev) : undefined,
+  })
   const prefix = normalizeBasePath(deps.basePath)
   const api = new Router<ApiState>(prefix ? { prefix } : {})
   addBaseRoutes(api, { tokens: deps.tokens, basePath: deps.basePath, status: deps.status })

@@ -6,14 +6,17 @@
 //  2. only then the body, bounded (bounded-body.ts, 1 MiB; a larger Content-Length is refused
 //     unread): the HMAC is over the body, so it must be read to be checked;
 //  3. only an authentic delivery reaches the replay check: one already seen (same signature, or
-//     same delivery id) within 24 h is acknowledged with 200 and runs nothing.
+//     same delivery id) within 24 h is acknowledged with 200 and runs nothing;
+//  4. a pull-request event (plans/pull-request-event.ts) goes to the pull-request checks, when they
+//     are configured, and never schedules a reconcile (nothing was merged); any other event does.
 // A refusal before the body is read closes the connection, so the unread body is not drained.
 import { createHash, createHmac } from 'node:crypto'
 import { type BodyLimit, readBoundedBody } from '../bounded-body.js'
 import { bytesEqual } from '../constant-time.js'
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { notFound, RulekeeperError } from '../errors.js'
+import { badRequest, notFound, RulekeeperError } from '../errors.js'
+import { type PullRequestEvent, pullRequestEvent } from '../plans/pull-request-event.js'
 import type { ApiState } from './context.js'
 import { RecentDeliveries } from './recent-deliveries.js'
 
@@ -32,6 +35,17 @@ export interface WebhookDeps {
   secret?: string
   reconcile(): void
   deliveries?: RecentDeliveries
+  /** Takes a pull-request event; answers what it did with it. Absent: pull requests are not checked. */
+  pullRequest?(ev: PullRequestEvent): string
+}
+
+/** Whether the delivery's headers name a pull-request event (GitHub, Gitea, GitLab). */
+function isPullRequestDelivery(ctx: Context): boolean {
+  return (
+    ctx.get('X-GitHub-Event') === 'pull_request' ||
+    ctx.get('X-Gitea-Event') === 'pull_request' ||
+    ctx.get('X-Gitlab-Event') === 'Merge Request Hook'
+  )
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'latin1').digest()
@@ -45,10 +59,11 @@ export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void
     const hub = ctx.get('X-Hub-Signature-256')
     const gitlab = ctx.get('X-Gitlab-Token')
     const keys: string[] = []
+    let raw: Buffer | undefined
     if (hub) {
       const m = HUB_RE.exec(hub)
       if (!m) refuseUnread(ctx, 'the webhook signature is missing or wrong')
-      const raw = await readBoundedBody(ctx, BODY_LIMIT)
+      raw = await readBoundedBody(ctx, BODY_LIMIT)
       const expected = createHmac('sha256', secret).update(raw).digest()
       if (!bytesEqual(Buffer.from(m![1]!, 'hex'), expected))
         throw new RulekeeperError('Unauthorized', 'the webhook signature is missing or wrong')
@@ -65,6 +80,24 @@ export function addGitWebhook(router: Router<ApiState>, deps: WebhookDeps): void
     if (keys.length > 0 && !deliveries.remember(keys)) {
       ctx.status = 200
       ctx.body = { message: 'delivery already received; nothing scheduled' }
+      return
+    }
+    if (isPullRequestDelivery(ctx)) {
+      ctx.status = 202
+      if (!deps.pullRequest) {
+        ctx.body = { message: 'pull request checks are not configured; nothing scheduled' }
+        return
+      }
+      // Authentic by now: a GitLab delivery's body is read only here.
+      raw ??= await readBoundedBody(ctx, BODY_LIMIT)
+      let body: unknown
+      try {
+        body = JSON.parse(raw.toString('utf8'))
+      } catch {
+        throw badRequest('the pull request event is not JSON')
+      }
+      const ev = pullRequestEvent((h) => ctx.get(h), body)
+      ctx.body = { message: ev ? deps.pullRequest(ev) : 'not a pull request opened or updated; nothing scheduled' }
       return
     }
     deps.reconcile()

@@ -7,6 +7,7 @@ import type { Registry } from '../metrics.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { addGitWebhook } from './git-webhook.js'
+import type { PullRequestEvent } from '../plans/pull-request-event.js'
 import {
   addInvalidFilesRoute,
   type InvalidFileSource,
@@ -23,7 +24,7 @@ export interface StatusSource extends InvalidFileSource {
 
 export function addRootRoutes(
   router: Router<ApiState>,
-  deps: { metrics: Registry; webhookSecret?: string; status: StatusSource },
+  deps: { metrics: Registry; webhookSecret?: string; status: StatusSource; pullRequest?: (ev: PullRequestEvent) => string },
 ): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' }
@@ -35,6 +36,7 @@ export function addRootRoutes(
   addGitWebhook(router, {
     secret: deps.webhookSecret,
     reconcile: () => void deps.status.reconcile({ allowMassDelete: false }).catch(() => {}),
+    pullRequest: deps.pullRequest,
   })
 }
 

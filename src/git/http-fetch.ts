@@ -20,6 +20,8 @@ export interface GitHttpFetchOptions {
   token?: string
   /** The transfer fails when the remote sends nothing for this long. */
   timeoutMs: number
+  /** Another ref of the remote than the branch (a pull request's head), and where it goes here. */
+  ref?: { source: string; target: string }
 }
 
 /** Prints the credentials git asks for from two variables of its own environment (no secret in the text). */
@@ -84,7 +86,7 @@ function runFetch(o: GitHttpFetchOptions, trackingRef: string, idleMs: number): 
     '--no-recurse-submodules',
     '--no-auto-gc',
     o.url,
-    `+refs/heads/${o.branch}:${trackingRef}`,
+    `+${o.ref?.source ?? `refs/heads/${o.branch}`}:${trackingRef}`,
   ]
   return new Promise((resolve) => {
     const child = spawn('git', args, { env: fetchEnv(o), stdio: ['ignore', 'ignore', 'pipe'], detached: true })
@@ -189,7 +191,7 @@ export function fetchFailure(
 
 /** Fetches the branch with the git binary; returns its tip (null when the remote has no such branch yet). */
 export async function fetchWithGitBinary(o: GitHttpFetchOptions): Promise<string | null> {
-  const trackingRef = `refs/remotes/origin/${o.branch}`
+  const trackingRef = o.ref?.target ?? `refs/remotes/origin/${o.branch}`
   const lowSpeedMs = Math.max(1, Math.ceil(o.timeoutMs / 1000)) * 1000
   const run = await runFetch(o, trackingRef, Math.max(2 * o.timeoutMs, lowSpeedMs + 2000))
   if (run.code !== 0 || run.silentMs !== null) {

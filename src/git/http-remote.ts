@@ -171,6 +171,22 @@ export class HttpTransport {
     return this.fetchInProcess()
   }
 
+  /** Fetches another ref of the remote (a pull request's head) into `target`; its tip, or null. */
+  async fetchRef(source: string, target: string): Promise<string | null> {
+    if (!gitBinaryAvailable())
+      throw new RemoteError('unreachable', 'fetching a pull request needs the git binary', 'git is not installed')
+    return fetchWithGitBinary({
+      gitdir: this.gitdir,
+      url: this.url,
+      displayUrl: this.displayUrl,
+      branch: this.opts.branch,
+      username: this.username,
+      token: this.token,
+      timeoutMs: this.timeoutMs,
+      ref: { source, target },
+    })
+  }
+
   /** Without the git binary: isomorphic-git's fetch (the whole pack, inflated, in memory). */
   private async fetchInProcess(): Promise<string | null> {
     await this.ensureRemoteConfig()

@@ -117,7 +117,12 @@ export class LocalTransport {
   }
 
   /** Fetches the branch into a tracking ref; returns its tip (null when the remote has no such branch yet). */
-  async fetch(): Promise<string | null> {
+  fetch(): Promise<string | null> {
+    return this.fetchRef(`refs/heads/${this.branch}`, this.trackingRef)
+  }
+
+  /** Fetches a ref of the remote (the branch, a pull request's head) into `target`; its tip, or null. */
+  async fetchRef(source: string, target: string): Promise<string | null> {
     const r = await runGit([
       '--git-dir',
       this.gitdir,
@@ -129,7 +134,7 @@ export class LocalTransport {
       '--no-recurse-submodules',
       '--no-auto-gc',
       this.repoPath,
-      `+refs/heads/${this.branch}:${this.trackingRef}`,
+      `+${source}:${target}`,
     ])
     if (r.code !== 0) {
       if (/couldn't find remote ref/i.test(r.stderr)) return null
@@ -139,7 +144,7 @@ export class LocalTransport {
     const refused = r.stderr.split('\n').find((l) => /rejected/i.test(l))
     if (refused)
       throw new RemoteError('unreachable', `the remote ${this.repoPath} cannot be read: ${refused.trim()}`, refused)
-    return readRef(this.gitdir, this.trackingRef)
+    return readRef(this.gitdir, target)
   }
 
   /** Pushes `commit` as the new tip (fast-forward only; with `expected`, only over that tip). */

@@ -28,6 +28,7 @@ export interface RemoteOptions {
 interface Transport {
   readonly displayUrl: string
   fetch(): Promise<string | null>
+  fetchRef(source: string, target: string): Promise<string | null>
   push(commit: string, expected?: string | null): Promise<void>
 }
 
@@ -93,6 +94,11 @@ export class GitRemote {
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
   fetch(): Promise<string | null> {
     return this.record(this.transport.fetch())
+  }
+
+  /** Fetches another ref of the remote (a pull request's head) into the local ref `target`; its tip, or null. */
+  fetchRef(source: string, target: string): Promise<string | null> {
+    return this.record(this.transport.fetchRef(source, target))
   }
 
   /**
