@@ -204,6 +204,19 @@ for (const width of [1280, 390]) {
         t.equal(b.lines, 1, `${name}: a MEDIUM badge is one line`)
         t.ok(b.height < b.fontSize * 2, `${name}: its box is one line high (${b.height} px)`)
       }
+      const broken = await page.evaluate(() =>
+        [...document.querySelectorAll('main th, main td, main h1, main .sev')]
+          .filter((el) => {
+            // A text without a space or hyphen (where a line may break) is one word: it must be on one line.
+            const text = el.textContent ?? ''
+            if (el.children.length > 0 || !text || /[\s-]/.test(text.trim()) || text.length > 40) return false
+            const range = document.createRange()
+            range.selectNodeContents(el)
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1
+          })
+          .map((el) => el.textContent),
+      )
+      t.same(broken, [], `${name}: no word is broken across lines`)
       const unlabelled = await page.evaluate(() =>
         [...document.querySelectorAll('main input, main select, main textarea, main button')]
           .filter((el) => {
