@@ -25,7 +25,10 @@ function objectBody(body: unknown, shape: string): Record<string, unknown> {
 function unknownFields(body: Record<string, unknown>, known: readonly string[], problems: FieldProblem[]): void {
   for (const k of Object.keys(body))
     if (!known.includes(k))
-      problems.push({ path: `/${k}`, message: `${k} is not writable; only ${known.join(' and ')} are` })
+      problems.push({
+        path: `/${k}`,
+        message: `${k} is not writable; only ${known.join(' and ')} ${known.length === 1 ? 'is' : 'are'}`,
+      })
 }
 
 function statusOf(v: unknown, problems: FieldProblem[]): AlertStatus | undefined {
@@ -51,7 +54,10 @@ export function patchBody(raw: unknown): { status?: AlertStatus; assignee?: stri
     else if (a.trim() === '')
       problems.push({ path: '/assignee', message: 'assignee must not be empty (null clears it)' })
     else if (chars(a) > MAX_ASSIGNEE)
-      problems.push({ path: '/assignee', message: `assignee is longer than ${MAX_ASSIGNEE} characters` })
+      problems.push({
+        path: '/assignee',
+        message: `assignee is longer than ${MAX_ASSIGNEE.toLocaleString('en')} characters`,
+      })
     else if (hasControl(a))
       problems.push({ path: '/assignee', message: 'assignee must be one line without control characters' })
     else out.assignee = a
@@ -70,7 +76,7 @@ export function commentBody(raw: unknown): string {
   else if (typeof text !== 'string') problems.push({ path: '/text', message: 'text must be a string' })
   else if (text.trim() === '') problems.push({ path: '/text', message: 'text must not be empty' })
   else if (chars(text) > MAX_COMMENT)
-    problems.push({ path: '/text', message: `text is longer than ${MAX_COMMENT} characters` })
+    problems.push({ path: '/text', message: `text is longer than ${MAX_COMMENT.toLocaleString('en')} characters` })
   else if (hasControl(text, '\t\n\r'))
     problems.push({ path: '/text', message: 'text must not hold control characters (tabs and line breaks are fine)' })
   if (problems.length) throw validationFailed(problems)

@@ -5,6 +5,7 @@
 // data directory (the group's journal lines, then the alert-index snapshot).
 import fs from 'node:fs'
 import path from 'node:path'
+import { Ajv } from 'ajv'
 import t from 'tap'
 import { INDEX_FILE } from '../../src/detect/alert-journal.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
@@ -12,6 +13,21 @@ import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
 const env = DETECT_ENV
+
+/** `#/components/...` references replaced by what they point at. */
+function deref(doc: any, v: any): any {
+  if (Array.isArray(v)) return v.map((x) => deref(doc, x))
+  if (!v || typeof v !== 'object') return v
+  if (typeof v.$ref === 'string')
+    return deref(
+      doc,
+      v.$ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce((o: any, k: string) => o?.[k], doc),
+    )
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deref(doc, x)]))
+}
 
 t.test('assignee, comments, history and bulk status, kept across restarts', async (t) => {
   const dataDir = tempDir('rk-triage-')
@@ -178,6 +194,27 @@ t.test('assignee, comments, history and bulk status, kept across restarts', asyn
       [b, c, d].sort(),
       'the list filters by the new status',
     )
+  })
+
+  await t.test("the answers are in the document's shapes (AlertDetail, AlertComment, AlertStatusResult)", async (t) => {
+    const doc = (await s.send('GET', '/openapi.json')).body as any
+    const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+    const check = (schema: string, body: unknown) => {
+      const validate = ajv.compile(deref(doc, doc.components.schemas[schema]))
+      t.ok(validate(body), `valid against ${schema}`, { errors: validate.errors })
+      return validate
+    }
+    const detail = check('AlertDetail', await get(a!))
+    t.notOk(detail({ ...(await get(a!)), history: [{ at: 'x' }] }), 'a broken history entry is refused')
+    check('Alert', ((await s.request('GET', '/alerts?rule-id=T.Triage')).body.results as any[])[0])
+    check('AlertComment', (await s.request('POST', `/alerts/${a}/comments`, { text: 'shape' }, as(triager))).body)
+    check('AlertDetail', (await s.request('PATCH', `/alerts/${a}`, { status: 'TRIAGED' }, as(triager))).body)
+    check('AlertStatusResult', (await s.request('POST', '/alerts/status', { ids: [a], status: 'TRIAGED' })).body)
+    const patch = ajv.compile(deref(doc, doc.components.schemas.AlertPatch))
+    for (const body of [{ assignee: 'x' }, { assignee: null }, { status: 'OPEN', assignee: 'y' }])
+      t.ok(patch(body), `the document accepts ${JSON.stringify(body)}`)
+    for (const body of [{}, { assignee: '' }, { assignee: 'x'.repeat(201) }, { title: 'x' }])
+      t.notOk(patch(body), `the document refuses ${JSON.stringify(body).slice(0, 40)}`)
   })
 
   await t.test('all of it survives a restart (journal), and another (snapshot)', async (t) => {
