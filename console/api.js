@@ -75,7 +75,8 @@ export const rulePath = (kind, id) => `/${kind}/${encodeURIComponent(id)}`
 let perms = null
 /**
  * What the token may do, from `GET /whoami`: `{ viewRules, manageRules, viewAlerts, manageAlerts, queryData }`
- * (all false if the server cannot say, so nothing is offered that might not work).
+ * (all false if the server cannot say, so nothing is offered that might not work), and `user`: the
+ * token's id (not its secret), which keys the preferences kept in localStorage.
  */
 export async function permissions() {
   if (perms) return perms
@@ -87,6 +88,7 @@ export async function permissions() {
     viewAlerts: has.has('View Alerts'),
     manageAlerts: has.has('Manage Alerts'),
     queryData: has.has('Query Data'),
+    user: r.ok && typeof r.body?.id === 'string' ? r.body.id : null,
   }
   // Kept for the session only when the server answered (a failed call is asked again next time).
   if (r.ok) perms = known

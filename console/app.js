@@ -15,7 +15,7 @@ const ruleView = lazy('./views/rule.js', 'ruleView')
 const newRuleView = lazy('./views/new-rule.js', 'newRuleView')
 const statusView = lazy('./views/status.js', 'statusView')
 const alertsView = lazy('./views/alerts.js', 'alertsView')
-const alertView = lazy('./views/alerts.js', 'alertView')
+const alertView = lazy('./views/alert.js', 'alertView')
 const ruleErrorsView = lazy('./views/rule-errors.js', 'ruleErrorsView')
 const queryView = lazy('./views/query.js', 'queryView')
 

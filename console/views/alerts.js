@@ -1,13 +1,16 @@
-// Alerts (alerts.md §3): the list newest first with filters (severity, status, rule id) and cursor
-// paging, and an alert's page with its fields, summary, delivery state, events, a status change and
-// a link to the query page with the events around it.
-import { api, catalog, permissions } from '../api.js'
+// The alert list (alerts.md §3): newest first, the API's filters (severity, status, rule id,
+// created after/before) kept in the address, cursor pages, and the bulk status change: a checkbox
+// per alert, "Select all on this page" and a status menu (`POST /alerts/status`, Manage Alerts).
+// An alert's own page is views/alert.js.
+import { api, permissions } from '../api.js'
 import { field, fmtTime, h, message, onSubmit, replace, select, submitButton } from '../dom.js'
-import { ruleHrefOfKind, SEVERITIES } from '../kinds.js'
-import { eventsAroundSql } from './query.js'
+import { SEVERITIES } from '../kinds.js'
 
-const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED']
+export const STATUSES = ['OPEN', 'TRIAGED', 'CLOSED', 'RESOLVED']
 const alertHref = (id) => `#/alerts/${encodeURIComponent(id)}`
+/** The list's filters: the API's query parameters, as they are in the address. */
+const FILTERS = ['severity', 'status', 'rule-id', 'created-after', 'created-before']
+const TIME_HINT = 'RFC 3339 (2026-11-20T10:00:00Z)'
 
 export async function alertsView(main, _params, query) {
   document.title = 'Alerts · rulekeeper'
@@ -15,39 +18,120 @@ export async function alertsView(main, _params, query) {
   const severity = select([['', 'Any severity'], ...SEVERITIES.map((s) => [s, s])], q('severity'))
   const status = select([['', 'Any status'], ...STATUSES.map((s) => [s, s])], q('status'))
   const rule = h('input', { type: 'text', value: q('rule-id'), autocomplete: 'off' })
+  const after = h('input', { type: 'text', value: q('created-after'), autocomplete: 'off', inputmode: 'text' })
+  const before = h('input', { type: 'text', value: q('created-before'), autocomplete: 'off' })
   const apply = () => {
     const p = new URLSearchParams()
-    if (severity.value) p.set('severity', severity.value)
-    if (status.value) p.set('status', status.value)
-    if (rule.value.trim()) p.set('rule-id', rule.value.trim())
+    const values = {
+      severity: severity.value,
+      status: status.value,
+      'rule-id': rule.value,
+      'created-after': after.value,
+      'created-before': before.value,
+    }
+    for (const k of FILTERS) if (values[k].trim()) p.set(k, values[k].trim())
     location.hash = `#/alerts${p.size ? `?${p}` : ''}`
   }
   const form = h(
     'form',
-    { class: 'filters', role: 'search', onsubmit: onSubmit(apply) },
+    { class: 'filters', role: 'search', 'aria-label': 'Alert filters', onsubmit: onSubmit(apply) },
     field('Severity', severity),
     field('Status', status),
     field('Rule id', rule),
+    field('Created after', after, TIME_HINT),
+    field('Created before', before),
     h('button', { type: 'submit' }, 'Filter'),
   )
   const apiQuery = { limit: '50' }
-  for (const k of ['severity', 'status', 'rule-id', 'cursor']) if (q(k)) apiQuery[k] = q(k)
-  const r = await api('GET', '/alerts', { query: apiQuery })
+  for (const k of [...FILTERS, 'cursor']) if (q(k)) apiQuery[k] = q(k)
+  const [r, perms] = await Promise.all([api('GET', '/alerts', { query: apiQuery }), permissions()])
   const head = h('h1', { tabindex: '-1' }, 'Alerts')
   if (!r.ok) return replace(main, head, form, message('error', `${r.body?.message} (HTTP ${r.status})`))
   const nextQuery = new URLSearchParams(query)
   if (r.body.next) nextQuery.set('cursor', r.body.next)
+  const alerts = r.body.results
+  const boxes = alerts.map((a) =>
+    h('input', { type: 'checkbox', value: a.id, 'aria-label': `Select alert ${a.title || a.id}`, onchange: sync }),
+  )
+  const all = h('input', {
+    type: 'checkbox',
+    id: 'select-all',
+    onchange() {
+      for (const b of boxes) b.checked = all.checked
+      sync()
+    },
+  })
+  const count = h('span', { class: 'hint', 'aria-live': 'polite' }, 'No alert selected.')
+  const out = h('div', { 'aria-live': 'polite' })
+  const bulkStatus = select(
+    STATUSES.map((s) => [s, s]),
+    'RESOLVED',
+  )
+  const [setButton, why] = submitButton(
+    'Set status',
+    perms.manageAlerts,
+    'bulk-why',
+    'Your token lacks the Manage Alerts permission.',
+  )
+  function sync() {
+    const n = boxes.filter((b) => b.checked).length
+    all.checked = n > 0 && n === boxes.length
+    all.indeterminate = n > 0 && n < boxes.length
+    count.textContent = n === 0 ? 'No alert selected.' : `${n} ${n === 1 ? 'alert' : 'alerts'} selected.`
+    setButton.disabled = !perms.manageAlerts || n === 0
+  }
+  sync()
+  const bulk = h(
+    'form',
+    {
+      class: 'inline bulk',
+      'aria-label': 'Bulk status change',
+      async onsubmit(e) {
+        e.preventDefault()
+        const ids = boxes.filter((b) => b.checked).map((b) => b.value)
+        if (!ids.length) return
+        setButton.disabled = true
+        const res = await api('POST', '/alerts/status', { body: { ids, status: bulkStatus.value } })
+        if (!res.ok) {
+          sync()
+          return replace(out, message('error', `${res.body?.message} (HTTP ${res.status})`))
+        }
+        const updated = res.body.results.filter((x) => x.outcome === 'updated').length
+        const gone = res.body.results.length - updated
+        // The rows show the new status (a filter by status may no longer hold them: the list is not reloaded under the user).
+        for (const x of res.body.results) {
+          const cell = main.querySelector(`td[data-status-of="${CSS.escape(x.id)}"]`)
+          if (cell && x.outcome === 'updated') cell.textContent = bulkStatus.value
+        }
+        for (const b of boxes) b.checked = false
+        sync()
+        replace(
+          out,
+          message(
+            'ok',
+            `${updated} ${updated === 1 ? 'alert' : 'alerts'} set to ${bulkStatus.value}.${gone ? ` ${gone} not found.` : ''}`,
+          ),
+        )
+      },
+    },
+    h('span', { class: 'field' }, h('label', { for: 'select-all' }, all, ' Select all on this page')),
+    field('Status of the selected alerts', bulkStatus),
+    setButton,
+    why,
+    count,
+  )
   replace(
     main,
     head,
     form,
-    r.body.results.length
+    alerts.length ? [bulk, out] : null,
+    alerts.length
       ? h(
           'div',
           { class: 'table-wrap' },
           h(
             'table',
-            { class: 'list' },
+            { class: 'list alert-list' },
             h('caption', { class: 'sr-only' }, 'Alerts, newest first'),
             h(
               'thead',
@@ -55,21 +139,26 @@ export async function alertsView(main, _params, query) {
               h(
                 'tr',
                 null,
-                ['Created', 'Severity', 'Title', 'Rule', 'Status', 'Events'].map((c) => h('th', { scope: 'col' }, c)),
+                h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Selected')),
+                ['Created', 'Severity', 'Title', 'Rule', 'Status', 'Assignee', 'Events'].map((c) =>
+                  h('th', { scope: 'col' }, c),
+                ),
               ),
             ),
             h(
               'tbody',
               null,
-              r.body.results.map((a) =>
+              alerts.map((a, i) =>
                 h(
                   'tr',
                   null,
-                  h('td', null, fmtTime(a.createdAt)),
+                  h('td', null, boxes[i]),
+                  h('td', { class: 'nowrap' }, fmtTime(a.createdAt)),
                   h('td', null, h('span', { class: `sev sev-${a.severity}` }, a.severity)),
                   h('td', null, h('a', { href: alertHref(a.id) }, a.title || a.id)),
                   h('td', null, a.ruleId),
-                  h('td', null, a.status),
+                  h('td', { 'data-status-of': a.id }, a.status),
+                  h('td', null, a.assignee ?? ''),
                   h('td', null, String(a.eventCount)),
                 ),
               ),
@@ -80,134 +169,15 @@ export async function alertsView(main, _params, query) {
     h(
       'nav',
       { class: 'pager', 'aria-label': 'Pages' },
-      q('cursor') ? h('a', { href: '#/alerts' }, 'Newest') : null,
+      q('cursor') ? h('a', { href: newestHref(query) }, 'Newest') : null,
       r.body.next ? h('a', { href: `#/alerts?${nextQuery}` }, 'Older alerts') : null,
     ),
   )
 }
 
-export async function alertView(main, params) {
-  const [r, perms] = await Promise.all([api('GET', `/alerts/${encodeURIComponent(params.id)}`), permissions()])
-  const crumbs = h('p', { class: 'crumbs' }, h('a', { href: '#/alerts' }, 'Alerts'))
-  if (!r.ok)
-    return replace(
-      main,
-      crumbs,
-      h('h1', { tabindex: '-1' }, 'Alert'),
-      message('error', `${r.body?.message} (HTTP ${r.status})`),
-    )
-  let a = r.body
-  document.title = `${a.title || a.id} · rulekeeper`
-  const factsEl = h('div')
-  const renderFacts = () =>
-    replace(
-      factsEl,
-      h(
-        'dl',
-        { class: 'facts' },
-        [
-          ['Status', a.status],
-          ['Severity', a.severity],
-          [
-            'Rule',
-            h(
-              'a',
-              {
-                href: ruleHrefOfKind(a.ruleKind, a.ruleId),
-              },
-              a.ruleId,
-            ),
-          ],
-          ['Events', String(a.eventCount)],
-          ['First event', fmtTime(a.firstEventTime)],
-          ['Last event', fmtTime(a.lastEventTime)],
-          ['Created', fmtTime(a.createdAt)],
-          ['Updated', fmtTime(a.updatedAt)],
-          ['Dedup', a.dedup],
-          ['Log types', (a.logTypes ?? []).join(', ')],
-          ['Description', a.description],
-          ['Runbook', a.runbook],
-          ['Reference', a.reference],
-        ]
-          .filter(([, v]) => v)
-          .map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
-      ),
-    )
-  renderFacts()
-  const statusSel = select(
-    STATUSES.map((s) => [s, s]),
-    a.status,
-  )
-  const out = h('div', { 'aria-live': 'polite' })
-  const change = h(
-    'form',
-    {
-      class: 'inline',
-      async onsubmit(e) {
-        e.preventDefault()
-        const res = await api('PATCH', `/alerts/${encodeURIComponent(a.id)}`, { body: { status: statusSel.value } })
-        if (res.ok) {
-          a = res.body
-          renderFacts()
-          replace(out, message('ok', `Status is now ${a.status}.`))
-        } else replace(out, message('error', `${res.body?.message} (HTTP ${res.status})`))
-      },
-    },
-    field('Alert status', statusSel),
-    submitButton('Change status', perms.manageAlerts, 'status-why', 'Your token lacks the Manage Alerts permission.'),
-  )
-  const summary = Object.entries(a.summary ?? {})
-  const events = await api('GET', `/alerts/${encodeURIComponent(a.id)}/events`, { query: { limit: '20' } })
-  replace(
-    main,
-    crumbs,
-    h('h1', { tabindex: '-1' }, a.title || a.id),
-    change,
-    out,
-    factsEl,
-    eventsAroundLink(a),
-    summary.length
-      ? [
-          h('h2', null, 'Summary'),
-          h(
-            'dl',
-            { class: 'facts' },
-            summary.map(([k, vals]) => [
-              h('dt', null, k),
-              h('dd', null, vals.map((v) => `${v.value} (${v.count})`).join(', ')),
-            ]),
-          ),
-        ]
-      : null,
-    h('h2', null, 'Deliveries'),
-    (a.destinations ?? []).length
-      ? h(
-          'ul',
-          null,
-          a.destinations.map((d) =>
-            h(
-              'li',
-              null,
-              `${d.id}: ${d.state}, ${d.attempts} attempts${d.lastError ? `, last error: ${d.lastError}` : ''}`,
-            ),
-          ),
-        )
-      : h('p', null, 'No destination.'),
-    h('h2', null, 'Alert context'),
-    h('pre', { class: 'code-view', tabindex: '0' }, JSON.stringify(a.alertContext ?? {}, null, 2)),
-    h('h2', null, 'Events'),
-    events.ok
-      ? events.body.results.map((ev, i) =>
-          h('pre', { class: 'code-view', tabindex: '0', 'aria-label': `Event ${i + 1}` }, JSON.stringify(ev, null, 2)),
-        )
-      : message('error', `${events.body?.message} (HTTP ${events.status})`),
-  )
-}
-
-/** "Events around this alert": the query page with the SQL of its log type ±15 minutes around its first event. */
-function eventsAroundLink(a) {
-  const table = catalog().logTypes.find((l) => l.name === (a.logTypes ?? [])[0])?.table
-  if (!table || !a.firstEventTime) return null
-  const sql = eventsAroundSql(table, a.firstEventTime)
-  return h('p', null, h('a', { href: `#/query?${new URLSearchParams({ sql })}` }, 'Events around this alert'))
+/** The first page with the same filters. */
+function newestHref(query) {
+  const p = new URLSearchParams(query)
+  p.delete('cursor')
+  return `#/alerts${p.size ? `?${p}` : ''}`
 }

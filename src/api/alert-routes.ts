@@ -1,13 +1,16 @@
 // The alert API of alerts.md §3: GET /alerts (filters, cursor pages), GET /alerts/{id},
-// GET /alerts/{id}/events (the matched records as stored) and PATCH /alerts/{id} (status only),
-// with the View/Manage Alerts permissions. Served from an AlertSource handed over by main.ts
-// (detection's alert reads, detect/alert-reads.ts).
+// GET /alerts/{id}/events (the matched records as stored), and the triage writes: PATCH /alerts/{id}
+// (status, assignee), POST /alerts/{id}/comments and POST /alerts/status (one status for many), with
+// the View/Manage Alerts permissions. Served from an AlertSource handed over by main.ts (detection's
+// alert reads, detect/alert-reads.ts); the bodies are checked in alert-triage-body.ts.
+import { randomUUID } from 'node:crypto'
 import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
-import { STATUSES, type AlertStatus } from '../detect/alert-status.js'
-import { badRequest, notFound, validationFailed } from '../errors.js'
-import { isPlainObject } from '../is-plain-object.js'
+import { STATUSES } from '../detect/alert-status.js'
+import type { TriageActor, TriageChange } from '../detect/alert-triage.js'
+import { badRequest, notFound } from '../errors.js'
 import { SEVERITIES } from '../rules/model.js'
+import { bulkStatusBody, commentBody, patchBody } from './alert-triage-body.js'
 import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
@@ -43,8 +46,10 @@ export interface AlertSource {
   get(id: string): Promise<unknown | null>
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
   events(id: string, skip: number, limit: number): Promise<{ results: unknown[]; total: number } | null>
-  /** Sets the alert's status; its view after, or null when no alert has this id. */
-  setStatus(id: string, status: AlertStatus): Promise<unknown | null>
+  /** Applies a triage change (status, assignee, a comment); the alert's view after, or null when no alert has this id. */
+  change(id: string, change: TriageChange): Promise<unknown | null>
+  /** The same change of several alerts in one commit; per id whether it was an alert. */
+  changeMany(ids: readonly string[], change: TriageChange): Promise<boolean[]>
 }
 
 const noAlert = (id: string) => notFound(`no alert ${JSON.stringify(id.slice(0, 100))}`)
@@ -103,20 +108,35 @@ export function addAlertRoutes(
     ctx.body = { results: page.results, next: skip + limit < page.total ? encodeCursor([skip + limit]) : null }
   })
 
+  const actorOf = (state: ApiState): TriageActor => ({
+    id: state.token!.id,
+    type: 'api-token',
+    name: state.token!.name,
+  })
+
   router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const id = ctx.params.id as string
-    const body = ctx.state.body
-    if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "status": … }')
-    const errors: Array<{ path: string; message: string }> = []
-    for (const k of Object.keys(body))
-      if (k !== 'status') errors.push({ path: `/${k}`, message: `${k} is not writable; only status is` })
-    if (!Object.hasOwn(body, 'status')) errors.push({ path: '/status', message: 'status is required' })
-    else if (!(STATUSES as readonly unknown[]).includes(body.status))
-      errors.push({ path: '/status', message: `status must be one of ${STATUSES.join(', ')}` })
     if (!alerts.has(id)) throw noAlert(id)
-    if (errors.length) throw validationFailed(errors)
-    const after = await alerts.setStatus(id, body.status as AlertStatus)
+    const after = await alerts.change(id, { ...patchBody(ctx.state.body), actor: actorOf(ctx.state) })
     if (after === null) throw noAlert(id)
     ctx.body = after
+  })
+
+  router.post('/alerts/:id/comments', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
+    const id = ctx.params.id as string
+    if (!alerts.has(id)) throw noAlert(id)
+    const comment = { id: randomUUID(), text: commentBody(ctx.state.body) }
+    const after = (await alerts.change(id, { comment, actor: actorOf(ctx.state) })) as {
+      comments?: Array<{ id: string }>
+    } | null
+    if (after === null) throw noAlert(id)
+    ctx.status = 201
+    ctx.body = after.comments?.find((c) => c.id === comment.id)
+  })
+
+  router.post('/alerts/status', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
+    const { ids, status } = bulkStatusBody(ctx.state.body)
+    const found = await alerts.changeMany(ids, { status, actor: actorOf(ctx.state) })
+    ctx.body = { results: ids.map((id, i) => ({ id, outcome: found[i] ? 'updated' : 'not-found' })) }
   })
 }

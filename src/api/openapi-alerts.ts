@@ -1,9 +1,10 @@
 // The OpenAPI part of the alert API (alerts.md §3): the Alert and page schemas and the paths of
-// /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id} and POST /replay (rule errors:
-// openapi-rule-errors.ts).
+// /alerts, /alerts/{id} (GET, PATCH), /alerts/{id}/events and POST /replay (the triage schemas and
+// writes: openapi-alert-triage.ts; rule errors: openapi-rule-errors.ts).
 // Kept apart from openapi.ts so that the detection routes and their document change together.
 import { STATUSES } from '../detect/alert-status.js'
 import { SEVERITIES } from '../rules/model.js'
+import { TRIAGE_SCHEMAS, triagePaths } from './openapi-alert-triage.js'
 import { err, json, type Obj, ref } from './openapi-common.js'
 
 const auth = (permission: string) => ({
@@ -91,6 +92,11 @@ export const ALERT_SCHEMAS: Obj = {
           },
         },
       },
+      assignee: {
+        type: 'string',
+        nullable: true,
+        description: 'Who works on the alert (`PATCH /alerts/{id}`); null: nobody. In `/alerts` and `/alerts/{id}`.',
+      },
       destinations: {
         type: 'array',
         items: {
@@ -106,14 +112,9 @@ export const ALERT_SCHEMAS: Obj = {
       },
     },
   },
+  ...TRIAGE_SCHEMAS,
   AlertPage: page(ref('Alert')),
   AlertEventPage: page({ type: 'object', additionalProperties: true, description: 'A record as stored.' }),
-  AlertPatch: {
-    type: 'object',
-    required: ['status'],
-    additionalProperties: false,
-    properties: { status: { type: 'string', enum: [...STATUSES] } },
-  },
   ReplayRequest: {
     type: 'object',
     required: ['from', 'to'],
@@ -198,21 +199,22 @@ export function alertPaths(): Obj {
         operationId: 'getAlert',
         parameters: [ID],
         responses: {
-          '200': { description: 'The alert.', content: json(ref('Alert')) },
+          '200': { description: 'The alert, its comments and history.', content: json(ref('AlertDetail')) },
           '404': err('No such alert.'),
           ...view,
         },
       },
       patch: {
         tags: ['Alerts'],
-        summary: 'Change an alert’s status',
-        description: '`status` is the only writable field. Needs Manage Alerts.',
+        summary: 'Change an alert’s status or assignee',
+        description:
+          '`status` and `assignee` are the writable fields (either or both); each change is added to the alert’s `history` with the token and the time. Stored with the alert (it survives a restart). Needs Manage Alerts.',
         operationId: 'patchAlert',
         parameters: [ID],
         requestBody: { required: true, content: json(ref('AlertPatch')) },
         responses: {
-          '200': { description: 'The alert, `updatedAt` moved.', content: json(ref('Alert')) },
-          '400': err('An unknown status or any other field; nothing changed.'),
+          '200': { description: 'The alert, `updatedAt` moved.', content: json(ref('AlertDetail')) },
+          '400': err('An unknown status, a bad assignee, neither field, or any other field; nothing changed.'),
           '404': err('No such alert.'),
           '413': err('The body is too large.'),
           '415': err('The body is not JSON.'),
@@ -220,6 +222,7 @@ export function alertPaths(): Obj {
         },
       },
     },
+    ...triagePaths(),
     '/alerts/{id}/events': {
       get: {
         tags: ['Alerts'],

@@ -11,6 +11,7 @@
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
 import { AlertLimiter } from './alert-limiter.js'
+import { applyTriage, type TriageActor, type TriageChange } from './alert-triage.js'
 import type { DetectMetrics } from './detect-metrics.js'
 import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
 import { eventTimeMs } from './event-time.js'
@@ -39,6 +40,8 @@ export interface AlertAccess {
   context(g: Group): Promise<Record<string, unknown>>
   /** The status is the only writable field; resolves once durable (undefined: no such alert). */
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined>
+  /** Triage changes (alert-triage.ts), one commit for all; each resolves once durable (undefined: no such alert). */
+  change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>>
 }
 
 /** Output made outside the log-reading loop (a correlation run, or its rule error). */
@@ -60,7 +63,7 @@ interface Waiter {
 
 interface Patch {
   id: string
-  status: AlertStatus
+  change: Omit<TriageChange, 'actor'> & { actor?: TriageActor }
   done: (g: Group | undefined) => void
   fail: (e: unknown) => void
 }
@@ -243,9 +246,20 @@ export class AlertBook implements AlertAccess {
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
     if (!this.alert(id)) return Promise.resolve(undefined)
     return new Promise((done, fail) => {
-      this.patches.push({ id, status, done, fail })
+      this.patches.push({ id, change: { status }, done, fail })
       if (!this.held) void this.commit().catch(() => {})
     })
+  }
+
+  /** Triage changes of several alerts, queued together (one commit); like `setStatus`. */
+  change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>> {
+    const all = ids.map((id) =>
+      this.alert(id)
+        ? new Promise<Group | undefined>((done, fail) => this.patches.push({ id, change, done, fail }))
+        : Promise.resolve(undefined),
+    )
+    if (!this.held && this.patches.length > 0) void this.commit().catch(() => {})
+    return Promise.all(all)
   }
 
   /** The loop runs: output made beside it waits for its commits (`release` when the run ends). */
@@ -317,9 +331,14 @@ export class AlertBook implements AlertAccess {
       const g = this.alert(p.id)
       if (!g) return undefined
       this.grouper.remember(g)
-      this.index.setStatus(g, p.status)
-      g.status = p.status
-      g.updatedAt = now
+      const { actor, ...rest } = p.change
+      if (rest.status !== undefined) this.index.setStatus(g, rest.status)
+      if (actor) applyTriage(g, { ...rest, actor }, now)
+      else {
+        // A change without an actor (the book's own callers): the status alone, no history.
+        if (rest.status !== undefined) g.status = rest.status
+        g.updatedAt = now
+      }
       this.changed.set(g.id, g)
       return g
     })

@@ -1,10 +1,11 @@
 // Detection's alerts as the API reads and changes them (api/alert-routes.ts `AlertSource`): pages of
 // the alert index, one alert's view (its alert context read back from disk: alert-book.ts), its matched records as stored (the ledger's event locations,
-// then stored-log.ts's readStoredLines) and a status change, all through the alert book's narrow
-// `AlertAccess` (alert-book.ts): the book stays the one writer of detection output.
+// then stored-log.ts's readStoredLines) and triage changes (status, assignee, comments:
+// alert-triage.ts), all through the alert book's narrow `AlertAccess` (alert-book.ts): the book
+// stays the one writer of detection output.
 import type { AlertAccess } from './alert-book.js'
-import type { AlertStatus } from './alert-status.js'
 import type { AlertQuery } from './alert-index.js'
+import { MAX_COMMENTS, type TriageChange, triageView } from './alert-triage.js'
 import { alertView, type Group } from './grouping.js'
 import { readStoredLines } from './stored-log.js'
 
@@ -24,8 +25,19 @@ export class AlertReads {
     return { results, next: page.next }
   }
 
+  /** A list's alert: the alert shape and its assignee. */
   private async view(g: Group): Promise<Record<string, unknown>> {
-    return alertView(g, await this.alerts.context(g))
+    return { ...alertView(g, await this.alerts.context(g)), assignee: g.assignee ?? null }
+  }
+
+  /** One alert: the alert shape, its assignee, comments (the newest MAX_COMMENTS) and history. */
+  private async detail(g: Group): Promise<Record<string, unknown>> {
+    const triage = triageView(g)
+    return {
+      ...alertView(g, await this.alerts.context(g)),
+      ...triage,
+      comments: triage.comments.slice(-MAX_COMMENTS),
+    }
   }
 
   has(id: string): boolean {
@@ -35,7 +47,7 @@ export class AlertReads {
   /** The alert's view; null when no alert has this id. */
   async get(id: string): Promise<Record<string, unknown> | null> {
     const g = this.alerts.alert(id)
-    return g ? this.view(g) : null
+    return g ? this.detail(g) : null
   }
 
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
@@ -47,9 +59,14 @@ export class AlertReads {
     return { results, total: locations.length }
   }
 
-  /** Sets the alert's status (journaled); null when no alert has this id. */
-  async setStatus(id: string, status: AlertStatus): Promise<Record<string, unknown> | null> {
-    const g = await this.alerts.setStatus(id, status)
-    return g ? this.view(g) : null
+  /** A triage change of one alert (journaled); its view after, or null when no alert has this id. */
+  async change(id: string, change: TriageChange): Promise<Record<string, unknown> | null> {
+    const [g] = await this.alerts.change([id], change)
+    return g ? this.detail(g) : null
+  }
+
+  /** The same change of several alerts in one commit; per id whether it was an alert. */
+  async changeMany(ids: readonly string[], change: TriageChange): Promise<boolean[]> {
+    return (await this.alerts.change(ids, change)).map((g) => g !== undefined)
   }
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { compileKeySpec, MISSING, parseKeyPath, type Resolver } from '../engine/simple/index.js'
 import type { MatchFields } from '../engine/live.js'
 import type { AlertStatus } from './alert-status.js'
+import type { Triage } from './alert-triage.js'
 import { copyGroup, restoreGroup, type UndoLog } from './group-undo.js'
 
 /** What a match contributes to its alert, and the longest dedup string it keeps (engine/live.ts). */
@@ -29,8 +30,8 @@ export interface RuleMeta {
   outputIds: string[]
 }
 
-/** A group of matches; an alert once `alert` is true. Stored whole, one line per change. */
-export interface Group {
+/** A group of matches; an alert once `alert` is true. Stored whole, one line per change; triage fields optional (alert-triage.ts). */
+export interface Group extends Pick<Triage, 'assignee' | 'comments' | 'history'> {
   id: string
   ruleId: string
   ruleKind: string
