@@ -24,7 +24,12 @@ export interface StatusSource extends InvalidFileSource {
 
 export function addRootRoutes(
   router: Router<ApiState>,
-  deps: { metrics: Registry; webhookSecret?: string; status: StatusSource; pullRequest?: (ev: PullRequestEvent) => string },
+  deps: {
+    metrics: Registry
+    webhookSecret?: string
+    status: StatusSource
+    pullRequest?: (ev: PullRequestEvent) => string
+  },
 ): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' }

@@ -69,5 +69,6 @@ export async function postStatus(
     signal: AbortSignal.timeout(15_000),
   })
   const text = (await res.text()).slice(0, 300)
-  if (!res.ok) throw new Error(`the forge answered ${res.status} to the commit status: ${text.split(token).join('***')}`)
+  if (!res.ok)
+    throw new Error(`the forge answered ${res.status} to the commit status: ${text.split(token).join('***')}`)
 }

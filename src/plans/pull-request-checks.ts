@@ -46,7 +46,8 @@ export class PullRequestChecks {
       return `pull request #${ev.number} targets ${ev.baseBranch || 'another branch'}, not the served branch ${deps.branch}: not planned`
     if (!deps.fetchRef) return 'no remote is configured: a pull request head cannot be fetched'
     const key = `${ev.number}:${ev.headSha}`
-    if (this.queue.has(key)) return `a check of pull request #${ev.number} at ${ev.headSha.slice(0, 12)} is already queued`
+    if (this.queue.has(key))
+      return `a check of pull request #${ev.number} at ${ev.headSha.slice(0, 12)} is already queued`
     void this.queue.add(key, () => this.check(ev))
     return `check of pull request #${ev.number} at ${ev.headSha.slice(0, 12)} scheduled`
   }
@@ -77,9 +78,16 @@ export class PullRequestChecks {
       const tip = await deps.fetchRef!(ev.headRef, local)
       if (tip === null) throw new Error(`the remote has no ${ev.headRef}`)
       // A head pushed again meanwhile is the next event's to plan; this one plans the commit it names.
-      const plan = await deps.plans.make({ base: deps.branch, head: ev.headSha, backtestDays: deps.plans.defaultBacktestDays })
+      const plan = await deps.plans.make({
+        base: deps.branch,
+        head: ev.headSha,
+        backtestDays: deps.plans.defaultBacktestDays,
+      })
       record({ planId: plan.id, status: plan.status, summary: plan.summary })
-      deps.logger.info({ pullRequest: ev.number, head: ev.headSha, plan: plan.id, status: plan.status }, 'pull request planned')
+      deps.logger.info(
+        { pullRequest: ev.number, head: ev.headSha, plan: plan.id, status: plan.status },
+        'pull request planned',
+      )
       await this.report(ev, plan.status === 'pass' ? 'success' : 'failure', plan.summary, plan)
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
