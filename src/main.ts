@@ -15,6 +15,7 @@ import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings, sizeBytes } from './query/config.js'
 import { createPlans } from './plans/index.js'
 import { planSettings } from './plans/config.js'
+import { PullRequestChecks } from './plans/pull-request-checks.js'
 import { SqlChecker } from './engine/sql/sql-check.js'
 import { QueryEngine } from './query/query-engine.js'
 import { createScheduledQueryMetrics } from './query/query-metrics.js'
@@ -329,6 +330,19 @@ export async function createService(opts: StartOptions): Promise<Service> {
       settings: planSettings(config as Record<string, unknown>),
     })
 
+    // Pull-request checks: a forge's pull-request event is planned and reported as a commit status.
+    const planSet = planSettings(config as Record<string, unknown>)
+    const pullRequests = new PullRequestChecks({
+      branch: config.git.branch,
+      fetchRef: rules.remote ? (source, target) => rules.remote!.fetchRef(source, target) : null,
+      plans,
+      forge: planSet.checks,
+      token: opts.env.RULEKEEPER_FORGE_TOKEN || undefined,
+      linkUrl: planSet.checks?.linkUrl ?? null,
+      logger,
+    })
+    cleanups.push(() => pullRequests.idle())
+
     const app = createApp({
       catalog: rules.catalog,
       engines,
@@ -371,6 +385,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       queries,
       scheduledQueryRuns: scheduler,
       plans,
+      pullRequests,
     })
     return { app, config, dataDir, ...rules, bannerLines, detection, destinations, logger, close: cleanup }
   } catch (err) {
