@@ -13,9 +13,8 @@ import { RuleHistoryReads } from './service/rule-history.js'
 import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings, sizeBytes } from './query/config.js'
-import { createPlans } from './plans/index.js'
+import { createPlanParts } from './plans/index.js'
 import { planSettings } from './plans/config.js'
-import { PullRequestChecks } from './plans/pull-request-checks.js'
 import { SqlChecker } from './engine/sql/sql-check.js'
 import { QueryEngine } from './query/query-engine.js'
 import { createScheduledQueryMetrics } from './query/query-metrics.js'
@@ -313,32 +312,21 @@ export async function createService(opts: StartOptions): Promise<Service> {
     scheduler.start()
     cleanups.push(() => scheduler.close())
 
-    // Plans of a change (POST /plans): the served rules as the base, the head read incrementally.
-    const plans = createPlans({
+    // Plans of a change (POST /plans) and pull-request checks (a forge's event planned and reported).
+    const { plans, pullRequests } = createPlanParts({
       repo: rules.repo,
       engines: opts.detectionEngines ? { ...engines, ...opts.detectionEngines } : engines,
       served: () => rules.catalog.index,
-      indexAt: (rev) =>
-        loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, {
-          maxFileBytes: config.rules.maxFileBytes,
-        }),
+      indexAt: (rev) => loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, config.rules),
       logsRoot: path.join(dataDir, 'logs'),
       durableLength: (file) => detection.detector.durableLength(file),
       limits: replayLimits(config as Record<string, unknown>),
       maxFileBytes: config.rules.maxFileBytes,
       dataDir,
       settings: planSettings(config as Record<string, unknown>),
-    })
-
-    // Pull-request checks: a forge's pull-request event is planned and reported as a commit status.
-    const planSet = planSettings(config as Record<string, unknown>)
-    const pullRequests = new PullRequestChecks({
       branch: config.git.branch,
-      fetchRef: rules.remote ? (source, target) => rules.remote!.fetchRef(source, target) : null,
-      plans,
-      forge: planSet.checks,
-      token: opts.env.RULEKEEPER_FORGE_TOKEN || undefined,
-      linkUrl: planSet.checks?.linkUrl ?? null,
+      remote: rules.remote,
+      forgeToken: opts.env.RULEKEEPER_FORGE_TOKEN || undefined,
       logger,
     })
     cleanups.push(() => pullRequests.idle())

@@ -20,15 +20,20 @@ const httpUrl = (v: unknown) => typeof v === 'string' && /^https?:\/\/[^\s]+$/.t
 
 function checkChecks(c: unknown): ConfigProblem[] {
   if (c === null || c === undefined) return []
-  if (!isPlainObject(c)) return [{ path: ['plans', 'checks'], message: 'must be a map (forge, apiUrl, repository, linkUrl) or null' }]
+  if (!isPlainObject(c))
+    return [{ path: ['plans', 'checks'], message: 'must be a map (forge, apiUrl, repository, linkUrl) or null' }]
   const at = (k: string) => ['plans', 'checks', k]
   const problems = unknownKeys(['plans', 'checks'], c, ['forge', 'apiUrl', 'repository', 'linkUrl'])
-  if (!FORGES.includes(c.forge as string)) problems.push({ path: at('forge'), message: `must be one of ${FORGES.join(', ')}` })
+  if (!FORGES.includes(c.forge as string))
+    problems.push({ path: at('forge'), message: `must be one of ${FORGES.join(', ')}` })
   if (!httpUrl(c.apiUrl)) problems.push({ path: at('apiUrl'), message: 'must be the http(s) URL of the forge API' })
   if (typeof c.apiUrl === 'string' && /\/\/[^/]*@/.test(c.apiUrl))
     problems.push({ path: at('apiUrl'), message: 'must not hold credentials: the token is RULEKEEPER_FORGE_TOKEN' })
   if (typeof c.repository !== 'string' || c.repository.trim() === '')
-    problems.push({ path: at('repository'), message: 'must name the repository (owner/name, or a GitLab project id or path)' })
+    problems.push({
+      path: at('repository'),
+      message: 'must name the repository (owner/name, or a GitLab project id or path)',
+    })
   else if (c.forge !== 'gitlab' && !/^[^/\s]+\/[^/\s]+$/.test(c.repository))
     problems.push({ path: at('repository'), message: 'must be owner/name' })
   if (c.linkUrl !== undefined && c.linkUrl !== null && !httpUrl(c.linkUrl))

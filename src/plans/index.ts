@@ -1,8 +1,12 @@
 // The plans of this service (api/plan-routes.ts `Plans`): the base and head resolved in the rules
 // repository (a 400 when it lacks one), one plan made at a time (a plan runs tests and replays: a
-// second waits, more than a few waiting is a 503), each stored (plan-store.ts) and read by id.
+// second waits, more than a few waiting is a 503), each stored (plan-store.ts) and read by id; and
+// the pull-request checks over them (createPlanParts).
 import path from 'node:path'
 import { RulekeeperError, validationFailed } from '../errors.js'
+import type { GitRemote } from '../git/remote.js'
+import type { Logger } from '../log.js'
+import { PullRequestChecks } from './pull-request-checks.js'
 import { makePlan, type PlanDeps } from './make-plan.js'
 import type { PlanSettings } from './config.js'
 import type { Plan } from './plan.js'
@@ -51,4 +55,30 @@ export function createPlans(deps: PlanDeps & { dataDir: string; settings: PlanSe
       return run
     },
   }
+}
+
+/** The plans and the pull-request checks over them, as main.ts serves them. */
+export function createPlanParts(
+  deps: PlanDeps & {
+    dataDir: string
+    settings: PlanSettings
+    /** The served branch, the remote pull requests are fetched from, the forge token, the log. */
+    branch: string
+    remote: GitRemote | undefined
+    forgeToken: string | undefined
+    logger: Logger
+  },
+) {
+  const plans = createPlans(deps)
+  const { remote, settings } = deps
+  const pullRequests = new PullRequestChecks({
+    branch: deps.branch,
+    fetchRef: remote ? (source, target) => remote.fetchRef(source, target) : null,
+    plans,
+    forge: settings.checks,
+    token: deps.forgeToken,
+    linkUrl: settings.checks?.linkUrl ?? null,
+    logger: deps.logger,
+  })
+  return { plans, pullRequests }
 }
