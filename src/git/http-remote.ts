@@ -158,23 +158,12 @@ export class HttpTransport {
 
   /** Fetches the branch; returns the remote tip (null for an empty remote). */
   async fetch(): Promise<string | null> {
-    if (gitBinaryAvailable())
-      return fetchWithGitBinary({
-        gitdir: this.gitdir,
-        url: this.url,
-        displayUrl: this.displayUrl,
-        branch: this.opts.branch,
-        username: this.username,
-        token: this.token,
-        timeoutMs: this.timeoutMs,
-      })
+    if (gitBinaryAvailable()) return this.fetchWithGit()
     return this.fetchInProcess()
   }
 
-  /** Fetches another ref of the remote (a pull request's head) into `target`; its tip, or null. */
-  async fetchRef(source: string, target: string): Promise<string | null> {
-    if (!gitBinaryAvailable())
-      throw new RemoteError('unreachable', 'fetching a pull request needs the git binary', 'git is not installed')
+  /** The git binary's fetch of the branch, or of `ref` (another ref of the remote into a local one). */
+  private fetchWithGit(ref?: { source: string; target: string }): Promise<string | null> {
     return fetchWithGitBinary({
       gitdir: this.gitdir,
       url: this.url,
@@ -183,8 +172,15 @@ export class HttpTransport {
       username: this.username,
       token: this.token,
       timeoutMs: this.timeoutMs,
-      ref: { source, target },
+      ...(ref ? { ref } : {}),
     })
+  }
+
+  /** Fetches another ref of the remote (a pull request's head) into `target`; its tip, or null. */
+  async fetchRef(source: string, target: string): Promise<string | null> {
+    if (!gitBinaryAvailable())
+      throw new RemoteError('unreachable', 'fetching a pull request needs the git binary', 'git is not installed')
+    return this.fetchWithGit({ source, target })
   }
 
   /** Without the git binary: isomorphic-git's fetch (the whole pack, inflated, in memory). */

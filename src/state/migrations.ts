@@ -4,6 +4,7 @@
 // start that fails half-way applies none; `schema_migrations` records what is applied. A migration
 // is never edited once released: a change is a new version at the end.
 import type pg from 'pg'
+import { inTransaction } from './transaction.js'
 
 export interface Migration {
   version: number
@@ -63,15 +64,7 @@ export const MIGRATIONS: readonly Migration[] = [
  * answers the versions applied by this call (none when another start applied them first).
  */
 export async function migrate(db: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const client = await db.connect()
-  let failed: Error | undefined
-  // A connection lost while checked out is an 'error' event: without a listener it would throw.
-  const lost = (err: Error) => {
-    failed ??= err
-  }
-  client.on('error', lost)
-  try {
-    await client.query('BEGIN')
+  return inTransaction(db, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
@@ -87,14 +80,6 @@ export async function migrate(db: pg.Pool, migrations: readonly Migration[] = MI
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
       applied.push(m.version)
     }
-    await client.query('COMMIT')
     return applied
-  } catch (err) {
-    failed = err as Error
-    await client.query('ROLLBACK').catch(() => {})
-    throw err
-  } finally {
-    client.removeListener('error', lost)
-    client.release(failed) // a failed connection is not reused
-  }
+  })
 }

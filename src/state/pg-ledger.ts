@@ -12,6 +12,7 @@ import type { ContextRef, Group } from '../detect/grouping.js'
 import { DEFAULT_MAX_ERRORS } from '../detect/rule-error-window.js'
 import type { Location } from '../detect/stored-log.js'
 import { openPostgres, type PostgresOptions } from './postgres.js'
+import { inTransaction } from './transaction.js'
 
 const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
 /** A group's context is found by its group id: `contextAt.file` is this prefix and the id. */
@@ -172,16 +173,8 @@ export class PgLedger implements DetectionLedger {
     return run
   }
 
-  private async transaction(work: Staged, next: Checkpoint): Promise<void> {
-    const client = await this.db.connect()
-    let failed: Error | undefined
-    // A connection lost while checked out is an 'error' event: without a listener it would throw.
-    const lost = (err: Error) => {
-      failed ??= err
-    }
-    client.on('error', lost)
-    try {
-      await client.query('BEGIN')
+  private transaction(work: Staged, next: Checkpoint): Promise<void> {
+    return inTransaction(this.db, async (client) => {
       if (work.lines.length > 0)
         await client.query(
           `INSERT INTO detection_matches (replica, event_hour, alert_id, line)
@@ -212,15 +205,7 @@ export class PgLedger implements DetectionLedger {
          ON CONFLICT (replica) DO UPDATE SET checkpoint = excluded.checkpoint, updated_at = now()`,
         [this.replica, JSON.stringify(next)],
       )
-      await client.query('COMMIT')
-    } catch (err) {
-      failed = err as Error
-      await client.query('ROLLBACK').catch(() => {})
-      throw err
-    } finally {
-      client.removeListener('error', lost)
-      client.release(failed) // a connection that failed is dropped, not reused
-    }
+    })
   }
 
   /**

@@ -9,6 +9,7 @@ import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect
 import { runCli } from '../helpers/cli.js'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
 import { tempDir } from '../helpers/rulekeeper.js'
+import { failingRule } from './fixtures.js'
 
 const gitEnv = { ...process.env, GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' }
 
@@ -25,22 +26,6 @@ function branchCommit(s: InProcessServer, branch: string, files: Record<string, 
   if (r.status !== 0) throw new Error(`fast-import: ${r.stderr}`)
   return s.git('rev-parse', `refs/heads/${branch}`).trim()
 }
-
-const FAILING = `AnalysisType: rule
-RuleID: Plan.Failing
-Enabled: true
-LogTypes:
-  - Editor.Audit
-Severity: Low
-Detection:
-  - KeyPath: team_command.command_name
-    Condition: Equals
-    Value: never
-Tests:
-  - Name: expects a match it will not get
-    ExpectedResult: true
-    Log: { team_command: { command_name: deploy } }
-`
 
 t.test('a plan of a branch: rules, invalid files, failing tests, broken references, backtest as replay', async (t) => {
   const dataDir = tempDir('rk-plan-')
@@ -61,7 +46,7 @@ t.test('a plan of a branch: rules, invalid files, failing tests, broken referenc
   // correlation member removed.
   const head = branchCommit(s, 'pr-1', {
     [path]: text.replace('Value: deploy', 'Value: build'),
-    'simple_rules/plan/Plan.Failing.yml': FAILING,
+    'simple_rules/plan/Plan.Failing.yml': failingRule('Plan.Failing'),
     'simple_rules/plan/Broken.yml': 'AnalysisType: rule\nRuleID: Plan.Broken\nSeverity: [oops\n',
     'simple_rules/editor/Editor.Audit.LoginFailed.yml': null,
   })

@@ -11,6 +11,7 @@ import { statusRequest } from '../../src/plans/commit-status.js'
 import { pullRequestEvent } from '../../src/plans/pull-request-event.js'
 import { httpRequest } from '../helpers/rulekeeper.js'
 import { hubSignature, remoteWorld, WEBHOOK_SECRET, waitFor } from '../remote/remote-fixture.js'
+import { failingRule } from './fixtures.js'
 
 const FORGE_TOKEN = 'ghp_FORGE_TOKEN_0123456789abcdef'
 
@@ -45,22 +46,6 @@ async function startForge(t: { teardown(fn: () => unknown): void }) {
   return { url: `http://127.0.0.1:${port}`, seen }
 }
 
-const FAILING = `AnalysisType: rule
-RuleID: PR.Failing
-Enabled: true
-LogTypes:
-  - Editor.Audit
-Severity: Low
-Detection:
-  - KeyPath: team_command.command_name
-    Condition: Equals
-    Value: never
-Tests:
-  - Name: expects a match
-    ExpectedResult: true
-    Log: { team_command: { command_name: deploy } }
-`
-
 function hook(url: string, event: string, payload: unknown, delivery: string) {
   const body = JSON.stringify(payload)
   return httpRequest(url, 'POST', '/hooks/git', body, {
@@ -86,7 +71,7 @@ t.test('a pull request is fetched, planned and reported as a commit status', asy
     logLines,
   })
   const person = await w.clone({ name: 'Pat', email: 'pat@example.com' })
-  person.write('simple_rules/pr/PR.Failing.yml', FAILING)
+  person.write('simple_rules/pr/PR.Failing.yml', failingRule('PR.Failing'))
   const head = await person.commitAll('a rule whose test fails')
   const pushed = await person.run('push', '-q', 'origin', 'HEAD:refs/pull/7/head')
   t.equal(pushed.code, 0, pushed.stderr)
