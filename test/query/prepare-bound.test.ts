@@ -5,6 +5,7 @@
 // query is a 400 naming why, and the next query is answered by a fresh checking process.
 import fs from 'node:fs'
 import t from 'tap'
+import { sqlEngine } from '../../src/engine/sql/index.js'
 import { SqlChecker } from '../../src/engine/sql/sql-check.js'
 import { editorAuditLogType } from '../../src/ingest/editor-audit-log-type.js'
 import { startInProcess } from '../helpers/in-process.js'
@@ -101,5 +102,21 @@ t.test(
     )
     t.ok(healthzWorst < 1000, `/healthz answered within ${healthzWorst.toFixed(0)} ms`)
     t.same((await ask('SELECT 42 AS x')).body.rows, [{ x: 42 }], 'the next query is answered')
+  },
+)
+
+t.test(
+  'a checker that cannot start makes a query file unjudged (invalid, saying why), never a thrown read',
+  async (t) => {
+    const broken = new SqlChecker(() => {
+      throw new Error('no log types here')
+    })
+    t.teardown(() => broken.close())
+    const engine = sqlEngine('savedQuery', broken, { scheduled: false })
+    const problems = await engine.checkIndexed!(
+      { kind: 'savedQuery', id: 'Q', path: 'queries/q.yml', data: { QueryName: 'Q', Query: 'SELECT 1' } },
+      { findRule: () => undefined, findSupport: () => undefined, findDataModel: () => undefined },
+    )
+    t.match(problems, [{ path: ['Query'], message: /the SQL could not be checked here: no log types here/ }])
   },
 )

@@ -2,7 +2,7 @@
 // query (one SQL key; a schedule by cron or by rate, not both), and the SQL bound by DuckDB
 // (sql-check.ts) whenever the file is read into an index and on API writes. Queries have no
 // unit tests; detection does not run them per record.
-import type { SqlChecker } from './sql-check.js'
+import type { SqlChecker, SqlProblem } from './sql-check.js'
 import { sqlKeyOf } from './sql-key.js'
 import { isPlainObject } from '../../is-plain-object.js'
 import type { RuleFile, RuleKind, RuleProblem } from '../../rules/model.js'
@@ -31,7 +31,14 @@ function check(rule: RuleFile, scheduled: boolean): CheckResult {
 async function bind(checker: SqlChecker, rule: RuleFile): Promise<RuleProblem[]> {
   const key = sqlKeyOf(rule.data)
   if (!key) return []
-  const problem = await checker.check(String(rule.data[key]))
+  let problem: SqlProblem | undefined
+  try {
+    problem = await checker.check(String(rule.data[key]))
+  } catch (err) {
+    // The checking process could not run (it would not start): the file cannot be judged, so it is
+    // not served as valid; its last good version keeps serving, and the next read checks it again.
+    problem = { message: `the SQL could not be checked here: ${err instanceof Error ? err.message : String(err)}` }
+  }
   if (!problem) return []
   const where =
     problem.line === undefined

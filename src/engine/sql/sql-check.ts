@@ -73,6 +73,8 @@ export class SqlChecker {
   }
 
   private start(): Running {
+    // Before the fork: statements that cannot be made leave no process behind.
+    const setup = this.setup()
     const child = forkModule(import.meta.url, 'sql-check-process')
     const waiting = new Map<number, (reply: Extract<CheckReply, { type: 'checked' }>) => void>()
     let onReady: () => void = () => {}
@@ -106,7 +108,7 @@ export class SqlChecker {
       onFail(new Error(`the SQL check process ended (${code ?? signal}) before it was ready: ${stderr.trim()}`))
     })
     child.on('error', (err) => onFail(err))
-    child.send({ type: 'setup', setup: this.setup() } satisfies CheckRequest)
+    child.send({ type: 'setup', setup } satisfies CheckRequest)
     // Idle, the process keeps nothing alive; a check under way holds its own timers.
     child.unref()
     child.channel?.unref()
