@@ -98,7 +98,8 @@ export class GitRemote {
 
   /** Fetches another ref of the remote (a pull request's head) into the local ref `target`; its tip, or null. */
   fetchRef(source: string, target: string): Promise<string | null> {
-    return this.record(this.transport.fetchRef(source, target))
+    // Not recorded: a pull request's fetch says nothing of the served branch's remote health.
+    return this.transport.fetchRef(source, target)
   }
 
   /**

@@ -100,7 +100,11 @@ export class GitRepository {
     if (spec.includes('..') || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(spec)) return null
     const refs = spec.startsWith('refs/') ? [spec] : [`refs/heads/${spec}`, `refs/remotes/origin/${spec}`]
     for (const ref of refs) {
-      const oid = await readRef(this.gitdir, ref)
+      // A name that is a folder of refs (`refs/heads`, `feature` beside `feature/x`) is no ref.
+      const oid = await readRef(this.gitdir, ref).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EISDIR' || err.code === 'ENOTDIR') return null
+        throw err
+      })
       if (oid && (await this.hasCommit(oid))) return oid
     }
     return null

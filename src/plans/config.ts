@@ -10,7 +10,7 @@ export interface PlanSettings {
   backtestDays: number
   maxBacktestDays: number
   /** Pull-request checks; null: a pull-request event is acknowledged and not planned. */
-  checks: (ForgeSettings & { linkUrl: string | null }) | null
+  checks: (ForgeSettings & { linkUrl: string | null; forks: boolean }) | null
 }
 
 export const DEFAULT_PLAN_SETTINGS: PlanSettings = { backtestDays: 1, maxBacktestDays: 7, checks: null }
@@ -23,7 +23,9 @@ function checkChecks(c: unknown): ConfigProblem[] {
   if (!isPlainObject(c))
     return [{ path: ['plans', 'checks'], message: 'must be a map (forge, apiUrl, repository, linkUrl) or null' }]
   const at = (k: string) => ['plans', 'checks', k]
-  const problems = unknownKeys(['plans', 'checks'], c, ['forge', 'apiUrl', 'repository', 'linkUrl'])
+  const problems = unknownKeys(['plans', 'checks'], c, ['forge', 'apiUrl', 'repository', 'linkUrl', 'forks'])
+  if (c.forks !== undefined && typeof c.forks !== 'boolean')
+    problems.push({ path: at('forks'), message: 'must be true or false' })
   if (!FORGES.includes(c.forge as string))
     problems.push({ path: at('forge'), message: `must be one of ${FORGES.join(', ')}` })
   if (!httpUrl(c.apiUrl)) problems.push({ path: at('apiUrl'), message: 'must be the http(s) URL of the forge API' })
@@ -63,5 +65,5 @@ export function planSettings(config: Record<string, unknown>): PlanSettings {
   const p = isPlainObject(config.plans) ? config.plans : {}
   const merged = { ...DEFAULT_PLAN_SETTINGS, ...(p as Partial<PlanSettings>) }
   const c = merged.checks
-  return { ...merged, checks: c ? { ...c, linkUrl: c.linkUrl ?? null } : null }
+  return { ...merged, checks: c ? { ...c, linkUrl: c.linkUrl ?? null, forks: c.forks ?? false } : null }
 }

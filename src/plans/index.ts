@@ -78,6 +78,7 @@ export function createPlanParts(
     forge: settings.checks,
     token: deps.forgeToken,
     linkUrl: settings.checks?.linkUrl ?? null,
+    forks: settings.checks?.forks ?? false,
     logger: deps.logger,
   })
   return { plans, pullRequests }

@@ -168,8 +168,9 @@ function summaryOf(p: Omit<Plan, 'summary' | 'status' | 'id' | 'createdAt'>): st
 }
 
 export async function makePlan(deps: PlanDeps, req: PlanRequest): Promise<Plan> {
+  // Copied before any await: a publish folds into the served index's maps, and a plan takes seconds.
   const served = deps.served()
-  const baseIndex = served.revision === req.base ? served : await deps.indexAt(req.base)
+  const baseIndex = served.revision === req.base ? served.copy() : await deps.indexAt(req.base)
   const { diffs, index: headIndex } = await headIndexOf(deps, baseIndex, req.base, req.head)
   const paths = new Set(diffs.map((d) => d.path))
   const files = {

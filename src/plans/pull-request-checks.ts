@@ -20,6 +20,11 @@ export interface PullRequestCheckDeps {
   token: string | undefined
   /** Where plans are linked from a status: `${linkUrl}/plans/{id}` (null: no link). */
   linkUrl: string | null
+  /**
+   * Plan requests from forks too. Off by default: planning runs the head's rule code in the sandbox
+   * and replays it over the stored events, and the status (alert counts) is public.
+   */
+  forks: boolean
   logger: Logger
 }
 
@@ -44,6 +49,8 @@ export class PullRequestChecks {
     const { deps } = this
     if (ev.baseBranch !== deps.branch)
       return `pull request #${ev.number} targets ${ev.baseBranch || 'another branch'}, not the served branch ${deps.branch}: not planned`
+    if (ev.fromFork && !deps.forks)
+      return `pull request #${ev.number} comes from another repository: not planned (plans.checks.forks is off)`
     if (!deps.fetchRef) return 'no remote is configured: a pull request head cannot be fetched'
     const key = `${ev.number}:${ev.headSha}`
     if (this.queue.has(key))
@@ -93,7 +100,8 @@ export class PullRequestChecks {
       const message = err instanceof Error ? err.message : String(err)
       record({ planId: null, status: 'error', summary: message })
       deps.logger.warn({ pullRequest: ev.number, err: message }, 'pull request could not be planned')
-      await this.report(ev, 'error', `rulekeeper could not plan this change: ${message}`)
+      // The status is public: the reason stays in the service's log.
+      await this.report(ev, 'error', 'rulekeeper could not plan this change; see its log')
     }
   }
 }

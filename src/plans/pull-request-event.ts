@@ -2,7 +2,8 @@
 // `pull_request`, actions opened, reopened, synchronize(d); GitLab: `X-Gitlab-Event`
 // `Merge Request Hook`, actions open, reopen, update): the request's number, head commit, target
 // branch, title, and the ref its head is fetched from (GitHub/Gitea `refs/pull/N/head`, GitLab
-// `refs/merge-requests/N/head`). Anything else is not a pull request to plan (null).
+// `refs/merge-requests/N/head`), and whether it comes from a fork (the head's repository is not the
+// base's, or the event does not say). Anything else is not a pull request to plan (null).
 import { isPlainObject } from '../is-plain-object.js'
 
 export interface PullRequestEvent {
@@ -13,6 +14,8 @@ export interface PullRequestEvent {
   title: string
   /** The remote ref holding the request's head. */
   headRef: string
+  /** The head is in another repository than the base (a fork), or the event does not say it is not. */
+  fromFork: boolean
 }
 
 const SHA = /^[0-9a-f]{40}$/
@@ -32,7 +35,9 @@ export function pullRequestEvent(header: (name: string) => string, body: unknown
     const base = isPlainObject(pr.base) ? pr.base : {}
     const number = Number(pr.number ?? body.number)
     if (!Number.isSafeInteger(number) || number < 1 || !SHA.test(str(head.sha))) return null
+    const repoOf = (side: Record<string, unknown>) => (isPlainObject(side.repo) ? str(side.repo.full_name) : '')
     return {
+      fromFork: repoOf(head) === '' || repoOf(head) !== repoOf(base),
       forge: header('X-Gitea-Event') ? 'gitea' : 'github',
       number,
       headSha: str(head.sha),
@@ -47,7 +52,9 @@ export function pullRequestEvent(header: (name: string) => string, body: unknown
     const last = isPlainObject(mr.last_commit) ? mr.last_commit : {}
     const number = Number(mr.iid)
     if (!Number.isSafeInteger(number) || number < 1 || !SHA.test(str(last.id))) return null
+    const source = mr.source_project_id
     return {
+      fromFork: source === undefined || source !== mr.target_project_id,
       forge: 'gitlab',
       number,
       headSha: str(last.id),

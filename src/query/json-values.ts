@@ -60,7 +60,7 @@ export function toJson(v: DuckDBValue): JsonValue {
   if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) return v.items.map(toJson)
   if (v instanceof DuckDBStructValue) {
     const out: Record<string, JsonValue> = {}
-    for (const [k, x] of Object.entries(v.entries)) out[k] = toJson(x)
+    for (const [k, x] of Object.entries(v.entries)) setColumn(out, k, toJson(x))
     return out
   }
   if (v instanceof DuckDBMapValue) return v.entries.map((e) => ({ key: toJson(e.key), value: toJson(e.value) }))

@@ -220,11 +220,17 @@ export class QueryEngine {
     const release = await this.slot(req.waitForPlace)
     let conn: DuckDBConnection | undefined
     try {
-      // Prepared first where its cost is bounded; only a preparation stopped there is refused here
-      // (DuckDB's other errors come from this engine's own preparation, over the real tables).
+      // Prepared first where its cost is bounded, over the same tables with no file access: what the
+      // checker refuses — stopped at a limit, or not binding there — never reaches this engine's own
+      // preparation (a query the checker cannot bind could still fold constants here, unbounded).
       const problem = await this.checker.check(req.sql, req.nowMs)
       if (problem?.stopped)
         throw new RulekeeperError('BadRequest', problem.message, { reason: `prepare-${problem.stopped}` })
+      if (problem)
+        throw new RulekeeperError('BadRequest', problem.message, {
+          ...(problem.line !== undefined ? { line: problem.line } : {}),
+          ...(problem.column !== undefined ? { column: problem.column } : {}),
+        })
       await this.views()
       conn = await this.instance.connect()
       this.active.add(conn)
@@ -281,7 +287,8 @@ export class QueryEngine {
           // refused before it is converted, and one that cannot fit this page ends it.
           let floor = 2
           for (let c = 0; c < names.length && floor <= maxBytes; c++)
-            floor += jsonSize(names[c]!) + 2 + valueFloor(vectors[c]!, r, maxBytes - floor)
+            // A JSON column is answered parsed: its text (whitespace, escapes) may be far longer.
+            floor += jsonSize(names[c]!) + 2 + (isJson[c] ? 1 : valueFloor(vectors[c]!, r, maxBytes - floor))
           if (rows.length === 0 && floor > maxBytes) throw rowTooLarge(req.offset, maxBytes)
           if (rows.length > 0 && bytes + floor > maxBytes) {
             more = true

@@ -74,7 +74,8 @@ export class SlotClock {
         slot = m
         break
       }
-    this.latest = { slot, from: minute, until: this.nextSlot(minute) ?? minute + 60_000 }
+    // None named within the look-ahead: none before its end either, so the answer holds until then.
+    this.latest = { slot, from: minute, until: this.nextSlot(minute) ?? minute + CRON_LOOKAHEAD_MS }
     return slot
   }
 

@@ -390,7 +390,8 @@ def rule(event):
     // createdAt/updatedAt/status are the replay's own; it runs the served revision, while the live
     // alerts carry the revision each was made with (rules were added since).
     const same = (a: any) => {
-      const { createdAt: _c, updatedAt: _u, status: _s, revision: _r, ...rest } = a
+      // Triage (status, assignee) is the live alert's own state: a replay has none.
+      const { createdAt: _c, updatedAt: _u, status: _s, assignee: _a, revision: _r, ...rest } = a
       return rest
     }
     const byId = (xs: any[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1)).map(same)

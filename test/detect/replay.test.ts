@@ -20,7 +20,8 @@ const rule = commandRule
 
 /** The fields a replay must reproduce (createdAt/updatedAt are the replay's own; status is OPEN). */
 const same = (a: any) => {
-  const { createdAt: _c, updatedAt: _u, status: _s, ...rest } = a
+  // Triage (status, assignee) is the live alert's own state: a replay has none.
+  const { createdAt: _c, updatedAt: _u, status: _s, assignee: _a, ...rest } = a
   return rest
 }
 const byId = (xs: any[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1)).map(same)

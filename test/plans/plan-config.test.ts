@@ -11,7 +11,7 @@ t.test('defaults, and checks settings read', async (t) => {
   t.same(planSettings({ plans: { backtestDays: 2, checks } }), {
     backtestDays: 2,
     maxBacktestDays: 7,
-    checks: { ...checks, linkUrl: null },
+    checks: { ...checks, linkUrl: null, forks: false },
   })
 })
 

@@ -136,6 +136,10 @@ t.test('a plan of a branch: rules, invalid files, failing tests, broken referenc
   const unknown = await s.request('POST', '/plans', { base: 'main', head: 'no-such-branch' })
   t.equal(unknown.status, 400)
   t.match(unknown.body.errors, [{ path: '/head', message: /no commit or branch no-such-branch/ }])
+  // A name that is a folder of refs is no revision (a 400, not a 500).
+  const folder = await s.request('POST', '/plans', { base: 'main', head: 'refs/heads' })
+  t.equal(folder.status, 400, folder.text)
+  t.match(folder.body.errors, [{ path: '/head' }])
   const bad = await s.request('POST', '/plans', { base: '../x', head: 'pr-1', backtestDays: 99, extra: 1 })
   t.equal(bad.status, 400)
   t.same(bad.body.errors.map((e: { path: string }) => e.path).sort(), ['/backtestDays', '/base', '/extra'])

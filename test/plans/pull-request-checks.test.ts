@@ -80,7 +80,12 @@ t.test('a pull request is fetched, planned and reported as a commit status', asy
   const payload = (action: string, base = 'main') => ({
     action,
     number: 7,
-    pull_request: { number: 7, title: 'Add PR.Failing', head: { sha: head, ref: 'feature' }, base: { ref: base } },
+    pull_request: {
+      number: 7,
+      title: 'Add PR.Failing',
+      head: { sha: head, ref: 'feature', repo: { full_name: 'example/rules' } },
+      base: { ref: base, repo: { full_name: 'example/rules' } },
+    },
     repository: { full_name: 'example/rules' },
   })
   const accepted = await hook(s.url, 'pull_request', payload('opened'), 'pr-1')
@@ -111,6 +116,10 @@ t.test('a pull request is fetched, planned and reported as a commit status', asy
   // Into another branch, or closed: acknowledged, not planned.
   const other = await hook(s.url, 'pull_request', payload('opened', 'release'), 'pr-2')
   t.match(other.body.message, /targets release, not the served branch main: not planned/)
+  const fork = payload('opened')
+  fork.pull_request.head.repo.full_name = 'mallory/rules'
+  const fromFork = await hook(s.url, 'pull_request', fork, 'pr-4')
+  t.match(fromFork.body.message, /comes from another repository: not planned \(plans.checks.forks is off\)/)
   const closed = await hook(s.url, 'pull_request', payload('closed'), 'pr-3')
   t.match(closed.body.message, /not a pull request opened or updated/)
   t.equal(forge.seen.length, 2, 'no other status was posted')
@@ -123,6 +132,7 @@ t.test('GitLab and Gitea: their events and status requests', async (t) => {
     object_attributes: { iid: 12, action: 'update', target_branch: 'main', title: 'T', last_commit: { id: sha } },
   })
   t.same(gitlab, {
+    fromFork: true,
     forge: 'gitlab',
     number: 12,
     headSha: sha,
@@ -135,7 +145,24 @@ t.test('GitLab and Gitea: their events and status requests', async (t) => {
     number: 3,
     pull_request: { number: 3, head: { sha }, base: { ref: 'main' }, title: 'U' },
   })
-  t.match(gitea, { forge: 'gitea', number: 3, headRef: 'refs/pull/3/head' })
+  t.match(
+    gitea,
+    { forge: 'gitea', number: 3, headRef: 'refs/pull/3/head', fromFork: true },
+    'no repositories named: a fork',
+  )
+  t.match(gitlab, { fromFork: true }, 'no project ids: a fork')
+  t.match(
+    pullRequestEvent((h) => (h === 'X-Gitlab-Event' ? 'Merge Request Hook' : ''), {
+      object_attributes: {
+        iid: 1,
+        action: 'open',
+        source_project_id: 5,
+        target_project_id: 5,
+        last_commit: { id: sha },
+      },
+    }),
+    { fromFork: false },
+  )
   t.equal(
     pullRequestEvent(() => 'pull_request', { action: 'opened', pull_request: { number: 1, head: { sha: 'x' } } }),
     null,

@@ -102,6 +102,14 @@ t.test(
     )
     t.ok(healthzWorst < 1000, `/healthz answered within ${healthzWorst.toFixed(0)} ms`)
     t.same((await ask('SELECT 42 AS x')).body.rows, [{ x: 42 }], 'the next query is answered')
+
+    // A fold the checker cannot bind (it reads no files) never reaches the engine's own preparation.
+    const logs = `${s.dataDir}/logs/Editor.Audit/dt=*/hour=*/*.ndjson`
+    const started = performance.now()
+    const viaFile = await ask(`SELECT len(range(0, 20000000)) AS n FROM read_json('${logs}')`)
+    t.equal(viaFile.status, 400, viaFile.text)
+    t.match(viaFile.body.message, /Permission Error|disabled/)
+    t.ok(performance.now() - started < 5000, 'refused by the checker, not folded by the engine')
   },
 )
 

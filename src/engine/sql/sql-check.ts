@@ -47,6 +47,8 @@ interface Running {
   /** The answer of the check under way, by id. */
   waiting: Map<number, (reply: Extract<CheckReply, { type: 'checked' }>) => void>
   exited: Promise<void>
+  /** Its resident memory once ready: every check is measured against it, not against the last. */
+  baseline?: number
 }
 
 export class SqlChecker {
@@ -146,7 +148,8 @@ export class SqlChecker {
     const { child } = running
     const pid = child.pid ?? -1
     const id = this.nextId++
-    const baseline = residentBytes(pid)
+    running.baseline ??= residentBytes(pid)
+    const baseline = running.baseline
     const { prepareTimeoutMs, prepareMemoryBytes } = this.limits
     let timer: NodeJS.Timeout | undefined
     let watch: NodeJS.Timeout | undefined
@@ -185,6 +188,18 @@ export class SqlChecker {
         child.send({ type: 'check', id, sql, nowMs } satisfies CheckRequest)
       }).then((problem) => {
         if (problem?.stopped === 'crash') this.stoppedChecks++
+        // The allocator keeps freed pages: a process left much larger than it started is replaced,
+        // so checks cannot ratchet it up one limit at a time.
+        const now = residentBytes(pid)
+        if (
+          this.running?.child === child &&
+          baseline !== undefined &&
+          now !== undefined &&
+          now - baseline > prepareMemoryBytes / 2
+        ) {
+          child.kill('SIGKILL')
+          this.running = undefined
+        }
         return problem
       })
     } finally {
