@@ -111,9 +111,11 @@ export class SqlChecker {
     })
     child.on('error', (err) => onFail(err))
     child.send({ type: 'setup', setup } satisfies CheckRequest)
-    // Idle, the process keeps nothing alive; a check under way holds its own timers.
+    // Idle, the process keeps nothing alive (nor does its stderr pipe); a check under way holds its
+    // own timers.
     child.unref()
     child.channel?.unref()
+    ;(child.stderr as { unref?: () => void } | null)?.unref?.()
     return { child, ready, waiting, exited }
   }
 
