@@ -47,12 +47,7 @@ t.test('every door is refused with a 400 naming why, and the engine keeps answer
     ['LOAD httpfs', 'LOAD httpfs', /only SELECT/],
     ['ATTACH a file', `ATTACH '${dataDir}/x.db' AS x`, /only SELECT/],
     ['ATTACH in memory', "ATTACH ':memory:' AS x", /only SELECT/],
-    // The SQL checker (no file access at all) refuses it while binding its target, before its kind is known.
-    [
-      'COPY ... TO the events folder',
-      `COPY (SELECT 1) TO '${logsRoot}/Editor.Audit/x.csv'`,
-      /only SELECT|Permission Error/,
-    ],
+    ['COPY ... TO the events folder', `COPY (SELECT 1) TO '${logsRoot}/Editor.Audit/x.csv'`, /only SELECT/],
     ['SET enable_external_access', 'SET enable_external_access = true', /only SELECT/],
     ['SET memory_limit', "SET memory_limit = '10GB'", /only SELECT/],
     ['PRAGMA memory_limit', "PRAGMA memory_limit = '10GB'", /only SELECT/],

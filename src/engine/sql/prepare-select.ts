@@ -25,6 +25,18 @@ export function queryError(err: unknown, rewritten: boolean): RulekeeperError {
   return new RulekeeperError('BadRequest', message.trim(), body)
 }
 
+function notSelect(sql: string): RulekeeperError {
+  const word = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'another'
+  return badRequest(`only SELECT queries may run (this is a ${word} statement)`)
+}
+
+/** Whether DuckDB's parser (nothing bound, nothing folded) reads `sql` as SELECT statements. */
+async function parsesAsSelect(conn: DuckDBConnection, sql: string): Promise<boolean> {
+  const result = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [sql])
+  const parsed = JSON.parse(String(result.getRows()[0]?.[0] ?? '{}')) as { error?: boolean; error_message?: string }
+  return !(parsed.error && /only SELECT/i.test(parsed.error_message ?? ''))
+}
+
 /** The prepared SELECT of `sql` (macros relative to `nowMs`), or the 400 saying why it cannot run. */
 export async function prepareSelect(
   conn: DuckDBConnection,
@@ -40,12 +52,14 @@ export async function prepareSelect(
       const prepared = await extracted.prepare(0)
       if (prepared.statementType !== StatementType.SELECT) {
         prepared.destroySync()
-        const word = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'another'
-        throw badRequest(`only SELECT queries may run (this is a ${word} statement)`)
+        throw notSelect(sql)
       }
       return prepared
     } catch (err) {
       if (err instanceof RulekeeperError) throw err
+      // Binding failed before the statement's kind was known (COPY … TO a path no file access may
+      // reach): DuckDB's parser alone says whether it is a SELECT, and "only SELECT" is the reason.
+      if (!(await parsesAsSelect(conn, sql))) throw notSelect(sql)
       // A macro aliasing a derived table: that table has no p_date/p_hour to prune on.
       if (attempt === 0 && /p_date|p_hour/.test(String(err))) {
         attempt++
