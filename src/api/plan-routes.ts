@@ -6,6 +6,7 @@ import type Router from '@koa/router'
 import type { TokenStore } from '../auth/token-store.js'
 import { notFound, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
+import { isRevisionName } from '../git/repository.js'
 import type { Plan } from '../plans/plan.js'
 import { requirePermission, tokenHas } from './auth.js'
 import type { ApiState } from './context.js'
@@ -21,9 +22,6 @@ export interface Plans {
   make(req: { base: string; head: string; backtestDays: number; signal: AbortSignal }): Promise<Plan>
   get(id: string): Promise<Plan | null>
 }
-
-/** A revision as a request may name it: a commit id, or a branch or ref name. */
-const REVISION = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/
 
 /** The plan as this token may read it (samples only with View Alerts). */
 function visible(plan: Plan, alerts: boolean): Plan {
@@ -52,7 +50,7 @@ export function addPlanRoutes(
         if (!['base', 'head', 'backtestDays'].includes(k))
           errors.push({ path: `/${k}`, message: `${k} is not a field of a plan request` })
       for (const k of ['base', 'head'] as const)
-        if (typeof body[k] !== 'string' || !REVISION.test(body[k] as string))
+        if (typeof body[k] !== 'string' || !isRevisionName(body[k] as string))
           errors.push({ path: `/${k}`, message: `${k} must be a commit id or a branch name` })
       const days = body.backtestDays ?? plans.defaultBacktestDays
       if (typeof days !== 'number' || !Number.isInteger(days) || days < 0 || days > plans.maxBacktestDays)

@@ -11,7 +11,7 @@ import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
 import { planSettings } from '../plans/config.js'
 import { makePlan } from '../plans/make-plan.js'
-import { PlanStore } from '../plans/plan-store.js'
+import { newPlanId } from '../plans/plan-store.js'
 import { RuleIndex } from '../rules/rule-index.js'
 import { loadFullRevision } from '../service/revision-sync.js'
 import { parseArgs, UsageError } from './args.js'
@@ -71,7 +71,7 @@ export async function planCommand(argv: string[], env: Record<string, string | u
         limits: replayLimits(config as Record<string, unknown>),
         maxFileBytes: config.rules.maxFileBytes,
       },
-      { id: new PlanStore('').newId(), base, head, backtestDays: days, nowMs: Date.now(), content: true },
+      { id: newPlanId(), base, head, backtestDays: days, nowMs: Date.now(), content: true },
     )
     if (args.options.json) process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`)
     else {

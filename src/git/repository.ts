@@ -34,6 +34,11 @@ async function keepPrivate(gitdir: string): Promise<void> {
   await git.setConfig({ fs, gitdir, path: 'core.sharedRepository', value: '0600' })
 }
 
+/** A revision as a request may name it: a commit id, or a branch or ref name (no `..`, no option). */
+export function isRevisionName(spec: string): boolean {
+  return spec.length <= 200 && !spec.includes('..') && /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(spec)
+}
+
 export class GitRepository {
   readonly db: ObjectDb
   readonly ref: string
@@ -97,7 +102,7 @@ export class GitRepository {
    */
   async resolveRevision(spec: string): Promise<string | null> {
     if (/^[0-9a-f]{40}$/.test(spec)) return (await this.hasCommit(spec)) ? spec : null
-    if (spec.includes('..') || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(spec)) return null
+    if (!isRevisionName(spec)) return null
     const refs = spec.startsWith('refs/') ? [spec] : [`refs/heads/${spec}`, `refs/remotes/origin/${spec}`]
     for (const ref of refs) {
       // A name that is a folder of refs (`refs/heads`, `feature` beside `feature/x`) is no ref.

@@ -10,7 +10,7 @@ import { PullRequestChecks } from './pull-request-checks.js'
 import { makePlan, type PlanDeps } from './make-plan.js'
 import type { PlanSettings } from './config.js'
 import type { Plan } from './plan.js'
-import { PlanStore } from './plan-store.js'
+import { newPlanId, PlanStore } from './plan-store.js'
 
 /** Plans waiting for the one being made; one more is a 503. */
 const MAX_WAITING = 4
@@ -40,7 +40,7 @@ export function createPlans(deps: PlanDeps & { dataDir: string; settings: PlanSe
       const run = chain.then(async () => {
         waiting--
         const plan = await makePlan(deps, {
-          id: store.newId(),
+          id: newPlanId(),
           base: base!,
           head: head!,
           backtestDays: req.backtestDays,

@@ -9,15 +9,16 @@ import type { Plan } from './plan.js'
 
 const ID = /^plan_[0-9a-f]{24}$/
 
+/** A new plan id: random, so a plan is found only through its id. */
+export function newPlanId(): string {
+  return `plan_${randomBytes(12).toString('hex')}`
+}
+
 export class PlanStore {
   constructor(
     private readonly dir: string,
     private readonly keep = 500,
   ) {}
-
-  newId(): string {
-    return `plan_${randomBytes(12).toString('hex')}`
-  }
 
   async save(plan: Plan): Promise<void> {
     await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 })

@@ -224,13 +224,10 @@ export class QueryEngine {
       // checker refuses — stopped at a limit, or not binding there — never reaches this engine's own
       // preparation (a query the checker cannot bind could still fold constants here, unbounded).
       const problem = await this.checker.check(req.sql, req.nowMs)
-      if (problem?.stopped)
-        throw new RulekeeperError('BadRequest', problem.message, { reason: `prepare-${problem.stopped}` })
-      if (problem)
-        throw new RulekeeperError('BadRequest', problem.message, {
-          ...(problem.line !== undefined ? { line: problem.line } : {}),
-          ...(problem.column !== undefined ? { column: problem.column } : {}),
-        })
+      if (problem) {
+        const { message, stopped, ...at } = problem
+        throw new RulekeeperError('BadRequest', message, stopped ? { reason: `prepare-${stopped}` } : at)
+      }
       await this.views()
       conn = await this.instance.connect()
       this.active.add(conn)

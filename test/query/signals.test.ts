@@ -15,6 +15,16 @@ import { tempDir } from '../helpers/rulekeeper.js'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import type { DetectionStore } from '../../src/detect/detection-store.js'
 
+/** A query engine over no log type whose signals table reads `root`'s match files at `committed`. */
+function signalsEngine(root: string, committed: () => Record<string, number>): Promise<QueryEngine> {
+  return QueryEngine.open({
+    logsRoot: path.join(root, '..', 'logs'),
+    logTypes: [],
+    settings: DEFAULT_QUERY_SETTINGS,
+    signals: { detectionsRoot: root, committed },
+  })
+}
+
 t.test('a detection run’s matches are rows of correlation_signals', async (t) => {
   const s = await startInProcess({ env: DETECT_ENV })
   t.teardown(() => s.close())
@@ -109,12 +119,7 @@ t.test('the time macros leave other days’ match files unread; nothing committe
     fs.writeFileSync(path.join(root, rel), text)
   }
   let outputs: Record<string, number> = {}
-  const e = await QueryEngine.open({
-    logsRoot: path.join(root, '..', 'logs'),
-    logTypes: [],
-    settings: DEFAULT_QUERY_SETTINGS,
-    signals: { detectionsRoot: root, committed: () => outputs },
-  })
+  const e = await signalsEngine(root, () => outputs)
   t.teardown(() => e.close())
   const run = (sql: string) => e.run({ sql, nowMs: Date.parse('2026-11-20T10:00:00Z'), offset: 0, limit: 10 })
   const empty = await run('SELECT * FROM correlation_signals')
@@ -162,12 +167,7 @@ t.test(
     fs.mkdirSync(path.dirname(path.join(root, kept)), { recursive: true })
     fs.writeFileSync(path.join(root, kept), `${line}\n`)
     const outputs = { [kept]: Buffer.byteLength(line) + 1, [gone]: 100 }
-    const e = await QueryEngine.open({
-      logsRoot: path.join(root, '..', 'logs'),
-      logTypes: [],
-      settings: DEFAULT_QUERY_SETTINGS,
-      signals: { detectionsRoot: root, committed: () => outputs },
-    })
+    const e = await signalsEngine(root, () => outputs)
     t.teardown(() => e.close())
     const run = (sql: string) => e.run({ sql, nowMs: Date.parse('2026-11-20T10:00:00Z'), offset: 0, limit: 10 })
     t.same((await run('SELECT 1 AS x')).rows, [{ x: 1 }], 'a query not reading signals is answered')
