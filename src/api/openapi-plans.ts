@@ -50,6 +50,7 @@ export const PLAN_SCHEMAS: Obj = {
       'id',
       'createdAt',
       'base',
+      'mergeBase',
       'head',
       'status',
       'summary',
@@ -62,7 +63,12 @@ export const PLAN_SCHEMAS: Obj = {
     properties: {
       id: str,
       createdAt: { type: 'string', format: 'date-time' },
-      base: { type: 'string', description: 'The base commit id.' },
+      base: { type: 'string', description: 'The base commit id (as asked, resolved).' },
+      mergeBase: {
+        type: 'string',
+        description:
+          'The commit the head is compared with, as a pull request shows its change: the merge base of base and head (base itself when it is an ancestor of head, or when they share no history).',
+      },
       head: { type: 'string', description: 'The head commit id.' },
       status: {
         type: 'string',

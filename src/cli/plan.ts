@@ -75,7 +75,8 @@ export async function planCommand(argv: string[], env: Record<string, string | u
     )
     if (args.options.json) process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`)
     else {
-      process.stdout.write(`plan ${base.slice(0, 12)}..${head.slice(0, 12)}: ${plan.status}\n${plan.summary}\n`)
+      const from = plan.mergeBase === base ? '' : ` (merge base ${plan.mergeBase.slice(0, 12)})`
+      process.stdout.write(`plan ${base.slice(0, 12)}...${head.slice(0, 12)}${from}: ${plan.status}\n${plan.summary}\n`)
       for (const f of plan.files.invalid)
         for (const e of f.errors)
           process.stdout.write(

@@ -1,10 +1,12 @@
-// Makes a plan (plan.ts) for the change from `base` to `head`: the head's rules indexed from the
-// base's by the same incremental read the reconciler uses (only the files that differ, and the Python
+// Makes a plan (plan.ts) for the change from `base` to `head`, as a pull request shows it: compared
+// with their merge base (what the head changes, not what the base gained since), the head's rules
+// indexed from the merge base's by the same incremental read the reconciler uses (only the files that differ, and the Python
 // rules importing them), the rules compared, the tests of every changed, added and affected rule run
 // as a save runs them, the references the head breaks, and the backtest (backtest.ts). Nothing is
 // served, stored or delivered.
 import type { EngineRegistry, LiveEngines } from '../engine/engine.js'
 import type { ReplayLimits } from '../detect/config.js'
+import { mergeBase } from '../git/merge-base.js'
 import type { GitRepository } from '../git/repository.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { putBadNames, reindexPaths, syncPython } from '../service/revision-sync.js'
@@ -168,10 +170,12 @@ function summaryOf(p: Omit<Plan, 'summary' | 'status' | 'id' | 'createdAt'>): st
 }
 
 export async function makePlan(deps: PlanDeps, req: PlanRequest): Promise<Plan> {
+  // No common ancestor (unrelated histories): the head is compared with the base itself.
+  const from = (await mergeBase(deps.repo, req.base, req.head)) ?? req.base
   // Copied before any await: a publish folds into the served index's maps, and a plan takes seconds.
   const served = deps.served()
-  const baseIndex = served.revision === req.base ? served.copy() : await deps.indexAt(req.base)
-  const { diffs, index: headIndex } = await headIndexOf(deps, baseIndex, req.base, req.head)
+  const baseIndex = served.revision === from ? served.copy() : await deps.indexAt(from)
+  const { diffs, index: headIndex } = await headIndexOf(deps, baseIndex, from, req.head)
   const paths = new Set(diffs.map((d) => d.path))
   const files = {
     added: diffs.filter((d) => d.oldOid === null && d.newOid !== null).map((d) => d.path),
@@ -205,7 +209,16 @@ export async function makePlan(deps: PlanDeps, req: PlanRequest): Promise<Plan> 
     content: req.content,
     signal: req.signal,
   })
-  const body = { base: req.base, head: req.head, files, rules, tests, brokenReferences: broken, backtest }
+  const body = {
+    base: req.base,
+    mergeBase: from,
+    head: req.head,
+    files,
+    rules,
+    tests,
+    brokenReferences: broken,
+    backtest,
+  }
   const failing = files.invalid.length > 0 || tests.some((t) => t.passed === false) || broken.length > 0
   return {
     id: req.id,

@@ -57,7 +57,13 @@ export interface Backtest {
 export interface Plan {
   id: string
   createdAt: string
+  /** The base as asked (resolved to its commit). */
   base: string
+  /**
+   * The commit the head is compared with: the merge base of `base` and `head` (`base` itself when it
+   * is an ancestor of the head, or when the two share no history).
+   */
+  mergeBase: string
   head: string
   /** fail: an invalid file, a failed test or a broken reference; else pass. */
   status: 'pass' | 'fail'
