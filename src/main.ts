@@ -10,6 +10,7 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
+import { RuleHealthReads } from './service/rule-health.js'
 import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings, sizeBytes } from './query/config.js'
@@ -362,6 +363,13 @@ export async function createService(opts: StartOptions): Promise<Service> {
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
       ruleErrors: detection.ruleErrors,
+      ruleHealth: new RuleHealthReads({
+        rules: () => rules.catalog.index.rules,
+        alerts: detection.book,
+        errors: detection.book.ruleErrors,
+        correlation: detection.correlation,
+        scheduled: scheduler,
+      }),
       correlationRuns: detection.correlation,
       alerts: detection.alerts,
       replays: detection.replays,
