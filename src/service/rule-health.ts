@@ -72,7 +72,10 @@ export class RuleHealthReads {
    * A page in rule id order: the rules asked (`ruleIds`; ids no served rule has are left out) or all,
    * after the id `after`; `next` is the page's last id when more follow.
    */
-  page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): { results: RuleHealth[]; next: string | null } {
+  page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): {
+    results: RuleHealth[]
+    next: string | null
+  } {
     const rules = this.parts.rules()
     let ids = q.ruleIds ? [...new Set(q.ruleIds)].filter((id) => rules.has(id)).sort() : this.ids()
     if (q.after !== undefined) {
