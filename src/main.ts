@@ -10,7 +10,6 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './api/app.js'
 import { RuleHistoryReads } from './service/rule-history.js'
-import { RuleHealthReads } from './service/rule-health.js'
 import { createLogSources } from './ingest/index.js'
 import { findLogType, listLogTypes, logTypeNames } from './ingest/log-types.js'
 import { querySettings, sizeBytes } from './query/config.js'
@@ -36,7 +35,7 @@ import { createMetricsRegistry } from './metrics.js'
 import { instrumentEngines } from './engine/engine-metrics.js'
 import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
-import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
+import { closeRuleParts, openRuleParts, RuleHealthReads, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
 import { ServiceCommitFile } from './service/service-commits.js'
 import { RuleIndex } from './rules/rule-index.js'
@@ -363,13 +362,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
       ruleErrors: detection.ruleErrors,
-      ruleHealth: new RuleHealthReads({
-        rules: () => rules.catalog.index.rules,
-        alerts: detection.book,
-        errors: detection.book.ruleErrors,
-        correlation: detection.correlation,
-        scheduled: scheduler,
-      }),
+      ruleHealth: new RuleHealthReads(() => rules.catalog.index.rules, detection, scheduler),
       correlationRuns: detection.correlation,
       alerts: detection.alerts,
       replays: detection.replays,

@@ -78,7 +78,7 @@ export function toggleBar({ canManage, rows, selected, changed }) {
     const onPage = shown.filter((r) => selected.has(keyOf(r))).length
     all.checked = onPage > 0 && onPage === shown.length
     all.indeterminate = onPage > 0 && onPage < shown.length
-    count.textContent = n === 0 ? 'No rule selected.' : `${n} ${n === 1 ? 'rule' : 'rules'} selected.`
+    count.textContent = n === 0 ? 'No rule selected.' : `${ruleCount(n)} selected.`
     enable.disabled = disable.disabled = !canManage || busy || n === 0
   }
   all.addEventListener('change', () => {
@@ -121,7 +121,7 @@ export function toggleBar({ canManage, rows, selected, changed }) {
       busy = false
     }
     sync()
-    const summary = `${done} ${done === 1 ? 'rule' : 'rules'} ${verb}, one commit each with the reason “${text}”.`
+    const summary = `${ruleCount(done)} ${verb}, one commit each with the reason “${text}”.`
     replace(
       out,
       failures.length
@@ -151,6 +151,9 @@ export function toggleBar({ canManage, rows, selected, changed }) {
   sync()
   return { el, out, sync, toggleOne: (row, enabled) => run([row], enabled) }
 }
+
+/** `1 rule`, `2 rules`. */
+const ruleCount = (n) => `${n} rule${n === 1 ? '' : 's'}`
 
 /** A row's key in the selection: kind path and id (ids are unique, kinds keep it readable). */
 export const keyOf = (row) => `${row.kind.path}\u0000${row.rule.id}`

@@ -20,21 +20,26 @@ export interface RuleHealth {
   nextRunAt: string | null
 }
 
-/** What the health is read from (main.ts hands over detection's book, the schedulers and the served index). */
-export interface RuleHealthParts {
-  /** The served rules by id (kind, and the API view: `enabled`, `scheduledQueries`). */
-  rules: () => ReadonlyMap<string, { kind: string; view: Readonly<Record<string, unknown>> }>
-  alerts: { ruleActivity(ruleId: string, since: string): { lastCreatedAt: string | null; createdSince: number } }
-  /** The rule errors folded per rule and text (rule-error-window.ts). */
-  errors: { groups: ReadonlyMap<string, { ruleId: string; error: string; lastTime: string }> }
+/** The served rules by id (kind, and the API view: `enabled`, `scheduledQueries`). */
+type ServedRules = ReadonlyMap<string, { kind: string; view: Readonly<Record<string, unknown>> }>
+
+/** What the health is read from: detection's alert book and correlation scheduler (detect/index.ts). */
+export interface HealthDetection {
+  book: {
+    ruleActivity(ruleId: string, since: string): { lastCreatedAt: string | null; createdSince: number }
+    /** The rule errors folded per rule and text (rule-error-window.ts). */
+    ruleErrors: { groups: ReadonlyMap<string, { ruleId: string; error: string; lastTime: string }> }
+  }
   correlation?: {
     status(): {
       rules: Array<{ ruleId: string; lastRun: { evaluatedAt: string } | null; nextRunAt: string | null }>
     }
   }
-  /** The scheduled queries' status (query-scheduler.ts): a scheduled rule runs when a query it names does. */
-  scheduled?: { status(): { queries: unknown[] } }
-  now?: () => number
+}
+
+/** The scheduled queries' status (query-scheduler.ts): a scheduled rule runs when a query it names does. */
+export interface HealthSchedules {
+  status(): { queries: unknown[] }
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -59,11 +64,16 @@ const sooner = (a: string | null, b: string | null) => (a === null ? b : b === n
 export class RuleHealthReads {
   private sortedIds: { of: unknown; ids: string[] } | null = null
 
-  constructor(private readonly parts: RuleHealthParts) {}
+  constructor(
+    private readonly served: () => ServedRules,
+    private readonly detection: HealthDetection,
+    private readonly scheduled?: HealthSchedules,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The served rule ids in id order (sorted once per served index). */
   private ids(): string[] {
-    const rules = this.parts.rules()
+    const rules = this.served()
     if (this.sortedIds?.of !== rules) this.sortedIds = { of: rules, ids: [...rules.keys()].sort() }
     return this.sortedIds.ids
   }
@@ -76,7 +86,7 @@ export class RuleHealthReads {
     results: RuleHealth[]
     next: string | null
   } {
-    const rules = this.parts.rules()
+    const rules = this.served()
     let ids = q.ruleIds ? [...new Set(q.ruleIds)].filter((id) => rules.has(id)).sort() : this.ids()
     if (q.after !== undefined) {
       const after = q.after
@@ -95,13 +105,13 @@ export class RuleHealthReads {
   }
 
   private health(ids: readonly string[]): RuleHealth[] {
-    const { parts } = this
-    const rules = parts.rules()
-    const since = new Date((parts.now?.() ?? Date.now()) - DAY_MS).toISOString()
+    const { book } = this.detection
+    const rules = this.served()
+    const since = new Date(this.now() - DAY_MS).toISOString()
     const wanted = new Set(ids)
     // The latest error of each rule asked: one pass over the folded entries (bounded by the window).
     const errors = new Map<string, { time: string; message: string }>()
-    for (const g of parts.errors.groups.values()) {
+    for (const g of book.ruleErrors.groups.values()) {
       if (!wanted.has(g.ruleId)) continue
       const seen = errors.get(g.ruleId)
       if (!seen || g.lastTime > seen.time) errors.set(g.ruleId, { time: g.lastTime, message: g.error })
@@ -109,7 +119,7 @@ export class RuleHealthReads {
     const runs = this.runs(ids, rules)
     return ids.map((ruleId) => {
       const rule = rules.get(ruleId)!
-      const activity = parts.alerts.ruleActivity(ruleId, since)
+      const activity = book.ruleActivity(ruleId, since)
       const error = errors.get(ruleId)
       const run = runs.get(ruleId)
       return {
@@ -125,41 +135,32 @@ export class RuleHealthReads {
     })
   }
 
-  /** Last and next runs of the correlation and scheduled rules among `ids`. */
-  private runs(
-    ids: readonly string[],
-    rules: ReturnType<RuleHealthParts['rules']>,
-  ): Map<string, { last: string | null; next: string | null }> {
+  /**
+   * Last and next runs of the scheduled ones among `ids`, told by their schedulers, not by their kind:
+   * a correlation rule the correlation scheduler has, a scheduled query the query scheduler has (by
+   * name), a rule naming scheduled queries (`scheduledQueries`: it runs when one of them does).
+   */
+  private runs(ids: readonly string[], rules: ServedRules): Map<string, { last: string | null; next: string | null }> {
     const out = new Map<string, { last: string | null; next: string | null }>()
-    const kinds = new Set(ids.map((id) => rules.get(id)!.kind))
-    if (kinds.has('correlation') && this.parts.correlation) {
-      const wanted = new Set(ids)
-      for (const s of this.parts.correlation.status().rules)
-        if (wanted.has(s.ruleId)) out.set(s.ruleId, { last: s.lastRun?.evaluatedAt ?? null, next: s.nextRunAt })
-    }
-    if ((kinds.has('scheduled') || kinds.has('scheduledQuery')) && this.parts.scheduled) {
-      const queries = new Map<string, ScheduledQueryStatus>()
-      for (const q of this.parts.scheduled.status().queries as ScheduledQueryStatus[]) queries.set(q.name, q)
-      for (const id of ids) {
-        const rule = rules.get(id)!
-        // A scheduled query runs itself; a scheduled rule when a query it names does.
-        const names =
-          rule.kind === 'scheduledQuery'
-            ? [id]
-            : rule.kind === 'scheduled' && Array.isArray(rule.view.scheduledQueries)
-              ? (rule.view.scheduledQueries as unknown[])
-              : null
-        if (names === null) continue
-        let last: string | null = null
-        let next: string | null = null
-        for (const name of names) {
-          const q = typeof name === 'string' ? queries.get(name) : undefined
-          if (!q) continue
-          last = later(last, q.lastRun?.startedAt ?? q.lastSlot)
-          next = sooner(next, q.nextSlotAt)
-        }
-        out.set(id, { last, next })
+    const wanted = new Set(ids)
+    for (const s of this.detection.correlation?.status().rules ?? [])
+      if (wanted.has(s.ruleId)) out.set(s.ruleId, { last: s.lastRun?.evaluatedAt ?? null, next: s.nextRunAt })
+    const queries = new Map<string, ScheduledQueryStatus>()
+    for (const q of (this.scheduled?.status().queries ?? []) as ScheduledQueryStatus[]) queries.set(q.name, q)
+    if (queries.size === 0) return out
+    for (const id of ids) {
+      const named = rules.get(id)!.view.scheduledQueries
+      const names = queries.has(id) ? [id] : Array.isArray(named) ? (named as unknown[]) : null
+      if (names === null) continue
+      let last: string | null = null
+      let next: string | null = null
+      for (const name of names) {
+        const q = typeof name === 'string' ? queries.get(name) : undefined
+        if (!q) continue
+        last = later(last, q.lastRun?.startedAt ?? q.lastSlot)
+        next = sooner(next, q.nextSlotAt)
       }
+      out.set(id, { last, next })
     }
     return out
   }
