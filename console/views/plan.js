@@ -96,7 +96,8 @@ function filesPart(files) {
     files.invalid.length
       ? h(
           'div',
-          { class: 'table-wrap' },
+          // A table wider than a narrow window scrolls in its box, which the keyboard can reach.
+          { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Invalid files' },
           h(
             'table',
             { class: 'list plan-invalid' },
@@ -246,7 +247,7 @@ function backtestPart(b) {
     b.rules.length
       ? h(
           'div',
-          { class: 'table-wrap' },
+          { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Backtest counts per rule' },
           h(
             'table',
             { class: 'list plan-backtest' },
