@@ -23,6 +23,8 @@ if (!hasChromium) {
   process.exit(0)
 }
 
+// Screenshots of the list at both widths: a temp dir (RULEKEEPER_LIST_SHOTS=dir to choose it).
+const SHOTS = process.env.RULEKEEPER_LIST_SHOTS ?? tempDir('rk-rule-list-shots-')
 const RULES = 1000
 const LIMIT_MS = 1500
 const RAISES = `def rule(event):
@@ -359,7 +361,9 @@ t.test('layout at 1280 and 390 px: no sideways page scroll, no word broken, ever
     if (width === 390)
       t.same(visible, ['Id', 'Severity', 'Enabled', 'Alerts 24 h', 'Last rule error'], 'the narrow columns')
     t.same(await seriousViolations(page), [], `axe at ${width} px`)
+    await page.screenshot({ path: path.join(SHOTS, `rules-health-${width}.png`), fullPage: width === 390 })
   }
+  t.comment(`screenshots in ${SHOTS}`)
 })
 
 t.test('no script error, console error or CSP violation', async (t) => {
