@@ -1,5 +1,5 @@
 // The console's entry: a hash router (`#/rules`, `#/rules/<kind>/<id>[/history]`, `#/new`, `#/status`,
-// `#/alerts[/<id>]`, `#/rule-errors`, `#/query`), the sign-in gate, the server's kinds and log types loaded before
+// `#/alerts[/<id>]`, `#/rule-errors`, `#/query`, `#/plans[/<id>]`), the sign-in gate, the server's kinds and log types loaded before
 // the first page, focus moved to each page's heading for keyboard and screen-reader users, and a
 // confirmation before leaving a page with unsaved edits.
 import { loadCatalog, SignedOut, session } from './api.js'
@@ -18,6 +18,7 @@ const alertsView = lazy('./views/alerts.js', 'alertsView')
 const alertView = lazy('./views/alert.js', 'alertView')
 const ruleErrorsView = lazy('./views/rule-errors.js', 'ruleErrorsView')
 const queryView = lazy('./views/query.js', 'queryView')
+const planView = lazy('./views/plan.js', 'planView')
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
@@ -32,6 +33,8 @@ const ROUTES = [
   [/^\/alerts\/([^/]+)$/, ['id'], alertView],
   [/^\/rule-errors$/, [], ruleErrorsView],
   [/^\/query$/, [], queryView],
+  [/^\/plans$/, [], planView],
+  [/^\/plans\/([^/]+)$/, ['id'], planView],
 ]
 
 let generation = 0

@@ -35,7 +35,7 @@ import { createMetricsRegistry } from './metrics.js'
 import { instrumentEngines } from './engine/engine-metrics.js'
 import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
-import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
+import { closeRuleParts, openRuleParts, RuleHealthReads, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
 import { ServiceCommitFile } from './service/service-commits.js'
 import { RuleIndex } from './rules/rule-index.js'
@@ -362,6 +362,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       webhookSecret: opts.env.RULEKEEPER_GIT_WEBHOOK_SECRET || undefined,
       rootRouters: [logSources.router],
       ruleErrors: detection.ruleErrors,
+      ruleHealth: new RuleHealthReads(() => rules.catalog.index.rules, detection, scheduler),
       correlationRuns: detection.correlation,
       alerts: detection.alerts,
       replays: detection.replays,

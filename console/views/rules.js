@@ -1,8 +1,13 @@
 // Every rule of every kind in one list: every kind's list (policies too) is asked with the same filters and
-// merged by id (each kind's pages are in id order, so the merge is too), paged 50 at a time.
-import { api, SignedOut } from '../api.js'
-import { actorText, field, fmtTime, h, message, replace, select, onSubmit } from '../dom.js'
-import { kinds as allKinds, kindOf, logTypeNames, SEVERITIES } from '../kinds.js'
+// merged by id (each kind's pages are in id order, so the merge is too), paged 50 at a time, each page
+// with its rules' health (`GET /rule-health`). Sorted by another column (a header pressed: `sort` and
+// `dir` in the address, beside the filters), the whole filtered list and every rule's health are read
+// first. The table is rules-table.js; enabling and disabling, one rule or the selected ones, rule-toggle.js.
+import { api, permissions, SignedOut } from '../api.js'
+import { field, h, message, replace, select, onSubmit } from '../dom.js'
+import { kinds as allKinds, logTypeNames, SEVERITIES } from '../kinds.js'
+import { keyOf, toggleBar } from './rule-toggle.js'
+import { rulesTable, SORT_KEYS, sortRows } from './rules-table.js'
 
 const PAGE = 50
 
@@ -18,7 +23,7 @@ class KindStream {
   /** Fills the buffer to `n` rules or the end of the list. */
   async fill(n) {
     while (this.buf.length < n && this.next !== null && !this.error) {
-      const q = { ...this.query, limit: String(Math.max(100, n)) }
+      const q = { ...this.query, limit: String(Math.min(1000, Math.max(100, n))) }
       if (this.next) q.cursor = this.next
       const r = await api('GET', `/${this.kind.path}`, { query: q })
       if (!r.ok) {
@@ -44,8 +49,26 @@ async function nextPage(streams, n) {
   return out
 }
 
+/** The health of the rules of `rows` (the page's, or every served rule's when `all`), set on each row. */
+async function addHealth(rows, all) {
+  const byId = new Map()
+  let cursor
+  do {
+    const query = { limit: '1000' }
+    if (!all) query['rule-id'] = rows.map((r) => r.rule.id)
+    if (cursor) query.cursor = cursor
+    const r = await api('GET', '/rule-health', { query })
+    if (!r.ok) return `Rule health could not be read: ${r.body?.message ?? `HTTP ${r.status}`}`
+    for (const x of r.body.results) byId.set(x.ruleId, x)
+    cursor = all ? r.body.next : null
+  } while (cursor)
+  for (const row of rows) row.health = byId.get(row.rule.id) ?? null
+  return null
+}
+
 export async function rulesView(main, _params, query) {
   document.title = 'Rules · rulekeeper'
+  const permsP = permissions()
   const q = (k) => query.get(k) ?? ''
   const search = h('input', { type: 'search', name: 'q', value: q('q'), autocomplete: 'off' })
   const kind = select([['', 'All kinds'], ...allKinds().map((k) => [k.path, k.label])], q('kind'))
@@ -66,6 +89,10 @@ export async function rulesView(main, _params, query) {
     logTypeNames().map((n) => h('option', { value: n })),
   )
   const logType = h('input', { type: 'text', value: q('log-type'), autocomplete: 'off', list: 'log-type-list' })
+  const sort = {
+    key: SORT_KEYS.includes(q('sort')) ? q('sort') : 'id',
+    dir: q('dir') === 'desc' ? 'desc' : 'asc',
+  }
   const filters = () => {
     const p = new URLSearchParams()
     const set = (k, v) => v && p.set(k, v)
@@ -75,13 +102,17 @@ export async function rulesView(main, _params, query) {
     set('state', state.value)
     set('tag', tag.value.trim())
     set('log-type', logType.value.trim())
+    if (sort.key !== 'id' || sort.dir !== 'asc') {
+      p.set('sort', sort.key)
+      p.set('dir', sort.dir)
+    }
     return p
   }
   // The filters stay on the page (and keep the focus); the URL follows them so a view is bookmarkable.
-  const apply = () => {
+  const apply = (refocus = '') => {
     const p = filters()
     history.replaceState(null, '', `#/rules${p.size ? `?${p}` : ''}`)
-    load(p)
+    load(p, refocus)
   }
   let debounce
   search.addEventListener('input', () => {
@@ -90,7 +121,7 @@ export async function rulesView(main, _params, query) {
   })
   const form = h(
     'form',
-    { class: 'filters', role: 'search', onsubmit: onSubmit(apply) },
+    { class: 'filters', role: 'search', onsubmit: onSubmit(() => apply()) },
     field('Search rules', search, 'Id or display name'),
     field('Kind', kind),
     field('Severity', severity),
@@ -100,11 +131,33 @@ export async function rulesView(main, _params, query) {
     logTypeList,
     h('button', { type: 'submit' }, 'Filter'),
   )
-  for (const s of [kind, severity, state]) s.addEventListener('change', apply)
+  for (const s of [kind, severity, state]) s.addEventListener('change', () => apply())
 
   const table = h('div', { class: 'table-wrap' })
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' })
   const notes = h('div')
+  // One list per filter: a list still loading for older filters fills its own pages, never the new one's.
+  let list = { streams: [], pages: [], shown: 0 }
+  const selected = new Map()
+  // The toggles need the token's permissions: asked beside the list's first page, not before it.
+  const barBox = h('div')
+  let perms = null
+  let bar = null
+  const ready = permsP.then((p) => {
+    perms = p
+    bar = toggleBar({
+      canManage: perms.manageRules,
+      rows: () => list.pages[list.shown] ?? [],
+      selected,
+      changed(row, saved) {
+        // The row's fields as saved (the list's representation holds fewer than the rule's).
+        row.rule = Object.fromEntries(Object.keys(row.rule).map((k) => [k, k in saved ? saved[k] : row.rule[k]]))
+        row.rule.enabled = saved.enabled
+        render(list.shown)
+      },
+    })
+    replace(barBox, bar.el, bar.out)
+  })
   replace(
     main,
     h(
@@ -114,14 +167,13 @@ export async function rulesView(main, _params, query) {
       h('a', { class: 'button', href: '#/new' }, 'New rule'),
     ),
     form,
+    barBox,
     notes,
     table,
     pager,
   )
-  // One list per filter: a list still loading for older filters fills its own pages, never the new one's.
-  let list = { streams: [], pages: [] }
   let loading = 0
-  async function load(p) {
+  async function load(p, refocus = '') {
     const get = (k) => p.get(k) ?? ''
     const apiQuery = {}
     if (get('q')) apiQuery['name-contains'] = get('q')
@@ -132,23 +184,75 @@ export async function rulesView(main, _params, query) {
     const kinds = allKinds().filter(
       (k) => (!get('kind') || k.path === get('kind')) && (!get('log-type') || k.logTypeFilter),
     )
-    list = { streams: kinds.map((k) => new KindStream(k, apiQuery)), pages: [] }
-    await show(0, ++loading)
+    selected.clear()
+    list = { streams: kinds.map((k) => new KindStream(k, apiQuery)), pages: [], shown: 0, health: [] }
+    const run = ++loading
+    if (sort.key !== 'id' || sort.dir !== 'asc') {
+      // Sorted by another column: every rule of the filters and every rule's health, then pages of the sorted rows.
+      const { streams } = list
+      let rows
+      try {
+        rows = await nextPage(streams, Number.POSITIVE_INFINITY)
+      } catch (e) {
+        if (e instanceof SignedOut) throw e
+        return replace(notes, message('error', `The list could not be read: ${e.message}`))
+      }
+      const problem = await addHealth(rows, true)
+      if (run !== loading) return
+      list.healthProblem = problem
+      const sorted = sortRows(rows, sort.key, sort.dir)
+      for (let i = 0; i < sorted.length || i === 0; i += PAGE) list.pages.push(sorted.slice(i, i + PAGE))
+    }
+    await show(0, run, refocus)
+  }
+  function onSort(key) {
+    sort.dir = sort.key === key && sort.dir === 'asc' ? 'desc' : 'asc'
+    sort.key = key
+    apply(key)
   }
   async function show(i, run = loading, refocus = '') {
     const { streams, pages } = list
     try {
-      while (pages.length <= i) pages.push(await nextPage(streams, PAGE))
+      while (pages.length <= i) {
+        const rows = await nextPage(streams, PAGE)
+        list.healthProblem = rows.length ? await addHealth(rows, false) : null
+        pages.push(rows)
+      }
     } catch (e) {
       if (e instanceof SignedOut) throw e
       replace(notes, message('error', `The list could not be read: ${e.message}`))
       return
     }
+    await ready
     if (run !== loading) return // a newer filter's list is on its way
+    list.shown = i
+    render(i, refocus)
+  }
+  function render(i, refocus = '') {
+    const { streams, pages } = list
     const rows = pages[i]
     const errors = streams.filter((s) => s.error).map((s) => s.error)
+    if (list.healthProblem) errors.push(list.healthProblem)
     replace(notes, errors.length ? message('error', errors.join('; ')) : null)
-    replace(table, rows.length ? rulesTable(rows) : h('p', { class: 'empty' }, 'No rule matches.'))
+    replace(
+      table,
+      rows.length
+        ? rulesTable(rows, {
+            sort,
+            onSort,
+            toggle: (row) => bar.toggleOne(row, row.rule.enabled === false),
+            selected,
+            onSelect(row, on) {
+              if (on) selected.set(keyOf(row), row)
+              else selected.delete(keyOf(row))
+              bar.sync()
+            },
+            canManage: perms.manageRules,
+            whyId: 'toggle-why',
+          })
+        : h('p', { class: 'empty' }, 'No rule matches.'),
+    )
+    bar.sync()
     const more = streams.some((s) => s.buf.length || s.next !== null) || pages.length > i + 1
     const first = i * PAGE + 1
     replace(
@@ -166,50 +270,11 @@ export async function rulesView(main, _params, query) {
       ),
     )
     // Paging by keyboard: the focus stays on the pager (the button pressed, else the other one).
-    if (refocus)
+    if (refocus === 'Previous page' || refocus === 'Next page')
       [...pager.querySelectorAll('button:not([disabled])')]
         .sort((a) => (a.textContent === refocus ? -1 : 1))[0]
         ?.focus()
+    else if (refocus) table.querySelector(`th button[data-sort="${refocus}"]`)?.focus()
   }
   await load(query)
-}
-
-export const ruleHref = (kindPath, id) => `#/rules/${encodeURIComponent(kindPath)}/${encodeURIComponent(id)}`
-
-function rulesTable(rows) {
-  return h(
-    'table',
-    { class: 'list' },
-    h('caption', { class: 'sr-only' }, 'Rules'),
-    h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        ['Id', 'Display name', 'Kind', 'Severity', 'Enabled', 'Log types', 'Last modified by', 'Last modified'].map(
-          (c) => h('th', { scope: 'col' }, c),
-        ),
-      ),
-    ),
-    h(
-      'tbody',
-      null,
-      rows.map(({ kind, rule }) =>
-        h(
-          'tr',
-          null,
-          h('td', null, h('a', { href: ruleHref(kind.path, rule.id) }, rule.id)),
-          h('td', null, rule.displayName ?? ''),
-          h('td', null, kindOf(kind.path).label),
-          // Queries have no severity.
-          h('td', null, rule.severity ? h('span', { class: `sev sev-${rule.severity}` }, rule.severity) : ''),
-          h('td', null, rule.enabled === false ? 'no' : 'yes'),
-          h('td', null, (rule.logTypes ?? []).join(', ')),
-          h('td', null, actorText(rule.lastModifiedBy)),
-          h('td', null, fmtTime(rule.lastModified)),
-        ),
-      ),
-    ),
-  )
 }

@@ -26,6 +26,7 @@ import { addCorrelationRunRoute, type CorrelationRuns } from './correlation-run-
 import { addRedeliveryRoute, type Redeliveries } from './redelivery-route.js'
 import { addReplayRoute, type Replays } from './replay-route.js'
 import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js'
+import { addRuleHealthRoute, type RuleHealthSource } from './rule-health-route.js'
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
 import { addWhoamiRoute } from './whoami-route.js'
 import { addQueryRoute, type QueryRunner } from './query-route.js'
@@ -62,6 +63,8 @@ export interface AppDeps {
   rootRouters?: Array<Router<any, any>>
   /** Detection's rule errors (GET /rule-errors, /rule-errors/groups, /rule-errors/record). */
   ruleErrors?: RuleErrorSource
+  /** Per-rule health for the console's list (GET /rule-health). */
+  ruleHealth?: RuleHealthSource
   /** Runs a correlation rule now (POST /correlation-rules/{id}/run). */
   correlationRuns?: CorrelationRuns
   /** Detection's alerts (GET /alerts, /alerts/{id}, /alerts/{id}/events, PATCH /alerts/{id}). */
@@ -123,6 +126,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     })
   }
   if (deps.ruleErrors) addRuleErrorRoutes(api, { tokens: deps.tokens, errors: deps.ruleErrors })
+  if (deps.ruleHealth) addRuleHealthRoute(api, { tokens: deps.tokens, health: deps.ruleHealth })
   if (deps.correlationRuns)
     addCorrelationRunRoute(api, {
       tokens: deps.tokens,

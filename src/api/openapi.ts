@@ -14,6 +14,7 @@ import { OPERATIONS_SCHEMAS, operationsPaths } from './openapi-operations.js'
 import { documentPath, ROOT_SCHEMAS, rootPaths } from './openapi-root-paths.js'
 import { QUERY_SCHEMAS, queryPaths } from './openapi-queries.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
+import { RULE_HEALTH_SCHEMAS, ruleHealthPaths } from './openapi-rule-health.js'
 import { PLAN_SCHEMAS, planPaths } from './openapi-plans.js'
 import { SCHEDULED_QUERY_RUN_SCHEMAS, scheduledQueryRunPaths } from './openapi-scheduled-query-run.js'
 import { kindPaths, kindSchemas } from './openapi-rules.js'
@@ -40,6 +41,7 @@ export function openApiDocument(basePath: string): Obj {
     ...ROOT_SCHEMAS,
     ...ALERT_SCHEMAS,
     ...RULE_ERROR_SCHEMAS,
+    ...RULE_HEALTH_SCHEMAS,
     ...CORRELATION_RUN_SCHEMAS,
     ...QUERY_SCHEMAS,
     ...SCHEDULED_QUERY_RUN_SCHEMAS,
@@ -56,6 +58,7 @@ export function openApiDocument(basePath: string): Obj {
     paths,
     alertPaths(),
     ruleErrorPaths(),
+    ruleHealthPaths(),
     correlationRunPaths(),
     queryPaths(),
     scheduledQueryRunPaths(),

@@ -132,6 +132,11 @@ export class AlertBook implements AlertAccess {
     return this.index.query(q)
   }
 
+  /** A rule's newest alert's createdAt and its alerts created since a time (rule health). */
+  ruleActivity(ruleId: string, since: string): { lastCreatedAt: string | null; createdSince: number } {
+    return this.index.ruleActivity(ruleId, since)
+  }
+
   alert(id: string): Group | undefined {
     const g = this.grouper.groups.get(id)
     return g?.alert ? g : undefined

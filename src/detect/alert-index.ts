@@ -93,6 +93,20 @@ export class AlertIndex {
     return this.all.length
   }
 
+  /** A rule's newest alert's createdAt and how many of its alerts were created at or after `since` (binary searches). */
+  ruleActivity(ruleId: string, since: string): { lastCreatedAt: string | null; createdSince: number } {
+    let lastCreatedAt: string | null = null
+    let createdSince = 0
+    for (const status of STATUS_LIST) {
+      const list = this.byRuleStatus.get(`${ruleId}\u0000${status}`)
+      if (!list?.length) continue
+      const newest = keyOf(list[list.length - 1]!).createdAt
+      if (lastCreatedAt === null || newest > lastCreatedAt) lastCreatedAt = newest
+      createdSince += list.length - bound(list, { createdAt: since, id: '\uffff' })
+    }
+    return { lastCreatedAt, createdSince }
+  }
+
   /** The lists that hold every alert the filters can select (plus a residual check per alert). */
   private candidates(q: AlertQuery): Group[][] {
     const statuses = q.statuses?.length ? q.statuses : null

@@ -1,6 +1,6 @@
 // The `plans:` config section: how many days of stored events a plan's backtest replays when the
 // request names none, the most it may name, and the pull-request checks (`checks`: the forge, its
-// API, the repository there, the URL plans are linked from; the token is RULEKEEPER_FORGE_TOKEN,
+// API, the repository there, the URL of the service whose console page a status links to; the token is RULEKEEPER_FORGE_TOKEN,
 // never in the file). `planSettings` fills in the defaults.
 import type { ForgeSettings } from './commit-status.js'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
@@ -39,7 +39,10 @@ function checkChecks(c: unknown): ConfigProblem[] {
   else if (c.forge !== 'gitlab' && !/^[^/\s]+\/[^/\s]+$/.test(c.repository))
     problems.push({ path: at('repository'), message: 'must be owner/name' })
   if (c.linkUrl !== undefined && c.linkUrl !== null && !httpUrl(c.linkUrl))
-    problems.push({ path: at('linkUrl'), message: 'must be the http(s) URL the API is reached at, or null' })
+    problems.push({
+      path: at('linkUrl'),
+      message: 'must be the http(s) URL the service (its console) is reached at, or null',
+    })
   return problems
 }
 

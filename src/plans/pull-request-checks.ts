@@ -18,7 +18,7 @@ export interface PullRequestCheckDeps {
   forge: ForgeSettings | null
   /** The forge token (RULEKEEPER_FORGE_TOKEN); never logged. */
   token: string | undefined
-  /** Where plans are linked from a status: `${linkUrl}/plans/{id}` (null: no link). */
+  /** Where plans are linked from a status: the console's plan page `${linkUrl}/#/plans/{id}` (null: no link). */
   linkUrl: string | null
   /**
    * Plan requests from forks too. Off by default: planning runs the head's rule code in the sandbox
@@ -67,7 +67,7 @@ export class PullRequestChecks {
   private async report(ev: PullRequestEvent, state: Parameters<typeof postStatus>[3], text: string, plan?: Plan) {
     const { forge, token, linkUrl, logger } = this.deps
     if (!forge || !token) return
-    const link = plan && linkUrl ? `${linkUrl.replace(/\/+$/, '')}/plans/${plan.id}` : null
+    const link = plan && linkUrl ? `${linkUrl.replace(/\/+$/, '')}/#/plans/${encodeURIComponent(plan.id)}` : null
     await postStatus(forge, token, ev, state, text, link).catch((err: unknown) =>
       logger.warn({ pullRequest: ev.number, err: (err as Error).message }, 'the commit status was not accepted'),
     )

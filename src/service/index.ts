@@ -16,6 +16,9 @@ import { commitTemplate, createRepositoryFromTemplate } from './repo-template.js
 import { RuleWriter, writerMetrics } from './rule-writer.js'
 import type { ServiceCommits } from './service-commits.js'
 
+/** Rule health for the API (main.ts builds it over detection and the schedulers). */
+export { RuleHealthReads } from './rule-health.js'
+
 export interface RuleServiceOptions {
   gitdir: string
   branch: string

@@ -65,7 +65,7 @@ t.test('a pull request is fetched, planned and reported as a commit status', asy
     env: { RULEKEEPER_FORGE_TOKEN: FORGE_TOKEN },
     config: {
       plans: {
-        checks: { forge: 'github', apiUrl: forge.url, repository: 'example/rules', linkUrl: 'https://rk.example/api' },
+        checks: { forge: 'github', apiUrl: forge.url, repository: 'example/rules', linkUrl: 'https://rk.example' },
       },
     },
     logLines,
@@ -105,7 +105,7 @@ t.test('a pull request is fetched, planned and reported as a commit status', asy
   t.match(final!.body, { state: 'failure', description: /tests: .*1 failed/ })
   const planId = /\/plans\/(plan_[0-9a-f]+)$/.exec(final!.body.target_url)?.[1]
   t.ok(planId, `linked: ${final!.body.target_url}`)
-  t.match(final!.body.target_url, /^https:\/\/rk\.example\/api\/plans\//)
+  t.match(final!.body.target_url, /^https:\/\/rk\.example\/#\/plans\/plan_[0-9a-f]+$/, 'the console’s plan page')
   const plan = await s.request('GET', `/plans/${planId}`)
   t.equal(plan.status, 200)
   t.match(plan.body, { base: main, head, status: 'fail', rules: { added: [{ id: 'PR.Failing' }] } })
