@@ -53,6 +53,9 @@ export async function planView(main, params) {
       h('dd', null, plan.summary),
       h('dt', null, 'Change'),
       h('dd', null, h('code', null, short(plan.base)), ' → ', h('code', null, short(plan.head))),
+      ...(plan.mergeBase && plan.mergeBase !== plan.base
+        ? [h('dt', null, 'Compared with'), h('dd', null, h('code', null, short(plan.mergeBase)), ' (their merge base)')]
+        : []),
       h('dt', null, 'Made'),
       h('dd', null, fmtTime(plan.createdAt)),
     ),
