@@ -4,6 +4,7 @@
 // events). The rule is checked as a save checks it (a 400 lists its problems), then replayed in the
 // token's fair place within the replay caps; the client going away stops it (replay-route.ts).
 import type Router from '@koa/router'
+import type Koa from 'koa'
 import type { TokenStore } from '../auth/token-store.js'
 import type { EngineRegistry } from '../engine/engine.js'
 import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
@@ -35,19 +36,28 @@ export function addPreviewRoute(
   },
 ): void {
   const view = requirePermission(deps.tokens, 'View Rules')
-  router.post('/replay/preview', view, readJsonBody(deps.maxBodyBytes), async (ctx) => {
-    // It runs code nobody saved: what a test run needs (run-tests-only is Manage Rules').
+  // It runs code nobody saved: what a test run needs too (run-tests-only is Manage Rules'); both
+  // are judged before the body is read.
+  const manageToo: Koa.Middleware<ApiState> = async (ctx, next) => {
     if (!tokenHas(ctx, 'Manage Rules'))
-      throw new RulekeeperError('Forbidden', 'this token lacks the Manage Rules permission (a preview runs unsaved code)')
+      throw new RulekeeperError(
+        'Forbidden',
+        'this token lacks the Manage Rules permission (a preview runs unsaved code)',
+      )
+    await next()
+  }
+  router.post('/replay/preview', view, manageToo, readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body))
       throw badRequest('the body must be a JSON object: { "kind": …, "rule": { … }, "from": …, "to": … }')
     const errors: Array<{ path: string; message: string }> = []
     for (const k of Object.keys(body))
-      if (!FIELDS.includes(k)) errors.push({ path: `/${k}`, message: `${k} is not a preview field (${FIELDS.join(', ')})` })
+      if (!FIELDS.includes(k))
+        errors.push({ path: `/${k}`, message: `${k} is not a preview field (${FIELDS.join(', ')})` })
     const def = kindNamed(body.kind)
     if (!def) errors.push(kindProblem())
-    if (!isPlainObject(body.rule)) errors.push({ path: '/rule', message: 'rule must be the rule as a write sends it (a JSON object)' })
+    if (!isPlainObject(body.rule))
+      errors.push({ path: '/rule', message: 'rule must be the rule as a write sends it (a JSON object)' })
     const fromMs = rfc3339Ms(body.from)
     const toMs = rfc3339Ms(body.to)
     if (fromMs === undefined) errors.push({ path: '/from', message: 'from must be an RFC 3339 time' })

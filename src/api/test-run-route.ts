@@ -37,7 +37,8 @@ export function addTestRunRoute(
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "kind": …, "rule": { … } }')
     const errors: FieldProblem[] = []
     for (const k of Object.keys(body))
-      if (!FIELDS.includes(k)) errors.push({ path: `/${k}`, message: `${k} is not a test-run field (${FIELDS.join(', ')})` })
+      if (!FIELDS.includes(k))
+        errors.push({ path: `/${k}`, message: `${k} is not a test-run field (${FIELDS.join(', ')})` })
     const def = kindNamed(body.kind)
     if (!def) errors.push(kindProblem())
     if (!isPlainObject(body.rule))
@@ -59,7 +60,9 @@ export function addTestRunRoute(
         const missing = [...wanted].filter((n) => !all.some((t) => String(t.Name) === n))
         if (missing.length)
           throw validationFailed(
-            missing.slice(0, 5).map((n) => ({ path: '/tests', message: `the rule has no test named ${JSON.stringify(n)}` })),
+            missing
+              .slice(0, 5)
+              .map((n) => ({ path: '/tests', message: `the rule has no test named ${JSON.stringify(n)}` })),
           )
       }
       if (tests.length === 0) throw badRequest('the rule has no test to run')

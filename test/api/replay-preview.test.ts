@@ -65,14 +65,21 @@ t.test('a preview of an unsaved change is the replay of it saved', async (t) => 
   t.equal(refused.status, 403)
   t.match(refused.body.message, /Manage Rules/)
   const noView = await s.makeToken('manage-only', ['Manage Rules'])
-  t.equal((await s.send('POST', '/replay/preview', { kind: 'rules', rule: edited, ...REPLAY_DAY }, as(noView))).status, 403)
+  t.equal(
+    (await s.send('POST', '/replay/preview', { kind: 'rules', rule: edited, ...REPLAY_DAY }, as(noView))).status,
+    403,
+  )
 
   // Bad input: a 400 with a message, nothing run.
   const bad = async (body: unknown, message: RegExp, path?: string) => {
     const r = await s.send('POST', '/replay/preview', body, as(all))
     t.equal(r.status, 400, `${JSON.stringify(body).slice(0, 80)} → 400`)
     t.match(r.body.message, message)
-    if (path) t.ok(r.body.errors.some((e: any) => e.path === path), `${path}: ${JSON.stringify(r.body.errors)}`)
+    if (path)
+      t.ok(
+        r.body.errors.some((e: any) => e.path === path),
+        `${path}: ${JSON.stringify(r.body.errors)}`,
+      )
   }
   await bad([1], /JSON object/)
   await bad({ kind: 'rules', rule: edited, ...REPLAY_DAY, ruleIds: ['x'] }, /invalid/, '/ruleIds')
@@ -80,7 +87,11 @@ t.test('a preview of an unsaved change is the replay of it saved', async (t) => 
   await bad({ kind: 'rules', rule: 'def rule(e): return True', ...REPLAY_DAY }, /invalid/, '/rule')
   await bad({ kind: 'rules', rule: edited, from: 'yesterday', to: REPLAY_DAY.to }, /invalid/, '/from')
   await bad({ kind: 'rules', rule: edited, from: REPLAY_DAY.to, to: REPLAY_DAY.from }, /invalid/, '/to')
-  await bad({ kind: 'rules', rule: { ...edited, body: 'def rule(event):\n    return (\n' }, ...REPLAY_DAY }, /not valid/, '/rule/body')
+  await bad(
+    { kind: 'rules', rule: { ...edited, body: 'def rule(event):\n    return (\n' }, ...REPLAY_DAY },
+    /not valid/,
+    '/rule/body',
+  )
   await bad({ kind: 'rules', rule: { ...edited, severity: 'LOUD' }, ...REPLAY_DAY }, /not valid/, '/rule/severity')
   const corr = await s.send(
     'POST',
@@ -98,15 +109,24 @@ t.test('a preview of an unsaved change is the replay of it saved', async (t) => 
 t.test('the byte cap and the content cap hold for a preview', async (t) => {
   const dataDir = tempDir('rk-preview-caps-')
   await writeStoredAudit(dataDir, 400)
-  const s = await startInProcess({ dataDir, config: { detection: { replay: { maxBytes: 60_000, maxContentBytes: 8192 } } } })
+  const s = await startInProcess({
+    dataDir,
+    config: { detection: { replay: { maxBytes: 60_000, maxContentBytes: 8192 } } },
+  })
   t.teardown(() => s.close())
-  const rule = { ...SAMPLE_BODIES.python('Pv.All', { body: 'def rule(event):\n    return True\n', tests: [] }), enabled: false }
+  const rule = {
+    ...SAMPLE_BODIES.python('Pv.All', { body: 'def rule(event):\n    return True\n', tests: [] }),
+    enabled: false,
+  }
   const day = await s.request('POST', '/replay/preview', { kind: 'rules', rule, ...REPLAY_DAY })
   t.equal(day.status, 400, day.text)
   t.match(day.body.message, /more than a replay may read \(0\.1 MiB\): narrow the range/)
   const hour = await s.request('POST', '/replay/preview', {
     kind: 'rules',
-    rule: { ...rule, body: 'def rule(event):\n    return True\n\n\ndef dedup(event):\n    return event.get("p_row_id")\n' },
+    rule: {
+      ...rule,
+      body: 'def rule(event):\n    return True\n\n\ndef dedup(event):\n    return event.get("p_row_id")\n',
+    },
     from: '2026-11-20T00:00:00Z',
     to: '2026-11-20T01:00:00Z',
   })
@@ -141,7 +161,11 @@ t.test('POST /test-runs: each test’s result and outputs, one test alone', asyn
   t.equal(one.status, 200, one.text)
   t.equal(one.body.passed, true)
   t.equal(one.body.testResults.length, 1)
-  t.match(one.body.testResults[0], { name: 'a deletion', passed: true, functions: { title: { output: 'deleted by kim' } } })
+  t.match(one.body.testResults[0], {
+    name: 'a deletion',
+    passed: true,
+    functions: { title: { output: 'deleted by kim' } },
+  })
   const wrong = await s.request('POST', '/test-runs', { kind: 'rules', rule, tests: ['wrong'] })
   t.match(wrong.body, { passed: false, testResults: [{ name: 'wrong', passed: false }] })
   t.equal((await s.request('GET', '/rules/Tr.Rule')).status, 404, 'nothing saved')
