@@ -338,8 +338,8 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
 
   function setRule(rule) {
     const text = ruleToYaml(kind, rule)
-    saved = { yaml: text, python: rule.body ?? '', rule: canonical(parsed(text)) }
     pyEd?.set(rule.body ?? '')
+    saved = { yaml: text, python: pyEd?.value(), rule: canonical(parsed(text)) }
     if (mode === 'forms') {
       const doc = parseDocument(text)
       forms.set(doc.toJS().tests ?? [])
