@@ -110,14 +110,53 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
   await page.getByText('This rule runs on each record as it is stored: it has no runs.').waitFor()
   t.pass('a streaming rule has no runs')
 
+  // A correlation rule: its schedule, last and next run, as GET /status has them.
+  const corr = await s.request('POST', '/correlation-rules', {
+    id: 'Page.Corr',
+    severity: 'HIGH',
+    detection:
+      '- Sequence:\n    - ID: First\n      RuleID: Page.Live\n    - ID: Then\n      RuleID: Page.Users\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
+  })
+  t.equal(corr.status, 200, corr.text)
+  let scheduled: any
+  while (!scheduled) {
+    scheduled = (await s.request('GET', '/status')).body.detection?.correlation?.rules?.find(
+      (r: any) => r.ruleId === 'Page.Corr',
+    )
+    if (!scheduled) await new Promise((r) => setTimeout(r, 50))
+  }
+  await page.goto(`${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
+  const runs = page.locator('table.runs tbody tr')
+  await runs.waitFor()
+  const cells = await runs.locator('th, td').allTextContents()
+  t.equal(cells[0], 'Page.Corr')
+  t.equal(cells[1], 'every 60 min')
+  t.equal(
+    cells[2],
+    scheduled.lastRun ? scheduled.lastRun.evaluatedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : 'never',
+  )
+  t.equal(cells[4], scheduled.nextRunAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), 'the next run')
+  t.match(cells[5], /^\d+ runs, \d+ errors$/)
+  t.same(await seriousViolations(page), [], 'axe: runs tab')
+
   // Another rule's tabs: none of Page.Live's.
   await page.goto(`${s.url}/#/rules/rules/Page.Users/alerts`)
   await page.getByText('This rule has raised no alert.').waitFor()
   await ruleViews().getByRole('link', { name: 'Rule errors' }).click()
   await page.getByText('No rule error of this rule.').waitFor()
 
-  // The alert's row links to its page.
+  // At 390 px: the tabs and the table fit, a badge is one line, nothing scrolls sideways.
   await page.goto(`${s.url}/#/rules/rules/Page.Live/alerts`)
+  await table.waitFor()
+  await page.setViewportSize({ width: 390, height: 800 })
+  t.ok(await noSidewaysScroll(), 'no sideways page scroll at 390 px')
+  const badge = (await table.locator('.sev').first().boundingBox())!
+  const tab = (await ruleViews().getByRole('link', { name: 'Rule errors' }).boundingBox())!
+  t.ok(badge.height < 30 && tab.height < 40, `one line each: badge ${badge.height} px, tab ${tab.height} px`)
+  t.same(await seriousViolations(page), [], 'axe: alerts tab at 390 px')
+  await page.setViewportSize({ width: 1280, height: 800 })
+
+  // The alert's row links to its page.
   await table.locator('tbody a').click()
   await page.getByLabel('Assignee').waitFor()
   t.match(page.url(), new RegExp(`#/alerts/${alerts[0].id}$`), 'to the alert page')
