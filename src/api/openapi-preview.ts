@@ -48,7 +48,23 @@ export const PREVIEW_SCHEMAS: Obj = {
         type: 'array',
         description:
           'One per test run, as a failed save lists them: `name`, `passed`, `error`; for Python-backed rules also `errored` and `functions` (each function’s `output` and `error`).',
-        items: { type: 'object', required: ['name', 'passed'] },
+        items: {
+          type: 'object',
+          required: ['name', 'passed'],
+          properties: {
+            name: { type: 'string' },
+            passed: { type: 'boolean' },
+            error: { type: 'string', nullable: true },
+            errored: { type: 'boolean' },
+            functions: {
+              type: 'object',
+              additionalProperties: {
+                type: 'object',
+                properties: { output: {}, error: { type: 'string', nullable: true } },
+              },
+            },
+          },
+        },
       },
     },
   },
