@@ -12,6 +12,7 @@ import { commandRecord, sendAndDetect } from '../detect/helpers.js'
 import { REPLAY_DAY, writeStoredAudit } from '../detect/stored-records.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { TOKEN as AUDIT_TOKEN } from '../ingest/helpers.js'
+import { waitFor } from '../helpers/wait.js'
 import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
 
 if (!hasChromium) {
@@ -118,13 +119,15 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
       '- Sequence:\n    - ID: First\n      RuleID: Page.Live\n    - ID: Then\n      RuleID: Page.Users\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
   })
   t.equal(corr.status, 200, corr.text)
-  let scheduled: any
-  while (!scheduled) {
-    scheduled = (await s.request('GET', '/status')).body.detection?.correlation?.rules?.find(
-      (r: any) => r.ruleId === 'Page.Corr',
-    )
-    if (!scheduled) await new Promise((r) => setTimeout(r, 50))
-  }
+  const scheduled: any = await waitFor(
+    'the correlation rule on its schedule',
+    async () =>
+      (await s.request('GET', '/status')).body.detection?.correlation?.rules?.find(
+        (r: any) => r.ruleId === 'Page.Corr',
+      ),
+    20_000,
+    50,
+  )
   await page.goto(`${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
   const runs = page.locator('table.runs tbody tr')
   await runs.waitFor()
@@ -207,10 +210,10 @@ t.test('preview of an unsaved change: the alerts its replay gives; cancel stops 
   await page.getByLabel('To', { exact: true }).fill(REPLAY_DAY.to)
   const started = Date.now()
   await page.getByRole('button', { name: 'Preview', exact: true }).click()
-  while (queue.size.running === 0) await new Promise((r) => setTimeout(r, 20))
+  await waitFor('the preview running on the server', () => queue.size.running === 1, 15_000, 20)
   await page.getByRole('button', { name: 'Cancel preview' }).click()
   await page.getByText('Preview cancelled: the server stopped it.').waitFor()
-  while (queue.size.running > 0) await new Promise((r) => setTimeout(r, 20))
+  await waitFor('the replay place freed', () => queue.size.running === 0, 20_000, 20)
   const took = Date.now() - started
   t.ok(took < 15_000, `the replay stopped after ${took} ms (it would run 20 s)`)
   t.equal(await page.getByRole('button', { name: 'Preview', exact: true }).isEnabled(), true)
