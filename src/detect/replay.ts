@@ -1,9 +1,10 @@
 // Replay (alerts.md §3): the rules of one revision over the stored records whose event time is in
 // [from, to), in stored order, through the same evaluators and the same grouping as live detection,
-// with nothing stored. Used by `POST /replay`, a preview and `rulekeeper replay` (which reads the data
-// directory beside a running server or without one). What a replay holds is bounded: the groups it
-// opens and their content, a preview's first events of each included (a 400 past either cap), and without `content` no title, context or
-// summary is kept at all (counts only); the alerts are built one by one as the answer is written.
+// with nothing stored. Used by `POST /replay`, a preview and `rulekeeper replay` (which reads the
+// data directory beside a running server or without one). What a replay holds is bounded: the groups
+// it opens and their content, a preview's first events of each included (a 400 past either cap);
+// without `content` no title, context or summary is kept at all (counts only); the alerts are built
+// one by one as the answer is written.
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
