@@ -36,7 +36,18 @@ export function testForms({ tests, templateTest, readOnly, onChange, run }) {
     },
     'Add test',
   )
-  const el = h('div', { class: 'tests-as-forms' }, list, h('div', { class: 'buttons' }, add))
+  // Enter in a test's field does not submit the rule's form (a save): the forms sit inside it.
+  const el = h(
+    'div',
+    {
+      class: 'tests-as-forms',
+      onkeydown: (e) => {
+        if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault()
+      },
+    },
+    list,
+    h('div', { class: 'buttons' }, add),
+  )
 
   function render() {
     replace(list, forms.length ? forms.map((f) => f.el) : h('p', { class: 'empty' }, 'This rule has no tests.'))
