@@ -21,7 +21,8 @@ export class SignedOut extends Error {}
 
 /**
  * `api(method, path, { query, body, headers })` → `{ status, ok, headers, body }` (body parsed from
- * JSON when it is JSON). `path` is below the API's base path; `query` values may be arrays.
+ * JSON when it is JSON). `path` is below the API's base path; `query` values may be arrays; `signal`
+ * aborts the request (the connection closes: a replay on the server stops).
  */
 export async function api(method, path, opts = {}) {
   const url = new URL(`${BASE}${path}`, location.origin)
@@ -29,7 +30,7 @@ export async function api(method, path, opts = {}) {
     for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined && one !== '') url.searchParams.append(k, one)
   }
   const headers = { 'X-API-Key': opts.token ?? session.token() ?? '', ...(opts.headers ?? {}) }
-  const init = { method, headers, cache: 'no-store' }
+  const init = { method, headers, cache: 'no-store', signal: opts.signal }
   if (opts.body !== undefined) {
     headers['Content-Type'] = 'application/json'
     init.body = JSON.stringify(opts.body)

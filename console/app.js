@@ -26,7 +26,7 @@ const nav = document.getElementById('nav')
 const ROUTES = [
   [/^\/rules$/, [], rulesView],
   [/^\/rules\/([^/]+)\/([^/]+)$/, ['kind', 'id'], ruleView],
-  [/^\/rules\/([^/]+)\/([^/]+)\/(history)$/, ['kind', 'id', 'tab'], ruleView],
+  [/^\/rules\/([^/]+)\/([^/]+)\/(history|alerts|errors|runs)$/, ['kind', 'id', 'tab'], ruleView],
   [/^\/new$/, [], newRuleView],
   [/^\/status$/, [], statusView],
   [/^\/alerts$/, [], alertsView],

@@ -47,7 +47,7 @@ function recordPart(e, n) {
   )
 }
 
-function entry(e, n) {
+export function entry(e, n) {
   const times =
     e.count === 1 ? `at ${fmtTime(e.lastTime)}` : `last ${fmtTime(e.lastTime)}, first ${fmtTime(e.firstTime)}`
   return h(

@@ -1,19 +1,24 @@
 // The editing part shared by a rule's page and the new-rule page: the rule as YAML (its writable
 // fields) and its Python body in code editors, `Run tests` (the API's run-tests-only), a `Change
 // reason` and the save button; problems of a save are marked at their line, test results listed.
-// Edits not saved yet hold the page (leave-guard.js).
+// The tests can be edited as forms instead of YAML (test-forms.js; the switch moves them between the
+// two, so both hold the same tests). Edits not saved yet hold the page (leave-guard.js).
 import { LineCounter, parseDocument, stringify } from './../vendor/yaml/index.js'
 import { api, reasonProblem } from '../api.js'
 import { field, h, message, onSubmit as submitted, replace } from '../dom.js'
 import { codeEditor } from '../editor.js'
 import { setLeaveGuard } from '../leave-guard.js'
 import { writableFields } from '../kinds.js'
+import { testForms } from './test-forms.js'
 
 /** The writable fields of a rule, as YAML (the Python body is edited apart). */
 export function ruleToYaml(kind, rule) {
   const { body: _python, ...out } = writableFields(kind, rule)
   return stringify(out, { lineWidth: 0 })
 }
+
+/** A rule's fields as one text, whatever their order (null: not a rule). */
+const canonical = (b) => (b ? JSON.stringify(Object.entries(b).sort(([a], [c]) => (a < c ? -1 : 1))) : null)
 
 /**
  * `ruleForm({ kind, rule, canManage, manageReason, submitLabel, testRequest, onSubmit })`: `testRequest(body)`
@@ -32,9 +37,44 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
   const pyEd = kind.python
     ? codeEditor({ label: 'Python body', lang: 'python', value: rule.body ?? '', readOnly })
     : null
-  // What was loaded or last saved: the editors differ from it while there are unsaved edits.
-  let saved = { yaml: yamlEd.value(), python: pyEd?.value() }
-  setLeaveGuard(() => !readOnly && (yamlEd.value() !== saved.yaml || pyEd?.value() !== saved.python))
+  // What was loaded or last saved: the editors differ from it while there are unsaved edits (in the
+  // forms view, the rule they make together differs from it).
+  let mode = 'yaml'
+  let saved = { yaml: yamlEd.value(), python: pyEd?.value(), rule: canonical(parsed(yamlEd.value())) }
+  setLeaveGuard(
+    () =>
+      !readOnly &&
+      (pyEd?.value() !== saved.python ||
+        (mode === 'yaml' ? yamlEd.value() !== saved.yaml : canonical(formsRule()) !== saved.rule)),
+  )
+  const forms = testForms({
+    tests: [],
+    templateTest: kind.template?.tests?.[0],
+    readOnly,
+    onChange: () => {},
+    run: runOne,
+  })
+  const switchName = `tests-view-${Math.random().toString(36).slice(2)}`
+  const viewSwitch = h(
+    'fieldset',
+    { class: 'tests-view' },
+    h('legend', null, 'Edit the tests as'),
+    ['yaml', 'forms'].map((v) =>
+      h(
+        'label',
+        null,
+        h('input', {
+          type: 'radio',
+          name: switchName,
+          value: v,
+          checked: v === 'yaml',
+          onchange: () => switchTo(v),
+        }),
+        v === 'yaml' ? ' YAML (in the rule)' : ' Forms, one per test',
+      ),
+    ),
+  )
+  const viewProblem = h('div', { 'aria-live': 'polite' })
   const reason = h('input', { type: 'text', maxlength: '2000', autocomplete: 'off', disabled: readOnly })
   const out = h('div', { class: 'results', 'aria-live': 'polite' })
   const runBtn = h('button', { type: 'button', onclick: () => runTests() }, 'Run tests')
@@ -51,7 +91,10 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
   const form = h(
     'form',
     { class: 'rule-form', onsubmit: submitted(save) },
+    viewSwitch,
+    viewProblem,
     yamlEd.el,
+    h('section', { class: 'tests-forms-part', 'aria-label': 'Tests', hidden: true }, h('h2', null, 'Tests'), forms.el),
     pyEd?.el,
     h(
       'div',
@@ -82,8 +125,66 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
       showProblems('The YAML must be a mapping of the rule’s fields.', [])
       return null
     }
+    if (mode === 'forms') {
+      const tests = forms.tests()
+      if (!tests) {
+        showProblems('A test’s event is not valid JSON; nothing was sent.', [])
+        return null
+      }
+      b.tests = tests
+    }
     if (pyEd) b.body = pyEd.value()
     return b
+  }
+
+  /** The YAML's mapping, or null when it is not one. */
+  function parsed(text) {
+    const doc = parseDocument(text)
+    const v = doc.errors.length ? null : doc.toJS()
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : null
+  }
+
+  /** The rule the forms view shows: the YAML's fields with the forms' tests. */
+  function formsRule() {
+    const b = parsed(yamlEd.value())
+    const tests = forms.tests()
+    return b && tests ? { ...b, tests } : null
+  }
+
+  /** Moves the tests between the YAML and the forms; a YAML or JSON problem keeps the view as it is. */
+  function switchTo(next) {
+    if (next === mode) return
+    const radios = viewSwitch.querySelectorAll('input')
+    const stay = (why) => {
+      for (const r of radios) r.checked = r.value === mode
+      replace(viewProblem, message('error', why))
+    }
+    const doc = parseDocument(yamlEd.value())
+    if (doc.errors.length || !doc.contents?.items) return stay('The YAML is not valid: fix it to switch views.')
+    if (next === 'forms') {
+      const tests = doc.toJS().tests
+      forms.set(Array.isArray(tests) ? tests : [])
+      doc.delete('tests')
+      yamlEd.set(String(doc.contents.items.length ? doc.toString({ lineWidth: 0 }) : '{}\n'))
+    } else {
+      const tests = forms.tests()
+      if (!tests) return stay('A test’s event is not valid JSON: fix it to switch views.')
+      doc.set('tests', tests)
+      yamlEd.set(doc.toString({ lineWidth: 0 }))
+      // The same rule as saved, written again: no unsaved edit.
+      if (canonical(parsed(yamlEd.value())) === saved.rule) saved.yaml = yamlEd.value()
+    }
+    mode = next
+    replace(viewProblem)
+    forms.el.closest('section').hidden = mode !== 'forms'
+  }
+
+  /** One test of the editors' rule through `POST /test-runs` (its result, pass or fail). */
+  async function runOne(test) {
+    const b = parsed(yamlEd.value())
+    if (!b) return { ok: false, status: 0, body: { message: 'The YAML is not valid: nothing was run' } }
+    if (pyEd) b.body = pyEd.value()
+    return api('POST', '/test-runs', { body: { kind: kind.path, rule: { ...b, tests: [test] }, tests: [test.name] } })
   }
 
   /** A problem's line in the editors: the node its JSON pointer names, plus its line inside a YAML text. */
@@ -236,9 +337,15 @@ export function ruleForm({ kind, rule, canManage, manageReason, submitLabel, tes
   }
 
   function setRule(rule) {
-    yamlEd.set(ruleToYaml(kind, rule))
+    const text = ruleToYaml(kind, rule)
     pyEd?.set(rule.body ?? '')
-    saved = { yaml: yamlEd.value(), python: pyEd?.value() }
+    saved = { yaml: text, python: pyEd?.value(), rule: canonical(parsed(text)) }
+    if (mode === 'forms') {
+      const doc = parseDocument(text)
+      forms.set(doc.toJS().tests ?? [])
+      doc.delete('tests')
+      yamlEd.set(doc.toString({ lineWidth: 0 }))
+    } else yamlEd.set(text)
   }
-  return { el: form, out, setRule }
+  return { el: form, out, setRule, body, report: showFailure }
 }

@@ -1,5 +1,6 @@
-// What a rule's pages share (its page, rule.js, and its History tab, history.js): the header with
-// the crumbs, the id and the rule's severity and state, and the tabs between its views.
+// What a rule's pages share (its page, rule.js, its History tab, history.js, and its Alerts, Rule
+// errors and Runs tabs, rule-tabs.js): the header with the crumbs, the id and the rule's severity and
+// state, and the tabs between its views (each its own address, so bookmarkable).
 import { h } from '../dom.js'
 
 export function tabs(kindPath, id, current) {
@@ -10,9 +11,10 @@ export function tabs(kindPath, id, current) {
     'nav',
     { class: 'tabs', 'aria-label': 'Rule views' },
     tab('Rule', base),
+    tab('Alerts', `${base}/alerts`),
+    tab('Rule errors', `${base}/errors`),
+    tab('Runs', `${base}/runs`),
     tab('History', `${base}/history`),
-    // The rule's errors on stored records: the rule-errors page, filtered to this rule.
-    tab('Rule errors', `#/rule-errors?${new URLSearchParams({ 'rule-id': id })}`),
   )
 }
 

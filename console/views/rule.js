@@ -1,7 +1,8 @@
 // A rule's page (`#/rules/<kind>/<id>`): its fields, its file in the editors, Run tests, and Save with
 // a change reason, sent with `If-Match: <the ETag of the version shown>` so a concurrent edit is a 412
-// (shown by the form), never a silent overwrite. Its History tab is history.js (the header and tabs
-// both show are rule-header.js); its Rule errors link opens the rule-errors page filtered to it.
+// (shown by the form), never a silent overwrite. Its History tab is history.js, its Alerts, Rule
+// errors and Runs tabs rule-tabs.js (the header and tabs all show are rule-header.js); its Preview
+// (rule-preview.js) runs the editors' rule over stored events.
 import { api, permissions, reasonHeaders, rulePath } from '../api.js'
 import { actorText, fmtTime, h, message, replace } from '../dom.js'
 import { kindOf } from '../kinds.js'
@@ -28,6 +29,7 @@ export async function ruleView(main, params) {
   if (!kind)
     return replace(main, h('h1', { tabindex: '-1' }, 'Not found'), message('error', `No rule kind ${params.kind}.`))
   if (params.tab === 'history') return historyPanel(main, kind, params.id, params)
+  if (params.tab) return (await import('./rule-tabs.js')).ruleTabView(main, kind, params.id, params.tab, params.query)
   document.title = `${params.id} · rulekeeper`
   const [r, perms] = await Promise.all([api('GET', rulePath(kind.path, params.id)), permissions()])
   if (!r.ok) {
@@ -72,6 +74,9 @@ export async function ruleView(main, params) {
     message('info', typeof w === 'string' ? w : (w.message ?? JSON.stringify(w))),
   )
   replace(main, ruleHeader(kind, rule.id, rule), tabs(kind.path, rule.id, 'Rule'), warnings, factsEl, saved, form.el)
+  // Rules that name the log types they run on (writable) are the ones detection runs over stored events.
+  if (kind.logTypeFilter && !kind.readOnlyFields.includes('logTypes'))
+    main.append(await (await import('./rule-preview.js')).previewPart({ kind, form }))
   if (kind.pythonView) main.append(await generatedPython(kind, rule.id))
 }
 

@@ -25,6 +25,8 @@ import { addAlertRoutes, type AlertSource } from './alert-routes.js'
 import { addCorrelationRunRoute, type CorrelationRuns } from './correlation-run-route.js'
 import { addRedeliveryRoute, type Redeliveries } from './redelivery-route.js'
 import { addReplayRoute, type Replays } from './replay-route.js'
+import { addPreviewRoute } from './preview-route.js'
+import { addTestRunRoute } from './test-run-route.js'
 import { addRuleErrorRoutes, type RuleErrorSource } from './rule-error-routes.js'
 import { addRuleHealthRoute, type RuleHealthSource } from './rule-health-route.js'
 import { addRuleRoutes, type RuleRoutesDeps } from './rule-routes.js'
@@ -137,6 +139,17 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const { tokens, maxBodyBytes } = deps
   if (deps.alerts) addAlertRoutes(api, { tokens, alerts: deps.alerts, maxBodyBytes })
   if (deps.replays) addReplayRoute(api, { tokens, replays: deps.replays, maxBodyBytes })
+  // An unsaved rule's preview over stored events and its tests one by one (the console's rule page).
+  const unsaved = {
+    tokens,
+    maxBodyBytes,
+    catalog: deps.catalog,
+    engines: deps.engines,
+    ruleLimits: deps.ruleLimits,
+    testBudgetMs: deps.testBudgetMs ?? 120_000,
+  }
+  if (deps.replays) addPreviewRoute(api, { ...unsaved, replays: deps.replays })
+  addTestRunRoute(api, unsaved)
   if (deps.redeliveries) addRedeliveryRoute(api, { tokens, redeliveries: deps.redeliveries, maxBodyBytes })
   if (deps.queries) addQueryRoute(api, { tokens, queries: deps.queries, maxBodyBytes })
   if (deps.scheduledQueryRuns) addScheduledQueryRunRoute(api, { tokens, runs: deps.scheduledQueryRuns, maxBodyBytes })

@@ -16,6 +16,7 @@ import { QUERY_SCHEMAS, queryPaths } from './openapi-queries.js'
 import { RULE_ERROR_SCHEMAS, ruleErrorPaths } from './openapi-rule-errors.js'
 import { RULE_HEALTH_SCHEMAS, ruleHealthPaths } from './openapi-rule-health.js'
 import { PLAN_SCHEMAS, planPaths } from './openapi-plans.js'
+import { PREVIEW_SCHEMAS, previewPaths } from './openapi-preview.js'
 import { SCHEDULED_QUERY_RUN_SCHEMAS, scheduledQueryRunPaths } from './openapi-scheduled-query-run.js'
 import { kindPaths, kindSchemas } from './openapi-rules.js'
 
@@ -46,6 +47,7 @@ export function openApiDocument(basePath: string): Obj {
     ...QUERY_SCHEMAS,
     ...SCHEDULED_QUERY_RUN_SCHEMAS,
     ...PLAN_SCHEMAS,
+    ...PREVIEW_SCHEMAS,
     ...HISTORY_SCHEMAS,
     ...CATALOG_SCHEMAS,
   }
@@ -63,6 +65,7 @@ export function openApiDocument(basePath: string): Obj {
     queryPaths(),
     scheduledQueryRunPaths(),
     planPaths(),
+    previewPaths(),
   )
   Object.assign(paths, operationsPaths(), invalidFilePaths(), catalogPaths(), documentPath())
   const server = basePath === '/' ? '/' : basePath.replace(/\/$/, '')

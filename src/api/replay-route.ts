@@ -15,6 +15,8 @@ import { isPlainObject } from '../is-plain-object.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { requirePermission, tokenHas } from './auth.js'
 import type { ApiState } from './context.js'
+import type { RuleFile } from '../rules/model.js'
+import type Koa from 'koa'
 import { readJsonBody } from './json-body.js'
 
 /** What the route needs of detection (detect/replay-runs.ts); `run` throws the 400s of a replay. */
@@ -23,6 +25,8 @@ export interface Replays {
   queue: ReplayQueue
   run(req: {
     ruleIds?: string[]
+    /** A preview: this unsaved rule (checked already), alone, over the served revision. */
+    rule?: RuleFile
     fromMs: number
     toMs: number
     revision?: string
@@ -45,7 +49,6 @@ export function addReplayRoute(
   router: Router<ApiState>,
   deps: { tokens: TokenStore; maxBodyBytes: number; replays: Replays },
 ): void {
-  const { queue } = deps.replays
   router.post('/replay', requirePermission(deps.tokens, 'View Rules'), readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body)) throw badRequest('the body must be a JSON object: { "from": …, "to": … }')
@@ -64,47 +67,56 @@ export function addReplayRoute(
     if (rev !== undefined && (typeof rev !== 'string' || !/^[0-9a-f]{40}$/.test(rev)))
       errors.push({ path: '/revision', message: 'revision must be a full commit id (40 hex digits)' })
     if (errors.length) throw validationFailed(errors)
-    // Alert content (titles, dedup strings, contexts, summaries of event values) is View Alerts'.
-    const content = tokenHas(ctx, 'View Alerts')
-    // The caller going away (the connection closed before the answer) stops the replay, or its wait.
-    const abort = new AbortController()
-    const onClose = () => {
-      if (!ctx.res.writableFinished) abort.abort(new Error('the client disconnected'))
-    }
-    ctx.res.once('close', onClose)
-    let place: ReplayPlace | undefined
-    let streaming = false
-    try {
-      place = await queue.acquire(ctx.state.token!.id, abort.signal)
-      const result = await deps.replays.run({
-        ruleIds: ids as string[] | undefined,
-        fromMs: fromMs!,
-        toMs: toMs!,
-        revision: rev as string | undefined,
-        content,
-        signal: abort.signal,
-        progress: place.progress,
-      })
-      // The place is held until the answer is written or the connection closes (Koa destroys the stream).
-      const stream = Readable.from(answer(result, content), { objectMode: false })
-      const held = place
-      stream.once('close', () => {
-        ctx.res.off('close', onClose)
-        held.release()
-      })
-      ctx.type = 'application/json'
-      ctx.body = stream
-      streaming = true
-    } catch (err) {
-      // nobody reads the answer; a plain 4xx keeps it out of the server-error log
-      if (abort.signal.aborted && !isRulekeeperError(err))
-        throw badRequest('the client disconnected before the replay finished')
-      throw err
-    } finally {
-      if (!streaming) {
-        ctx.res.off('close', onClose)
-        place?.release()
-      }
-    }
+    await streamReplay(ctx, deps.replays, {
+      ruleIds: ids as string[] | undefined,
+      fromMs: fromMs!,
+      toMs: toMs!,
+      revision: rev as string | undefined,
+    })
   })
+}
+
+/**
+ * Runs a replay (or a preview) in the token's fair place and streams its answer: alert content only
+ * for a token with View Alerts; the caller going away (the connection closed before the answer)
+ * stops the replay, or its wait, and frees its place.
+ */
+export async function streamReplay(
+  ctx: Koa.ParameterizedContext<ApiState>,
+  replays: Replays,
+  req: { ruleIds?: string[]; rule?: RuleFile; fromMs: number; toMs: number; revision?: string },
+): Promise<void> {
+  // Alert content (titles, dedup strings, contexts, summaries of event values) is View Alerts'.
+  const content = tokenHas(ctx, 'View Alerts')
+  const abort = new AbortController()
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort(new Error('the client disconnected'))
+  }
+  ctx.res.once('close', onClose)
+  let place: ReplayPlace | undefined
+  let streaming = false
+  try {
+    place = await replays.queue.acquire(ctx.state.token!.id, abort.signal)
+    const result = await replays.run({ ...req, content, signal: abort.signal, progress: place.progress })
+    // The place is held until the answer is written or the connection closes (Koa destroys the stream).
+    const stream = Readable.from(answer(result, content), { objectMode: false })
+    const held = place
+    stream.once('close', () => {
+      ctx.res.off('close', onClose)
+      held.release()
+    })
+    ctx.type = 'application/json'
+    ctx.body = stream
+    streaming = true
+  } catch (err) {
+    // nobody reads the answer; a plain 4xx keeps it out of the server-error log
+    if (abort.signal.aborted && !isRulekeeperError(err))
+      throw badRequest('the client disconnected before the replay finished')
+    throw err
+  } finally {
+    if (!streaming) {
+      ctx.res.off('close', onClose)
+      place?.release()
+    }
+  }
 }

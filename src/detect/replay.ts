@@ -1,9 +1,10 @@
 // Replay (alerts.md §3): the rules of one revision over the stored records whose event time is in
 // [from, to), in stored order, through the same evaluators and the same grouping as live detection,
-// with nothing stored. Used by `POST /replay` and `rulekeeper replay` (which reads the data
-// directory beside a running server or without one). What a replay holds is bounded: the groups it
-// opens and their content (a 400 past either cap), and without `content` no title, context or
-// summary is kept at all (counts only); the alerts are built one by one as the answer is written.
+// with nothing stored. Used by `POST /replay`, a preview and `rulekeeper replay` (which reads the
+// data directory beside a running server or without one). What a replay holds is bounded: the groups
+// it opens and their content, a preview's first events of each included (a 400 past either cap);
+// without `content` no title, context or summary is kept at all (counts only); the alerts are built
+// one by one as the answer is written.
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
@@ -42,6 +43,8 @@ export interface ReplayOptions {
   maxContentBytes?: number
   /** Keep the alerts' content (default); false: counts only (no title, context or summary is kept). */
   content?: boolean
+  /** Keep the first this many events of each alert group (`sampleEvents`; within maxContentBytes); default none. */
+  sampleEvents?: number
 }
 
 /** What one rule gave in a replay. */
@@ -152,6 +155,21 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   for (const r of live.batched) counts.set(r.meta.id, { ruleId: r.meta.id, matches: 0, alerts: 0, errors: 0 })
   const slimMeta = new Map<RuleMeta, RuleMeta>()
   let contentBytes = 0
+  const samples = new Map<string, unknown[]>()
+  const sampleMax = content ? (o.sampleEvents ?? 0) : 0
+  /** The group's first events, counted against the content cap. */
+  const keepSample = (groupId: string, record: unknown) => {
+    if (sampleMax === 0) return
+    const list = samples.get(groupId) ?? []
+    if (list.length >= sampleMax) return
+    list.push(record)
+    samples.set(groupId, list)
+    contentBytes += jsonLength(record)
+    if (o.maxContentBytes !== undefined && contentBytes > o.maxContentBytes)
+      throw new ReplayRequestError(
+        `this replay would hold more than ${sizeText(o.maxContentBytes)} of alert content and sample events (config detection.replay.maxContentBytes): narrow the range`,
+      )
+  }
   /** One evaluation of a rule on a record: counted, and a match joins its group (bounded). */
   const take = (meta: RuleMeta, out: Evaluation, eventMs: number, record: unknown) => {
     const c = counts.get(meta.id)!
@@ -165,8 +183,10 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     if (out.errors?.length) c.errors++
     if (!meta.createAlert) return
     const before = grouper.groups.size
-    if (content) grouper.add(meta, out, eventMs, record, now)
-    else {
+    if (content) {
+      const { group } = grouper.add(meta, out, eventMs, record, now)
+      keepSample(group.id, record)
+    } else {
       let slim = slimMeta.get(meta)
       if (!slim) slimMeta.set(meta, (slim = countsOnly(meta)))
       const m: MatchFields = { title: '', dedup: out.dedup, severity: out.severity, alertContext: EMPTY_CONTEXT }
@@ -267,7 +287,8 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     rules,
     alertCount,
     *alerts() {
-      for (const g of alerts) yield alertView(g)
+      for (const g of alerts)
+        yield sampleMax ? { ...alertView(g), sampleEvents: samples.get(g.id) ?? [] } : alertView(g)
     },
   }
 }

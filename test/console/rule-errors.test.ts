@@ -1,6 +1,6 @@
 // The Rule errors page in a real browser (Debian's chromium) against a real server: a Python rule
 // raising in the real sandbox on records POSTed to the real log source. The page is in the nav and
-// linked from the rule's page (filtered to the rule); each entry shows the rule (a link to its page),
+// linked from the rule's Rule errors tab (filtered to the rule); each entry shows the rule (a link to its page),
 // the count, the times, the message with its place in the code, and the record that caused it,
 // fetched through the API on demand; the filters are in the address; axe-core finds nothing serious.
 // Screenshot: RULEKEEPER_SCREENSHOTS=1 writes docs/images/console-rule-errors.png.
@@ -91,8 +91,13 @@ t.test('the rule errors page: entries, count, record, links, filters', async (t)
   await page.getByRole('heading', { name: 'Console.Raises', level: 1 }).waitFor()
   t.match(page.url(), /#\/rules\/rules\/Console\.Raises$/, 'the rule id links to the rule')
 
-  // From the rule's page, its errors: the page filtered to the rule.
+  // From the rule's page, its errors: its Rule errors tab, and from there the page filtered to the rule.
   await page.getByRole('navigation', { name: 'Rule views' }).getByRole('link', { name: 'Rule errors' }).click()
+  await page.getByRole('heading', { name: 'Console.Raises', level: 1 }).waitFor()
+  t.match(page.url(), /#\/rules\/rules\/Console\.Raises\/errors$/)
+  await entries.first().waitFor()
+  t.equal(await entries.count(), 3)
+  await page.getByRole('link', { name: 'On the Rule errors page' }).click()
   await page.getByRole('heading', { name: 'Rule errors', level: 1 }).waitFor()
   t.match(page.url(), /#\/rule-errors\?rule-id=Console\.Raises$/)
   t.equal(await page.getByLabel('Rule id').inputValue(), 'Console.Raises')
@@ -102,6 +107,8 @@ t.test('the rule errors page: entries, count, record, links, filters', async (t)
   await page.goto(`${s.url}/#/rules/rules/Console.Quiet`)
   await page.getByRole('heading', { name: 'Console.Quiet', level: 1 }).waitFor()
   await page.getByRole('navigation', { name: 'Rule views' }).getByRole('link', { name: 'Rule errors' }).click()
+  await page.getByText('No rule error of this rule.').waitFor()
+  await page.getByRole('link', { name: 'On the Rule errors page' }).click()
   await page.getByText('No rule error matches.').waitFor()
   t.pass('a rule without errors: none listed')
 
