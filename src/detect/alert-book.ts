@@ -241,6 +241,7 @@ export class AlertBook implements AlertAccess {
   // A status change never lands in the middle of a loop's batch (whose groups hold counts not yet
   // committed): the loop's next commit applies it.
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
+    if (this.ledger.alerts) return this.ledger.alerts.setStatus(id, status) // the store's alerts
     if (!this.alert(id)) return Promise.resolve(undefined)
     return new Promise((done, fail) => {
       this.patches.push({ id, change: { status }, done, fail })
@@ -250,6 +251,7 @@ export class AlertBook implements AlertAccess {
 
   /** Triage changes of several alerts, queued together (one commit); like `setStatus`. */
   change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>> {
+    if (this.ledger.alerts) return this.ledger.alerts.change(ids, change)
     const all = ids.map((id) =>
       this.alert(id)
         ? new Promise<Group | undefined>((done, fail) => this.patches.push({ id, change, done, fail }))
