@@ -2,7 +2,9 @@
 // change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
 // hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
-// Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
+// Over a store that decides groups (PostgreSQL: addGroupMatch) the loop's matches are grouped by
+// the store in the commit, and alerts and triage are the store's. Otherwise grouping, the alert
+// index and the rule errors live here, in memory; texts and contexts are
 // capped as they enter (output-caps.ts). A group's alert context is dropped from memory once its
 // commit is durable and read back from the ledger when the alert is read (the groups stay, compact). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
