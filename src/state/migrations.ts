@@ -78,7 +78,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX alert_groups_key ON alert_groups (group_key, window_start_ms);
       CREATE INDEX alert_groups_created ON alert_groups (created_at DESC, id) WHERE alert;
       CREATE INDEX alert_groups_status ON alert_groups (status, created_at DESC, id) WHERE alert;
-      CREATE INDEX alert_groups_rule ON alert_groups (rule_id, status, created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_rule ON alert_groups (rule_id, created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_severity ON alert_groups (severity, created_at DESC, id) WHERE alert;
     `,
   },
 ]
