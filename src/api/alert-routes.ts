@@ -41,7 +41,7 @@ export interface AlertSource {
     limit: number
   }): Promise<{ results: unknown[]; next: Position | null }>
   /** Whether an alert has this id. */
-  has(id: string): boolean
+  has(id: string): boolean | Promise<boolean>
   /** The alert's view; null when no alert has this id. */
   get(id: string): Promise<unknown | null>
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
@@ -99,7 +99,7 @@ export function addAlertRoutes(
     const q = ctx.query as Query
     rejectUnknownParams(q, ['cursor', 'limit'])
     const id = ctx.params.id as string
-    if (!alerts.has(id)) throw noAlert(id)
+    if (!(await alerts.has(id))) throw noAlert(id)
     const limit = parseLimit(nonEmpty(q, 'limit'))
     const cursor = nonEmpty(q, 'cursor')
     const skip = cursor ? decodeCursor(cursor, tuple<[number]>('n'))[0] : 0
@@ -116,7 +116,7 @@ export function addAlertRoutes(
 
   router.patch('/alerts/:id', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const id = ctx.params.id as string
-    if (!alerts.has(id)) throw noAlert(id)
+    if (!(await alerts.has(id))) throw noAlert(id)
     const after = await alerts.change(id, { ...patchBody(ctx.state.body), actor: actorOf(ctx.state) })
     if (after === null) throw noAlert(id)
     ctx.body = after
@@ -124,7 +124,7 @@ export function addAlertRoutes(
 
   router.post('/alerts/:id/comments', manage, readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const id = ctx.params.id as string
-    if (!alerts.has(id)) throw noAlert(id)
+    if (!(await alerts.has(id))) throw noAlert(id)
     const comment = { id: randomUUID(), text: commentBody(ctx.state.body) }
     const after = (await alerts.change(id, { comment, actor: actorOf(ctx.state) })) as {
       comments?: Array<{ id: string }>

@@ -2,18 +2,28 @@
 // change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
 // hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
-// Grouping, the alert index and the rule errors live here, in memory; texts and contexts are
+// Over a store that decides groups (PostgreSQL: addGroupMatch) the loop's matches are grouped by
+// the store in the commit, and alerts and triage are the store's. Otherwise grouping, the alert
+// index and the rule errors live here, in memory; texts and contexts are
 // capped as they enter (output-caps.ts). A group's alert context is dropped from memory once its
 // commit is durable and read back from the ledger when the alert is read (the groups stay, compact). While the loop holds the
 // book, output made beside it (a status change, a correlation run) joins the loop's next commit,
 // never half a batch; otherwise that output is committed alone, at once. When the loop's run
 // fails, what it queued is dropped, never committed beside its evaluation again at the next start.
+import type { AlertAccess } from './alert-access.js'
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
 import { AlertLimiter } from './alert-limiter.js'
 import { applyTriage, type TriageActor, type TriageChange } from './alert-triage.js'
 import type { DetectMetrics } from './detect-metrics.js'
-import type { Checkpoint, CheckpointUpdate, DetectionLedger, MatchLine, RuleErrorRecord } from './detection-ledger.js'
+import type {
+  Checkpoint,
+  CheckpointUpdate,
+  DetectionLedger,
+  GroupDelta,
+  MatchLine,
+  RuleErrorRecord,
+} from './detection-ledger.js'
 import { eventTimeMs } from './event-time.js'
 import type { UndoLog } from './group-undo.js'
 import {
@@ -28,21 +38,6 @@ import {
 import { capError, capMatch } from './output-caps.js'
 import { RuleErrorWindow } from './rule-error-window.js'
 import type { Location, StoredRecord } from './stored-log.js'
-
-/** The alerts as the alert routes use them: a page, one alert, its events, a status change. */
-export interface AlertAccess {
-  query(q: AlertQuery): { results: Group[]; next: { createdAt: string; id: string } | null }
-  /** The group `id` when it is an alert. */
-  alert(id: string): Group | undefined
-  /** The stored records of the alert's committed matches, sorted by data file then offset. */
-  eventLocations(g: Group): Promise<Location[]>
-  /** The alert's context: in memory until its commit is durable, then read from the ledger. */
-  context(g: Group): Promise<Record<string, unknown>>
-  /** The status is the only writable field; resolves once durable (undefined: no such alert). */
-  setStatus(id: string, status: AlertStatus): Promise<Group | undefined>
-  /** Triage changes (alert-triage.ts), one commit for all; each resolves once durable (undefined: no such alert). */
-  change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>>
-}
 
 /** Output made outside the log-reading loop (a correlation run, or its rule error). */
 export interface OutsideOutput {
@@ -73,6 +68,8 @@ interface QueuedMatch {
   eventTime: string
   line: string
   opened?: Group | undefined
+  /** For a store that decides groups (`addGroupMatch`): the match to place, at the commit. */
+  delta?: GroupDelta
 }
 
 export class AlertBook implements AlertAccess {
@@ -175,7 +172,12 @@ export class AlertBook implements AlertAccess {
     // Over the rule's alert limit this hour: a signal only (no group, no alert, no delivery).
     const limited = rule.createAlert && !this.limiter.admit(rule.id, now)
     const alerting = rule.createAlert && !limited
-    if (alerting) {
+    let delta: GroupDelta | undefined
+    if (alerting && this.ledger.addGroupMatch) {
+      // The store decides the group in the commit (replicas share it): the line's alertId is its answer.
+      const eventMs = eventTimeMs(rec.eventTime)
+      delta = { rule, match, eventMs, event: rec.record, now, onAlert: () => {} }
+    } else if (alerting) {
       const { group, created } = this.grouper.add(rule, match, eventTimeMs(rec.eventTime), rec.record, now)
       alertId = group.id
       this.loopChanged.set(group.id, group)
@@ -205,7 +207,7 @@ export class AlertBook implements AlertAccess {
       alertId,
     })
     const line = `${fields.slice(0, -1)},"alertContext":${contextText}}`
-    this.matches.push({ eventTime: rec.eventTime, line, opened })
+    this.matches.push({ eventTime: rec.eventTime, line, opened, delta })
   }
 
   /** A match of several events (a correlation rule's) joins or opens its group; see `commitOutput`. */
@@ -229,11 +231,8 @@ export class AlertBook implements AlertAccess {
     }
   }
 
-  /**
-   * Output made outside the log-reading loop: its new alerts are indexed and told to the alert
-   * hook now, like a record's; it is committed with the loop's next commit, or alone at once.
-   * Resolves once durable.
-   */
+  /** Output made outside the loop: its new alerts indexed and told to the hook now, like a record's;
+   * committed with the loop's next commit, or alone at once. Resolves once durable. */
   commitOutput(out: OutsideOutput): Promise<void> {
     if (this.closed) return Promise.reject(new Error('detection is closed'))
     for (const { group, rule, match } of out.created) this.alertCreated(group, rule, match)
@@ -249,6 +248,7 @@ export class AlertBook implements AlertAccess {
   // A status change never lands in the middle of a loop's batch (whose groups hold counts not yet
   // committed): the loop's next commit applies it.
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
+    if (this.ledger.alerts) return this.ledger.alerts.setStatus(id, status) // the store's alerts
     if (!this.alert(id)) return Promise.resolve(undefined)
     return new Promise((done, fail) => {
       this.patches.push({ id, change: { status }, done, fail })
@@ -258,6 +258,7 @@ export class AlertBook implements AlertAccess {
 
   /** Triage changes of several alerts, queued together (one commit); like `setStatus`. */
   change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>> {
+    if (this.ledger.alerts) return this.ledger.alerts.change(ids, change)
     const all = ids.map((id) =>
       this.alert(id)
         ? new Promise<Group | undefined>((done, fail) => this.patches.push({ id, change, done, fail }))
@@ -277,11 +278,9 @@ export class AlertBook implements AlertAccess {
   }
 
   /**
-   * The loop's run failed: the matches, rule errors and group states it queued since its last
-   * commit are dropped, never committed by a later commit (a status change, a correlation run),
-   * since their records are evaluated again from the checkpoint at the next start (no match id
-   * written twice, no event counted twice in a committed group); the groups in memory go back to
-   * what is durable, so the API does not show what the next start would not have.
+   * The loop's run failed: what it queued since its last commit is dropped, never committed by a later
+   * commit (its records are evaluated again from the checkpoint at the next start: no match id written
+   * twice, no event counted twice); the groups in memory go back to what is durable.
    */
   discardLoop(): void {
     const dropped = this.loopChanged
@@ -307,10 +306,7 @@ export class AlertBook implements AlertAccess {
     this.created = this.created.filter((g) => !dropped.has(g.id) && this.grouper.groups.get(g.id) === g)
   }
 
-  /**
-   * Stages an outside match line. When the match opened its group and the group's context is still
-   * in memory (the same object), the group points at the match line for it: the context is stored once.
-   */
+  /** Stages an outside match line; a group it opened, its context still in memory, points at it (stored once). */
   private stageMatch(eventTime: string, m: Record<string, unknown>): void {
     const at = this.ledger.addMatch(eventTime, m)
     if (!at || typeof m.alertId !== 'string') return
@@ -347,7 +343,19 @@ export class AlertBook implements AlertAccess {
       this.changed.set(g.id, g)
       return g
     })
+    // Alerts the store decides in this commit (addGroupMatch): told to the alert hook inside it.
+    const decided: Group[] = []
+    const onAlert = (g: Group, rule: RuleMeta, match: Match) => {
+      this.limiter.created(rule.id, Date.now())
+      this.o.alertHook?.created(g, rule, match)
+      decided.push(g)
+    }
     for (const m of this.matches) {
+      if (m.delta && this.ledger.addGroupMatch) {
+        m.delta.onAlert = onAlert
+        this.ledger.addGroupMatch(m.eventTime, m.line, m.delta)
+        continue
+      }
       // The group this match opened points at its line for its context (stored once).
       const at = this.ledger.addMatch(m.eventTime, m.line)
       const g = m.opened
@@ -378,7 +386,13 @@ export class AlertBook implements AlertAccess {
         // Durable: the contexts are on disk (when the ledger can read them back), the groups compact.
         if (this.ledger.readContext) for (const g of staged) if (g.contextAt) g.alertContext = null
         void this.ledger.saveIndex?.(this.idleGroups).catch(() => {})
-        if (created.length > 0) this.o.alertHook?.committed(created)
+        // Alerts the store decided: kept as the hook's deliveries read them (their context in the store).
+        for (const g of decided) {
+          g.alertContext = null
+          this.grouper.restore(g)
+        }
+        if (decided.length > 0) this.o.metrics?.alerts.inc(decided.length)
+        if (created.length + decided.length > 0) this.o.alertHook?.committed([...created, ...decided])
         for (const [i, p] of patches.entries()) p.done(patched[i])
         for (const w of waiting) w.done()
       },

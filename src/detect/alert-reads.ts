@@ -1,9 +1,9 @@
 // Detection's alerts as the API reads and changes them (api/alert-routes.ts `AlertSource`): pages of
 // the alert index, one alert's view (its alert context read back from disk: alert-book.ts), its matched records as stored (the ledger's event locations,
 // then stored-log.ts's readStoredLines) and triage changes (status, assignee, comments:
-// alert-triage.ts), all through the alert book's narrow `AlertAccess` (alert-book.ts): the book
-// stays the one writer of detection output.
-import type { AlertAccess } from './alert-book.js'
+// alert-triage.ts), all through the narrow `AlertAccess` (alert-access.ts): the alert book's
+// (in memory, the one writer of detection output) or the PostgreSQL store's (state/pg-alerts.ts).
+import type { AlertAccess } from './alert-access.js'
 import type { AlertQuery } from './alert-index.js'
 import { MAX_COMMENTS, type TriageChange, triageView } from './alert-triage.js'
 import { alertView, type Group } from './grouping.js'
@@ -17,7 +17,7 @@ export class AlertReads {
 
   /** A page of alerts, newest first; `next` is the position the next page starts after. */
   async query(q: AlertQuery): Promise<{ results: unknown[]; next: { createdAt: string; id: string } | null }> {
-    const page = this.alerts.query(q)
+    const page = await this.alerts.query(q)
     // The page's contexts are read from disk, 16 at a time.
     const results: unknown[] = []
     for (let i = 0; i < page.results.length; i += 16)
@@ -40,19 +40,19 @@ export class AlertReads {
     }
   }
 
-  has(id: string): boolean {
-    return this.alerts.alert(id) !== undefined
+  async has(id: string): Promise<boolean> {
+    return (await this.alerts.alert(id)) !== undefined
   }
 
   /** The alert's view; null when no alert has this id. */
   async get(id: string): Promise<Record<string, unknown> | null> {
-    const g = this.alerts.alert(id)
+    const g = await this.alerts.alert(id)
     return g ? this.detail(g) : null
   }
 
   /** The alert's matched records `[skip, skip + limit)` and how many there are; null when no alert. */
   async events(id: string, skip: number, limit: number): Promise<{ results: unknown[]; total: number } | null> {
-    const g = this.alerts.alert(id)
+    const g = await this.alerts.alert(id)
     if (!g) return null
     const locations = await this.alerts.eventLocations(g)
     const results = await readStoredLines(this.logsRoot, locations.slice(skip, skip + limit))

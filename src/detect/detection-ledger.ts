@@ -5,7 +5,8 @@
 // nothing staged after it); commits run one at a time, in call order. `open`ing a store yields
 // only committed state. The files under `detections/` implement it (detection-store.ts); the one
 // writer over it is the alert book (alert-book.ts).
-import type { ContextRef, Group } from './grouping.js'
+import type { AlertAccess } from './alert-access.js'
+import type { ContextRef, Group, MatchFields, RuleMeta } from './grouping.js'
 import type { Location } from './stored-log.js'
 
 export interface Checkpoint {
@@ -46,6 +47,24 @@ export interface RuleErrorRecord {
   error: string
 }
 
+/**
+ * A match for a store that decides groups itself (`addGroupMatch`): what grouping.ts needs to place
+ * it in its rule and dedup string's window and count it, and who to tell when it makes its group an alert.
+ */
+export interface GroupDelta {
+  rule: RuleMeta
+  match: MatchFields & { destinations?: unknown }
+  eventMs: number
+  /** The matched record (the summary attributes are counted from it). */
+  event: unknown
+  now: number
+  /**
+   * Called inside the commit, before the group is written, when this match made its group an alert
+   * (whichever replica's matches counted before): what it sets on the group is written with it.
+   */
+  onAlert(group: Group, rule: RuleMeta, match: MatchFields & { destinations?: unknown }): void
+}
+
 /** One match or signal line: its event time (where it is kept) and its fields. */
 export type MatchLine = [eventTime: string, match: Record<string, unknown>]
 
@@ -75,6 +94,14 @@ export interface DetectionLedger extends MatchReader {
    * text), so a group the match opens points there instead of storing the same context a second time.
    */
   addMatch(eventTime: string, match: Record<string, unknown> | string): ContextRef | undefined
+  /**
+   * Present when the store decides alert groups itself, in the commit (PostgreSQL, shared by
+   * replicas): stages a match line whose top-level `"alertId":null` the store fills with the group
+   * it places `delta` in. The book then keeps no group of these matches in memory.
+   */
+  addGroupMatch?(eventTime: string, line: string, delta: GroupDelta): void
+  /** Present when the store serves the alerts itself (reads and triage from its database). */
+  readonly alerts?: AlertAccess
   /** A group's whole state (the last one committed wins). */
   addGroup(g: Group): void
   addError(e: RuleErrorRecord): void

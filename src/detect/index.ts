@@ -71,7 +71,9 @@ export async function createDetection(opts: {
   /** Opens the ledger detection writes to (main.ts: the PostgreSQL store); default: the file store. */
   openLedger?: () => Promise<DetectionLedger>
 }): Promise<Detection> {
-  const store = opts.openLedger ? await opts.openLedger() : await DetectionStore.open(opts.dataDir, opts.logger)
+  const store: DetectionLedger = opts.openLedger
+    ? await opts.openLedger()
+    : await DetectionStore.open(opts.dataDir, opts.logger)
   const metrics = createDetectMetrics(opts.metrics)
   const book = new AlertBook(store, {
     alertHook: withAlertLog(opts.logger, opts.alertHook),
@@ -117,7 +119,7 @@ export async function createDetection(opts: {
         : undefined,
     correlation,
     ruleErrors,
-    alerts: new AlertReads(book, logsRoot),
+    alerts: new AlertReads(store.alerts ?? book, logsRoot),
     replays: replayRuns({
       detector,
       logsRoot,

@@ -57,6 +57,31 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'alert groups decided in the store',
+    sql: `
+      -- The columns a group is found, decided and listed by (its whole state stays in state).
+      -- group_key: a hash of (rule, dedup string) (a dedup string may hold a NUL, which text cannot);
+      -- created_at is the ISO text of the alert's creation (the API's cursor compares it as text).
+      ALTER TABLE alert_groups
+        ADD COLUMN group_key text COLLATE "C",
+        ADD COLUMN rule_id text COLLATE "C",
+        ADD COLUMN severity text COLLATE "C",
+        ADD COLUMN status text COLLATE "C",
+        ADD COLUMN window_start_ms bigint,
+        ADD COLUMN event_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN alert boolean NOT NULL DEFAULT false,
+        ADD COLUMN created_at text COLLATE "C",
+        ADD COLUMN alerted_by text;
+      ALTER TABLE alert_groups ALTER COLUMN id TYPE text COLLATE "C";
+      CREATE INDEX alert_groups_key ON alert_groups (group_key, window_start_ms);
+      CREATE INDEX alert_groups_created ON alert_groups (created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_status ON alert_groups (status, created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_rule ON alert_groups (rule_id, created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_severity ON alert_groups (severity, created_at DESC, id) WHERE alert;
+    `,
+  },
 ]
 
 /**

@@ -7,16 +7,23 @@
 import type pg from 'pg'
 import { unavailable } from '../errors.js'
 import type { Logger } from '../log.js'
-import type { Checkpoint, CheckpointUpdate, DetectionLedger, RuleErrorRecord } from '../detect/detection-ledger.js'
+import type { AlertAccess } from '../detect/alert-access.js'
+import type {
+  Checkpoint,
+  CheckpointUpdate,
+  DetectionLedger,
+  GroupDelta,
+  RuleErrorRecord,
+} from '../detect/detection-ledger.js'
 import type { ContextRef, Group } from '../detect/grouping.js'
 import { DEFAULT_MAX_ERRORS } from '../detect/rule-error-window.js'
 import type { Location } from '../detect/stored-log.js'
+import { PgAlerts } from './pg-alerts.js'
+import { CONTEXTS, decideGroups, parseState, SPLIT, stateText, writeGroups } from './pg-groups.js'
 import { openPostgres, type PostgresOptions } from './postgres.js'
 import { inTransaction } from './transaction.js'
 
 const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
-/** A group's context is found by its group id: `contextAt.file` is this prefix and the id. */
-const CONTEXTS = 'alert_contexts/'
 /** Match lines read per query by `readMatches` (keyset pages, so memory holds one page of text). */
 const PAGE = 5000
 
@@ -25,7 +32,10 @@ interface Staged {
   lines: string[]
   /** '' for none (an id is never empty). */
   alertIds: string[]
-  groups: Map<string, string>
+  groups: Map<string, Group>
+  /** Matches the store places in their groups (addGroupMatch), with their line's position. */
+  deltas: GroupDelta[]
+  deltaLines: number[]
   contexts: Map<string, string>
   errors: string[]
 }
@@ -35,9 +45,28 @@ const nothingStaged = (): Staged => ({
   lines: [],
   alertIds: [],
   groups: new Map(),
+  deltas: [],
+  deltaLines: [],
   contexts: new Map(),
   errors: [],
 })
+
+const triageText = (g: Group) => JSON.stringify([g.status, g.assignee, g.comments, g.history])
+
+/** Fills the listed columns of groups stored before them (migration 2 adds them empty). */
+async function backfill(db: pg.Pool): Promise<void> {
+  const { rows } = await db.query<{ state: string }>('SELECT state FROM alert_groups WHERE group_key IS NULL')
+  if (rows.length === 0) return
+  await inTransaction(db, async (client) => {
+    const groups = rows.map((r) => parseState(r.state))
+    await writeGroups(
+      client,
+      '',
+      groups.map((g) => ({ g, state: stateText(g) })),
+      new Set(),
+    )
+  })
+}
 
 /** The hour an event time's line is kept under: its date and hour as written (the file store's partition). */
 const eventHour = (eventTime: string) => `${eventTime.slice(0, 10)}T${eventTime.slice(11, 13)}:00:00Z`
@@ -51,12 +80,9 @@ function alertIdOf(line: string): string {
   const id: unknown = m ? JSON.parse(m[1]!) : (JSON.parse(line) as { alertId?: unknown }).alertId
   return typeof id === 'string' ? id : ''
 }
-/**
- * A batch goes as one text parameter, its items joined by newlines and split by the server: JSON
- * text has no raw newline (the file store's lines rely on it too), and pg's array parameters cost
- * more to build than the insert (about 16 ms for 1,000 match lines).
- */
-const SPLIT = (n: number) => `string_to_array($${n}, E'\\n')`
+// A batch goes as one text parameter, its items joined by newlines and split by the server (SPLIT,
+// pg-groups.ts): JSON text has no raw newline (the file store's lines rely on it too), and pg's array
+// parameters cost more to build than the insert (about 16 ms for 1,000 match lines).
 /** A line with a raw newline (JSON allows them between tokens) made single-line. */
 const oneLine = (line: string) => (line.includes('\n') ? JSON.stringify(JSON.parse(line)) : line)
 const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString()
@@ -65,6 +91,10 @@ export class PgLedger implements DetectionLedger {
   private staged = nothingStaged()
   private tail: Promise<unknown> = Promise.resolve()
   private closed = false
+  /** The alerts as the API reads and changes them, from the database (every replica sees the same). */
+  readonly alerts: AlertAccess
+  /** Alert id → its triage fields as this ledger last read or wrote them (`writeWhole`). */
+  private readonly triageSeen = new Map<string, string>()
 
   private constructor(
     private readonly db: pg.Pool,
@@ -74,7 +104,10 @@ export class PgLedger implements DetectionLedger {
     readonly groups: Group[],
     readonly errors: RuleErrorRecord[],
     private readonly ownsPool: boolean,
-  ) {}
+  ) {
+    this.alerts = new PgAlerts(db, this)
+    for (const g of groups) if (g.alert) this.triageSeen.set(g.id, triageText(g))
+  }
 
   /** Opens the store at `url` (migrating its schema): its own pool, ended by `close`. */
   static async connect(o: PostgresOptions & { replica: string }, logger: Logger): Promise<PgLedger> {
@@ -98,7 +131,12 @@ export class PgLedger implements DetectionLedger {
       'SELECT checkpoint FROM detection_checkpoints WHERE replica = $1',
       [replica],
     )
-    const groups = await db.query<{ state: string }>('SELECT state FROM alert_groups ORDER BY id')
+    await backfill(db)
+    // An alert another replica made keeps its deliveries there (its outbox): none restored here.
+    const groups = await db.query<{ state: string; theirs: boolean }>(
+      'SELECT state, alert AND alerted_by IS DISTINCT FROM $1 AND alerted_by IS NOT NULL AS theirs FROM alert_groups ORDER BY id',
+      [replica],
+    )
     const errors = await db.query<{ error: string }>(
       'SELECT error FROM (SELECT seq, error FROM rule_errors ORDER BY seq DESC LIMIT $1) e ORDER BY seq',
       [DEFAULT_MAX_ERRORS],
@@ -107,7 +145,7 @@ export class PgLedger implements DetectionLedger {
       db,
       replica,
       cp.rows[0] ? (JSON.parse(cp.rows[0].checkpoint) as Checkpoint) : EMPTY,
-      groups.rows.map((r) => ({ ...(JSON.parse(r.state) as Group), alertContext: null })),
+      groups.rows.map((r) => (r.theirs ? { ...parseState(r.state), destinations: [] } : parseState(r.state))),
       errors.rows.map((r) => JSON.parse(r.error) as RuleErrorRecord),
       ownsPool,
     )
@@ -126,13 +164,20 @@ export class PgLedger implements DetectionLedger {
     return undefined
   }
 
+  /** Stages a match the commit places in its group (pg-groups.ts); its line's alertId is filled then. */
+  addGroupMatch(eventTime: string, line: string, delta: GroupDelta): void {
+    this.staged.deltaLines.push(this.staged.lines.length)
+    this.staged.deltas.push(delta)
+    this.addMatch(eventTime, line)
+  }
+
   /** Stages a group's state; its context, while the book still holds it, goes with it (stored once). */
   addGroup(g: Group): void {
     if (g.alertContext !== null) {
       this.staged.contexts.set(g.id, JSON.stringify(g.alertContext))
       g.contextAt ??= { file: `${CONTEXTS}${g.id}`, offset: 0, length: 0 }
     }
-    this.staged.groups.set(g.id, JSON.stringify({ ...g, alertContext: undefined }))
+    this.staged.groups.set(g.id, { ...g, alertContext: null, summaryCounts: structuredClone(g.summaryCounts) })
   }
 
   addError(e: RuleErrorRecord): void {
@@ -175,6 +220,17 @@ export class PgLedger implements DetectionLedger {
 
   private transaction(work: Staged, next: Checkpoint): Promise<void> {
     return inTransaction(this.db, async (client) => {
+      if (work.deltas.length > 0) {
+        const decided = await decideGroups(client, work.deltas)
+        for (const [i, at] of work.deltaLines.entries()) {
+          const id = decided.ids[i]!
+          work.lines[at] = work.lines[at]!.replace('"alertId":null', () => `"alertId":${JSON.stringify(id)}`)
+          work.alertIds[at] = id
+        }
+        for (const [id, c] of decided.contexts) work.contexts.set(id, c)
+        const changed = decided.changed.map((g) => ({ g, state: stateText(g) }))
+        await writeGroups(client, this.replica, changed, decided.became)
+      }
       if (work.lines.length > 0)
         await client.query(
           `INSERT INTO detection_matches (replica, event_hour, alert_id, line)
@@ -188,12 +244,7 @@ export class PgLedger implements DetectionLedger {
            ON CONFLICT (group_id) DO NOTHING`,
           [[...work.contexts.keys()].join('\n'), [...work.contexts.values()].join('\n')],
         )
-      if (work.groups.size > 0)
-        await client.query(
-          `INSERT INTO alert_groups (id, replica, state) SELECT id, $1, s FROM unnest(${SPLIT(2)}, ${SPLIT(3)}) AS u(id, s)
-           ON CONFLICT (id) DO UPDATE SET state = excluded.state, replica = excluded.replica, updated_at = now()`,
-          [this.replica, [...work.groups.keys()].join('\n'), [...work.groups.values()].join('\n')],
-        )
+      if (work.groups.size > 0) await this.writeWhole(client, work.groups)
       if (work.errors.length > 0)
         await client.query(
           `INSERT INTO rule_errors (replica, error)
@@ -206,6 +257,40 @@ export class PgLedger implements DetectionLedger {
         [this.replica, JSON.stringify(next)],
       )
     })
+  }
+
+  /**
+   * Whole group states (a correlation run's, a scheduled query's). An alert's deliveries are kept
+   * as the database has them; so are its triage fields (the API changes them in the database:
+   * pg-alerts.ts) unless the staged state changed them since this ledger last read or wrote them.
+   */
+  private async writeWhole(client: pg.PoolClient, groups: Map<string, Group>): Promise<void> {
+    const { rows } = await client.query<{ state: string }>(
+      `SELECT state FROM alert_groups WHERE id = ANY(${SPLIT(1)}) ORDER BY id FOR UPDATE`,
+      [[...groups.keys()].join('\n')],
+    )
+    const wasAlert = new Set<string>()
+    for (const r of rows) {
+      const had = parseState(r.state)
+      const g = groups.get(had.id)
+      if (!g || !had.alert) continue
+      wasAlert.add(g.id)
+      // The book's triage as this ledger last read or wrote it: the database's is newer.
+      if (triageText(g) === this.triageSeen.get(g.id))
+        Object.assign(g, { status: had.status, assignee: had.assignee, comments: had.comments, history: had.history })
+      g.destinations = had.destinations
+    }
+    const became = new Set<string>()
+    for (const g of groups.values()) {
+      if (g.alert && !wasAlert.has(g.id)) became.add(g.id)
+      if (g.alert) this.triageSeen.set(g.id, triageText(g))
+    }
+    await writeGroups(
+      client,
+      this.replica,
+      [...groups.values()].map((g) => ({ g, state: stateText(g) })),
+      became,
+    )
   }
 
   /**

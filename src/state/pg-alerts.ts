@@ -1,0 +1,130 @@
+// The alerts as the API reads and changes them over the PostgreSQL store (detect/alert-access.ts):
+// pages and single alerts read from alert_groups (with their context, one query), triage changes
+// (status, assignee, comments, history) as one transaction that locks the rows it changes. Every
+// replica reads the same alerts: a status set through one is read through another.
+import type pg from 'pg'
+import type { AlertAccess, AlertPage } from '../detect/alert-access.js'
+import type { AlertQuery } from '../detect/alert-index.js'
+import { applyTriage, type TriageActor, type TriageChange } from '../detect/alert-triage.js'
+import type { AlertStatus, ContextRef, Group } from '../detect/grouping.js'
+import type { Location } from '../detect/stored-log.js'
+import { parseState } from './pg-groups.js'
+import { inTransaction } from './transaction.js'
+
+/** What the alerts need of the ledger: contexts and event locations of committed groups. */
+export interface AlertLedger {
+  readContext(ref: ContextRef): Promise<Record<string, unknown>>
+  alertEvents(g: Group): Promise<Location[]>
+}
+
+type Change = Omit<TriageChange, 'actor'> & { actor?: TriageActor }
+
+/** Values compared with the text columns: a NUL (which no stored value holds) cannot be sent. */
+const clean = (v: readonly string[] | undefined) => (v?.length ? v.map((s) => s.replaceAll('\u0000', ' ')) : null)
+
+const ROW = `SELECT g.state, c.context FROM alert_groups g LEFT JOIN alert_contexts c ON c.group_id = g.id`
+
+function groupOf(r: { state: string; context: string | null }): Group {
+  const g = parseState(r.state)
+  if (r.context !== null) {
+    const c = JSON.parse(r.context) as unknown
+    g.alertContext = typeof c === 'object' && c !== null ? (c as Record<string, unknown>) : {}
+  }
+  return g
+}
+
+export class PgAlerts implements AlertAccess {
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly ledger: AlertLedger,
+  ) {}
+
+  /** Newest createdAt first, ties by id (as the in-memory index: alert-index.ts); `next` when more follow. */
+  async query(q: AlertQuery): Promise<AlertPage> {
+    const { rows } = await this.db.query<{ state: string; context: string | null }>(
+      `${ROW} WHERE g.alert
+         AND ($1::text[] IS NULL OR g.rule_id = ANY($1)) AND ($2::text[] IS NULL OR g.severity = ANY($2))
+         AND ($3::text[] IS NULL OR g.status = ANY($3))
+         AND ($4::text IS NULL OR g.created_at >= $4) AND ($5::text IS NULL OR g.created_at < $5)
+         AND ($6::text IS NULL OR g.created_at < $6 OR (g.created_at = $6 AND g.id > $7))
+       ORDER BY g.created_at DESC, g.id LIMIT $8`,
+      [
+        clean(q.ruleIds),
+        clean(q.severities),
+        clean(q.statuses),
+        q.createdAfter ?? null,
+        q.createdBefore ?? null,
+        q.after?.createdAt ?? null,
+        q.after?.id.replaceAll('\u0000', ' ') ?? null,
+        q.limit + 1,
+      ],
+    )
+    const results = rows.slice(0, q.limit).map(groupOf)
+    const last = results[results.length - 1]
+    const next = rows.length > q.limit && last ? { createdAt: last.createdAt as string, id: last.id } : null
+    return { results, next }
+  }
+
+  async alert(id: string): Promise<Group | undefined> {
+    if (id.includes('\u0000')) return undefined
+    const { rows } = await this.db.query<{ state: string; context: string | null }>(
+      `${ROW} WHERE g.id = $1 AND g.alert`,
+      [id],
+    )
+    return rows[0] ? groupOf(rows[0]) : undefined
+  }
+
+  eventLocations(g: Group): Promise<Location[]> {
+    return this.ledger.alertEvents(g)
+  }
+
+  async context(g: Group): Promise<Record<string, unknown>> {
+    if (g.alertContext !== null) return g.alertContext
+    return g.contextAt ? this.ledger.readContext(g.contextAt) : {}
+  }
+
+  setStatus(id: string, status: AlertStatus): Promise<Group | undefined> {
+    return this.apply([id], { status }).then(([g]) => g)
+  }
+
+  change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>> {
+    return this.apply(ids, change)
+  }
+
+  /** One transaction: the alerts' rows locked (in id order), changed, written back; undefined: no such alert. */
+  private apply(ids: readonly string[], change: Change): Promise<Array<Group | undefined>> {
+    const wanted = ids.filter((id) => !id.includes('\u0000'))
+    if (wanted.length === 0) return Promise.resolve(ids.map(() => undefined))
+    return inTransaction(this.db, async (client) => {
+      const { rows } = await client.query<{ state: string }>(
+        'SELECT state FROM alert_groups WHERE id = ANY($1) AND alert ORDER BY id FOR UPDATE',
+        [wanted],
+      )
+      const now = new Date().toISOString()
+      const byId = new Map<string, Group>()
+      for (const r of rows) {
+        const g = parseState(r.state)
+        const { actor, ...rest } = change
+        if (actor) applyTriage(g, { ...rest, actor }, now)
+        else {
+          // A change without an actor (the book's own callers): the status alone, no history.
+          if (rest.status !== undefined) g.status = rest.status
+          g.updatedAt = now
+        }
+        byId.set(g.id, g)
+      }
+      const changed = [...byId.values()]
+      if (changed.length > 0)
+        await client.query(
+          `UPDATE alert_groups SET state = u.s, status = u.st, updated_at = now()
+           FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, s, st) WHERE alert_groups.id = u.id`,
+          [
+            changed.map((g) => g.id),
+            changed.map((g) => JSON.stringify({ ...g, alertContext: undefined })),
+            changed.map((g) => g.status),
+          ],
+        )
+      return ids.map((id) => byId.get(id))
+    })
+  }
+}
