@@ -4,10 +4,10 @@
 // once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
 // Over a store that decides groups (PostgreSQL: addGroupMatch) the loop's matches are grouped by
 // the store in the commit, and alerts and triage are the store's. Otherwise grouping, the alert
-// index and the rule errors live here, in memory; texts and contexts are
-// capped as they enter (output-caps.ts). A group's alert context is dropped from memory once its
-// commit is durable and read back from the ledger when the alert is read (the groups stay, compact). While the loop holds the
-// book, output made beside it (a status change, a correlation run) joins the loop's next commit,
+// index and the rule errors live here, in memory; texts and contexts are capped as they enter
+// (output-caps.ts). A group's alert context is dropped from memory once its commit is durable and
+// read back from the ledger when the alert is read (the groups stay, compact). While the loop holds
+// the book, output made beside it (a status change, a correlation run) joins the loop's next commit,
 // never half a batch; otherwise that output is committed alone, at once. When the loop's run
 // fails, what it queued is dropped, never committed beside its evaluation again at the next start.
 import type { AlertAccess } from './alert-access.js'
@@ -32,9 +32,9 @@ import {
   type GroupOutcome,
   Grouper,
   type MatchFields,
-  matchId,
   type RuleMeta,
 } from './grouping.js'
+import { matchLine } from './match-line.js'
 import { capError, capMatch } from './output-caps.js'
 import { RuleErrorWindow } from './rule-error-window.js'
 import type { Location, StoredRecord } from './stored-log.js'
@@ -191,22 +191,7 @@ export class AlertBook implements AlertAccess {
     this.o.metrics?.matches.inc({ type: alerting ? 'match' : 'signal' })
     // The line is written now, a record at a time (the loop yields between records), not at the
     // commit; the context's text is the one its size check made.
-    const fields = JSON.stringify({
-      ...(limited ? { alertLimited: true } : {}),
-      id: matchId(rule.id, rec.file, rec.offset),
-      ruleId: rule.id,
-      ruleKind: rule.kind,
-      revision: rule.revision,
-      logType: rec.logType,
-      eventTime: rec.eventTime,
-      record: { partition: rec.file, offset: rec.offset },
-      dedup: match.dedup,
-      title: match.title,
-      severity: match.severity,
-      signal: !alerting,
-      alertId,
-    })
-    const line = `${fields.slice(0, -1)},"alertContext":${contextText}}`
+    const line = matchLine(rec, rule, match, { alerting, limited, alertId, contextText })
     this.matches.push({ eventTime: rec.eventTime, line, opened, delta })
   }
 
