@@ -35,6 +35,7 @@ import { createMetricsRegistry } from './metrics.js'
 import { instrumentEngines } from './engine/engine-metrics.js'
 import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
+import { startReplicaPush } from './reconcile/replica-push.js'
 import { closeRuleParts, openRuleParts, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
 import { ServiceCommitFile } from './service/service-commits.js'
@@ -242,6 +243,12 @@ export async function createService(opts: StartOptions): Promise<Service> {
     )
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
+    const state = stateSettings(config as Record<string, unknown>, opts.env)
+    // Replicas over one PostgreSQL tell each other of new revisions (LISTEN/NOTIFY).
+    if (state.postgres) {
+      const push = await startReplicaPush({ url: state.postgres.url, catalog: rules.catalog, reconciler, logger })
+      cleanups.push(() => push.close())
+    }
 
     const logSources = await createLogSources({
       config: config as Record<string, unknown>,
@@ -262,7 +269,6 @@ export async function createService(opts: StartOptions): Promise<Service> {
     })
     cleanups.push(() => destinations.close())
     // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory.
-    const state = stateSettings(config as Record<string, unknown>, opts.env)
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
