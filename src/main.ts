@@ -44,6 +44,7 @@ import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { stateSettings } from './state/config.js'
+import { eventsLayoutOf } from './ingest/events-layout.js'
 import { PgLedger } from './state/pg-ledger.js'
 import { openSshSigner } from './git/commit-signer.js'
 import { checkAllowedSignersFile } from './git/allowed-signers.js'
@@ -250,9 +251,13 @@ export async function createService(opts: StartOptions): Promise<Service> {
       cleanups.push(() => push.close())
     }
 
+    // The stored events: `<data dir>/logs`, or this replica's folder of the shared events directory.
+    const events = eventsLayoutOf(dataDir, state)
+    if (events.shared) bannerLines.push(`Events: ${events.ownRoot} (shared with the other replicas)`)
     const logSources = await createLogSources({
       config: config as Record<string, unknown>,
       dataDir,
+      events,
       logger,
       metrics,
       env: opts.env,
@@ -272,6 +277,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
+      events,
       catalog: rules.catalog,
       logSources,
       logger,
@@ -294,7 +300,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => detection.close())
 
     const queries = await QueryEngine.open({
-      logsRoot: path.join(dataDir, 'logs'),
+      logsRoot: events.root,
+      eachReplica: events.shared,
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
       settings: querySet,
       checker: sqlChecker,
@@ -324,8 +331,9 @@ export async function createService(opts: StartOptions): Promise<Service> {
       engines: opts.detectionEngines ? { ...engines, ...opts.detectionEngines } : engines,
       served: () => rules.catalog.index,
       indexAt: (rev) => loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, config.rules),
-      logsRoot: path.join(dataDir, 'logs'),
-      durableLength: (file) => detection.detector.durableLength(file),
+      logsRoot: events.root,
+      eachReplica: events.shared,
+      durableLength: detection.durableLength,
       limits: replayLimits(config as Record<string, unknown>),
       maxFileBytes: config.rules.maxFileBytes,
       dataDir,

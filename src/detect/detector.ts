@@ -20,6 +20,7 @@ import { LateRules } from './late-rules.js'
 import { buildLiveIndex, type LiveIndex, type LiveRule } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
 import { chunkFor, LineCursor, listDataFiles, type StoredRecord } from './stored-log.js'
+import type { EventsLayout } from '../ingest/events-layout.js'
 import { StoredLogMerge } from './stored-merge.js'
 
 /** What the loop uses of the alert book: the checkpoint, its commits, and the queue a chunk fills. */
@@ -30,6 +31,8 @@ export type LoopBook = Pick<
 
 export interface DetectorOptions {
   dataDir: string
+  /** Where the stored events are (default `<data dir>/logs`): only this replica's folder is evaluated. */
+  events?: EventsLayout
   logTypes: readonly string[]
   catalog: { readonly index: RuleIndex }
   /** The engines whose `live` members evaluate the records (engine/live.ts). */
@@ -72,7 +75,7 @@ export class Detector {
   private answered: Array<() => void> = []
 
   constructor(private readonly o: DetectorOptions) {
-    this.logsRoot = path.join(o.dataDir, 'logs')
+    this.logsRoot = o.events?.root ?? path.join(o.dataDir, 'logs')
     this.ruleWorker =
       o.ruleWorker === false
         ? null
@@ -94,7 +97,7 @@ export class Detector {
       for (const [file, from] of Object.entries(b.logs))
         if (from < (cp.logs[file] ?? 0)) this.startFrom.set(file, Math.min(from, this.startFrom.get(file) ?? from))
     for (const lt of this.o.logTypes) {
-      for (const file of await listDataFiles(this.logsRoot, lt)) {
+      for (const file of await listDataFiles(this.logsRoot, this.o.events?.own ? `${this.o.events.own}/${lt}` : lt)) {
         const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(this.logsRoot, file)))
         this.announce([{ file, size }])
       }

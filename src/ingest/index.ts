@@ -1,6 +1,8 @@
 // Entry point of the HTTP log sources: builds every configured source (token, recovery of its files,
 // duplicate filter) and the router that serves them. The composition root mounts `router` at the
-// root, prints `bannerLines`, and awaits `close()` on shutdown so queued lines are flushed.
+// root, prints `bannerLines`, and awaits `close()` on shutdown so queued lines are flushed. The data
+// files go to this replica's folder of the events layout (events-layout.ts), and the durable
+// batches name them relative to the layout's root.
 import type { Router } from '@koa/router'
 import type { Registry } from 'prom-client'
 import { RulekeeperError } from '../errors.js'
@@ -8,6 +10,7 @@ import type { Logger } from '../log.js'
 import { resolveLogSources } from './config.js'
 import { createIngestMetrics } from './ingest-metrics.js'
 import { createIngestRouter } from './ingest-router.js'
+import { type EventsLayout, ownFileName } from './events-layout.js'
 import { LogSource } from './log-source.js'
 import { findLogType } from './log-types.js'
 
@@ -23,10 +26,13 @@ export interface LogSources {
 export async function createLogSources(opts: {
   config: Record<string, unknown>
   dataDir: string
+  /** Where the events go (default: `<data dir>/logs`). */
+  events?: EventsLayout
   logger: Logger
   metrics: Registry
   env: Record<string, string | undefined>
 }): Promise<LogSources> {
+  const events = opts.events
   const { sources: configs, audit } = resolveLogSources(opts.config)
   const metrics = createIngestMetrics(opts.metrics)
   const sources = new Map<string, LogSource>()
@@ -46,6 +52,7 @@ export async function createLogSources(opts: {
           logType,
           settings: audit,
           dataDir: opts.dataDir,
+          logsRoot: events?.ownRoot,
           env: opts.env,
           logger: opts.logger,
           metrics,
@@ -61,7 +68,11 @@ export async function createLogSources(opts: {
     bannerLines: [...sources.values()].map((s) => s.auth.bannerLine),
     logTypes: [...new Set(configs.map((c) => c.logType))],
     onDurable(fn) {
-      for (const s of sources.values()) s.onDurable(fn)
+      const named = events?.own
+        ? (files: ReadonlyArray<{ file: string; size: number }>) =>
+            fn(files.map((f) => ({ file: ownFileName(events, f.file), size: f.size })))
+        : fn
+      for (const s of sources.values()) s.onDurable(named)
     },
     async close() {
       for (const s of sources.values()) await s.close()
