@@ -1,9 +1,11 @@
 // Pushes across replicas (LISTEN/NOTIFY on the PostgreSQL state store): two services over one
 // smart-HTTP Git remote and one PostgreSQL, their scheduled reconcile a year apart, so only the
-// notification explains a replica serving the other's write within a second; a replica whose
+// notification explains a replica serving the other's write (or a webhook sent to the other) within
+// a second; a replica whose
 // channel connection dies fetches when it connects again; concurrent If-Match writes through the
 // two replicas: exactly one wins, one commit on the remote, and both then serve the winner.
 // Real port: a remote (the git server).
+import { createHmac } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,6 +19,18 @@ import { waitFor } from '../helpers/wait.js'
 
 const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
 const NO_TESTS = '?run-tests-first=false'
+const WEBHOOK_SECRET = 'whsec-replicas-0123456789'
+
+/** A signed GitHub push event for `after`, sent to one replica. */
+function pushHook(s: InProcessServer, after: string) {
+  const body = JSON.stringify({ ref: 'refs/heads/main', after, repository: { full_name: 'example/rules' } })
+  return s.send('POST', '/hooks/git', body, {
+    'Content-Type': 'application/json',
+    'X-GitHub-Event': 'push',
+    'X-GitHub-Delivery': `d-${after.slice(0, 8)}`,
+    'X-Hub-Signature-256': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`,
+  })
+}
 const simplePath = (id: string) => `simple_rules/${id.split('.')[0]!.toLowerCase()}/${id}.yml`
 
 async function twoReplicas(t: { teardown(fn: () => unknown): void }) {
@@ -25,7 +39,11 @@ async function twoReplicas(t: { teardown(fn: () => unknown): void }) {
   t.teardown(() => git.stop())
   const remote = await createRemoteRepo(root, 'rules', TEMPLATE)
   const url = await freshDatabase()
-  const env = { RULEKEEPER_GIT_URL: git.url('rules'), RULEKEEPER_GIT_BRANCH: 'main' }
+  const env = {
+    RULEKEEPER_GIT_URL: git.url('rules'),
+    RULEKEEPER_GIT_BRANCH: 'main',
+    RULEKEEPER_GIT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  }
   const start = async (replica: string) => {
     const s = await startInProcess({ env, config: { state: { postgres: { url }, replica } } })
     t.teardown(async () => {
@@ -85,6 +103,15 @@ t.test('a rule written through one replica is served by the other within a secon
   await msUntil(b, '/simple-rules/Push.Two', (r) => r.status === 200)
   const again = await channels()
   t.equal(again.filter((pid) => !before.includes(pid)).length, 2, 'both channels connected again')
+
+  // A push webhook reaching one replica reaches the other.
+  c.write(simplePath('Push.Three'), c.read(simplePath('Push.One'))!.replace(/Push\.One/g, 'Push.Three'))
+  const pushed = await c.commitAll('Add Push.Three with plain git')
+  t.ok((await c.push()).ok)
+  t.equal((await pushHook(a, pushed)).status, 202, 'the webhook went to a')
+  const viaHook = await msUntil(b, '/simple-rules/Push.Three', (r) => r.status === 200)
+  // Two reconciles in a row (a's fetch, then b's after the announcement): twice the bound of a write.
+  t.ok(viaHook < 2000, `served by b ${viaHook} ms after a's webhook`)
 })
 
 t.test('concurrent If-Match writes through two replicas: exactly one wins', async (t) => {
