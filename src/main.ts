@@ -44,7 +44,6 @@ import { lockDataDir } from './data-dir/data-dir-lock.js'
 import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { stateSettings } from './state/config.js'
-import { eventsLayoutOf } from './ingest/events-layout.js'
 import { PgLedger } from './state/pg-ledger.js'
 import { openSshSigner } from './git/commit-signer.js'
 import { checkAllowedSignersFile } from './git/allowed-signers.js'
@@ -245,19 +244,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
     const state = stateSettings(config as Record<string, unknown>, opts.env)
-    // Replicas over one PostgreSQL tell each other of new revisions (LISTEN/NOTIFY).
-    if (state.postgres) {
-      const push = await startReplicaPush({ url: state.postgres.url, catalog: rules.catalog, reconciler, logger })
-      cleanups.push(() => push.close())
-    }
+    cleanups.push(await startReplicaPush(state, { catalog: rules.catalog, reconciler, logger }))
 
-    // The stored events: `<data dir>/logs`, or this replica's folder of the shared events directory.
-    const events = eventsLayoutOf(dataDir, state)
-    if (events.shared) bannerLines.push(`Events: ${events.ownRoot} (shared with the other replicas)`)
     const logSources = await createLogSources({
       config: config as Record<string, unknown>,
       dataDir,
-      events,
       logger,
       metrics,
       env: opts.env,
@@ -277,7 +268,6 @@ export async function createService(opts: StartOptions): Promise<Service> {
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
-      events,
       catalog: rules.catalog,
       logSources,
       logger,
@@ -300,8 +290,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => detection.close())
 
     const queries = await QueryEngine.open({
-      logsRoot: events.root,
-      eachReplica: events.shared,
+      ...detection.readers,
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
       settings: querySet,
       checker: sqlChecker,
@@ -331,9 +320,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       engines: opts.detectionEngines ? { ...engines, ...opts.detectionEngines } : engines,
       served: () => rules.catalog.index,
       indexAt: (rev) => loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, config.rules),
-      logsRoot: events.root,
-      eachReplica: events.shared,
-      durableLength: detection.durableLength,
+      ...detection.readers,
       limits: replayLimits(config as Record<string, unknown>),
       maxFileBytes: config.rules.maxFileBytes,
       dataDir,

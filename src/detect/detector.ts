@@ -19,8 +19,7 @@ import type { RecordEvaluations } from './evaluate-records.js'
 import { LateRules } from './late-rules.js'
 import { buildLiveIndex, type LiveIndex, type LiveRule } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
-import { chunkFor, LineCursor, listDataFiles, type StoredRecord } from './stored-log.js'
-import type { EventsLayout } from '../ingest/events-layout.js'
+import { chunkFor, LineCursor, sizedDataFiles, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
 
 /** What the loop uses of the alert book: the checkpoint, its commits, and the queue a chunk fills. */
@@ -31,8 +30,8 @@ export type LoopBook = Pick<
 
 export interface DetectorOptions {
   dataDir: string
-  /** Where the stored events are (default `<data dir>/logs`): only this replica's folder is evaluated. */
-  events?: EventsLayout
+  /** A shared events directory and this replica's folder in it (the only one evaluated); default `<data dir>/logs`. */
+  events?: { root: string; own: string }
   logTypes: readonly string[]
   catalog: { readonly index: RuleIndex }
   /** The engines whose `live` members evaluate the records (engine/live.ts). */
@@ -96,12 +95,8 @@ export class Detector {
     for (const b of Object.values(cp.behind ?? {}))
       for (const [file, from] of Object.entries(b.logs))
         if (from < (cp.logs[file] ?? 0)) this.startFrom.set(file, Math.min(from, this.startFrom.get(file) ?? from))
-    for (const lt of this.o.logTypes) {
-      for (const file of await listDataFiles(this.logsRoot, this.o.events?.own ? `${this.o.events.own}/${lt}` : lt)) {
-        const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(this.logsRoot, file)))
-        this.announce([{ file, size }])
-      }
-    }
+    const own = this.o.events?.own ? `${this.o.events.own}/` : ''
+    for (const lt of this.o.logTypes) this.announce(await sizedDataFiles(this.logsRoot, `${own}${lt}`))
     this.kick()
   }
 

@@ -38,8 +38,11 @@ export interface Detection {
   ruleErrors: RuleErrorList
   /** The alerts as the API reads and changes them. */
   alerts: AlertReads
-  /** How far a replay may read a data file (this replica's: what is durable; another's: undefined, its size). */
-  durableLength(file: string): number | undefined
+  /**
+   * What readers of the stored events (queries, backtests) are given: the root, whether it holds
+   * every replica's folder, how far a data file may be read (another replica's: undefined, its size).
+   */
+  readers: { logsRoot: string; eachReplica: boolean; durableLength(file: string): number | undefined }
   /** Replays as `POST /replay` runs them, with their limits. */
   replays: ReturnType<typeof replayRuns>
   status(): ReturnType<Detector['status']> & {
@@ -51,10 +54,10 @@ export interface Detection {
 
 export async function createDetection(opts: {
   dataDir: string
-  /** Where the stored events are (default `<data dir>/logs`): detection evaluates this replica's, readers read all. */
-  events?: EventsLayout
   catalog: { readonly index: RuleIndex }
   logSources: {
+    /** Where the events are (default `<data dir>/logs`): detection evaluates this replica's, readers read all. */
+    events?: EventsLayout
     logTypes: string[]
     onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): void
   }
@@ -82,7 +85,7 @@ export async function createDetection(opts: {
     metrics,
     alertsPerRuleHour: opts.alertsPerRuleHour,
   })
-  const events = opts.events ?? eventsLayout(opts.dataDir, null)
+  const events = opts.logSources.events ?? eventsLayout(opts.dataDir, null)
   const logsRoot = events.root
   const detector = new Detector({
     dataDir: opts.dataDir,
@@ -126,7 +129,7 @@ export async function createDetection(opts: {
     correlation,
     ruleErrors,
     alerts: new AlertReads(book, logsRoot),
-    durableLength,
+    readers: { logsRoot, eachReplica: events.shared, durableLength },
     replays: replayRuns({
       durableLength,
       logsRoot,

@@ -10,13 +10,16 @@ import type { Logger } from '../log.js'
 import { resolveLogSources } from './config.js'
 import { createIngestMetrics } from './ingest-metrics.js'
 import { createIngestRouter } from './ingest-router.js'
-import { type EventsLayout, ownFileName } from './events-layout.js'
+import { type EventsLayout, eventsLayoutOf, ownFileName } from './events-layout.js'
+import { stateSettings } from '../state/config.js'
 import { LogSource } from './log-source.js'
 import { findLogType } from './log-types.js'
 
 export interface LogSources {
   router: Router
   bannerLines: string[]
+  /** Where the events are stored (`state.eventsDir`, else the data directory's `logs/`). */
+  events: EventsLayout
   /** The log types served, and a subscription to every source's durable batches (detection). */
   logTypes: string[]
   onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): void
@@ -26,13 +29,11 @@ export interface LogSources {
 export async function createLogSources(opts: {
   config: Record<string, unknown>
   dataDir: string
-  /** Where the events go (default: `<data dir>/logs`). */
-  events?: EventsLayout
   logger: Logger
   metrics: Registry
   env: Record<string, string | undefined>
 }): Promise<LogSources> {
-  const events = opts.events
+  const events = eventsLayoutOf(opts.dataDir, stateSettings(opts.config, opts.env))
   const { sources: configs, audit } = resolveLogSources(opts.config)
   const metrics = createIngestMetrics(opts.metrics)
   const sources = new Map<string, LogSource>()
@@ -52,7 +53,7 @@ export async function createLogSources(opts: {
           logType,
           settings: audit,
           dataDir: opts.dataDir,
-          logsRoot: events?.ownRoot,
+          logsRoot: events.ownRoot,
           env: opts.env,
           logger: opts.logger,
           metrics,
@@ -64,11 +65,12 @@ export async function createLogSources(opts: {
     throw err
   }
   return {
+    events,
     router: createIngestRouter(sources, metrics),
     bannerLines: [...sources.values()].map((s) => s.auth.bannerLine),
     logTypes: [...new Set(configs.map((c) => c.logType))],
     onDurable(fn) {
-      const named = events?.own
+      const named = events.own
         ? (files: ReadonlyArray<{ file: string; size: number }>) =>
             fn(files.map((f) => ({ file: ownFileName(events, f.file), size: f.size })))
         : fn

@@ -9,7 +9,6 @@ import { RevisionChannel } from '../state/revision-notify.js'
 import type { Reconciler } from './reconciler.js'
 
 export interface ReplicaPushOptions {
-  url: string
   catalog: Pick<RuleCatalog, 'index' | 'onPublish'>
   reconciler: Pick<Reconciler, 'trigger'>
   logger: Logger
@@ -23,12 +22,22 @@ export interface ReplicaPush {
   close(): Promise<void>
 }
 
-export async function startReplicaPush(o: ReplicaPushOptions): Promise<ReplicaPush> {
+/** Starts the pushes when the state store is PostgreSQL (else nothing); answers what stops them. */
+export async function startReplicaPush(
+  state: { postgres: { url: string } | null },
+  o: ReplicaPushOptions,
+): Promise<() => Promise<void>> {
+  if (!state.postgres) return async () => {}
+  const push = await replicaPush(state.postgres.url, o)
+  return () => push.close()
+}
+
+export async function replicaPush(url: string, o: ReplicaPushOptions): Promise<ReplicaPush> {
   const heard: string[] = []
   const reconcile = (why: string) =>
     void o.reconciler.trigger().catch((err: unknown) => o.logger.warn({ err, why }, 'reconcile after a push failed'))
   const channel = new RevisionChannel({
-    url: o.url,
+    url,
     logger: o.logger,
     onRevision: (revision) => {
       if (revision === o.catalog.index.revision) return
