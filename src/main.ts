@@ -35,6 +35,7 @@ import { createMetricsRegistry } from './metrics.js'
 import { instrumentEngines } from './engine/engine-metrics.js'
 import { registerCatalogMetrics } from './service/catalog-metrics.js'
 import { Reconciler } from './reconcile/reconciler.js'
+import { startReplicaPush } from './reconcile/replica-push.js'
 import { closeRuleParts, openRuleParts, RuleHealthReads, type RuleParts } from './service/index.js'
 import { loadFullRevision } from './service/revision-sync.js'
 import { ServiceCommitFile } from './service/service-commits.js'
@@ -242,6 +243,8 @@ export async function createService(opts: StartOptions): Promise<Service> {
     )
     reconciler.start(config.reconcile.schedule)
     cleanups.push(() => reconciler.stop())
+    const state = stateSettings(config as Record<string, unknown>, opts.env)
+    cleanups.push(await startReplicaPush(state, { catalog: rules.catalog, reconciler, logger }))
 
     const logSources = await createLogSources({
       config: config as Record<string, unknown>,
@@ -262,7 +265,6 @@ export async function createService(opts: StartOptions): Promise<Service> {
     })
     cleanups.push(() => destinations.close())
     // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory.
-    const state = stateSettings(config as Record<string, unknown>, opts.env)
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
@@ -288,7 +290,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => detection.close())
 
     const queries = await QueryEngine.open({
-      logsRoot: path.join(dataDir, 'logs'),
+      ...detection.readers,
       logTypes: logTypeNames().flatMap((n) => findLogType(n) ?? []),
       settings: querySet,
       checker: sqlChecker,
@@ -318,8 +320,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       engines: opts.detectionEngines ? { ...engines, ...opts.detectionEngines } : engines,
       served: () => rules.catalog.index,
       indexAt: (rev) => loadFullRevision(rules.repo, rev, RuleIndex.empty(), engines, undefined, config.rules),
-      logsRoot: path.join(dataDir, 'logs'),
-      durableLength: (file) => detection.detector.durableLength(file),
+      ...detection.readers,
       limits: replayLimits(config as Record<string, unknown>),
       maxFileBytes: config.rules.maxFileBytes,
       dataDir,

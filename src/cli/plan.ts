@@ -6,6 +6,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { loadServiceConfig } from '../config-sections.js'
+import { eventsLayoutOf } from '../ingest/events-layout.js'
+import { stateSettings } from '../state/config.js'
 import { pythonDetection, replayLimits } from '../detect/config.js'
 import { closeEngines, createEngineRegistry } from '../engine/registry.js'
 import { GitRepository } from '../git/repository.js'
@@ -61,13 +63,15 @@ export async function planCommand(argv: string[], env: Record<string, string | u
     const indexAt = (rev: string) =>
       loadFullRevision(repo, rev, RuleIndex.empty(), engines, undefined, { maxFileBytes: config.rules.maxFileBytes })
     const baseIndex = await indexAt(base)
+    const events = eventsLayoutOf(dataDir, stateSettings(config as Record<string, unknown>, env))
     const plan = await makePlan(
       {
         repo,
         engines,
         served: () => baseIndex,
         indexAt,
-        logsRoot: path.join(dataDir, 'logs'),
+        logsRoot: events.root,
+        eachReplica: events.shared,
         limits: replayLimits(config as Record<string, unknown>),
         maxFileBytes: config.rules.maxFileBytes,
       },

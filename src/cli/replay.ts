@@ -4,6 +4,8 @@
 // (detect/replay.ts).
 import path from 'node:path'
 import { loadServiceConfig } from '../config-sections.js'
+import { eventsLayoutOf } from '../ingest/events-layout.js'
+import { stateSettings } from '../state/config.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import { replay, ReplayRequestError } from '../detect/replay.js'
 import { replayJsonChunks } from '../detect/replay-json.js'
@@ -52,8 +54,11 @@ export async function replayCommand(argv: string[], env: Record<string, string |
     if (commit === null) throw new Error('the rules repository has no commit yet')
     if (!(await repo.hasCommit(commit))) throw new Error(`no commit ${commit} in the rules repository`)
     const index = await loadFullRevision(repo, commit, RuleIndex.empty(), engines)
+    // The events as the server stores them: the data directory's, or every replica's of a shared directory.
+    const events = eventsLayoutOf(dataDir, stateSettings(config as Record<string, unknown>, env))
     const result = await replay({
-      logsRoot: path.join(dataDir, 'logs'),
+      logsRoot: events.root,
+      eachReplica: events.shared,
       index,
       engines,
       ruleIds: args.lists.rule,

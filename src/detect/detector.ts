@@ -19,7 +19,7 @@ import type { RecordEvaluations } from './evaluate-records.js'
 import { LateRules } from './late-rules.js'
 import { buildLiveIndex, type LiveIndex, type LiveRule } from './live-rules.js'
 import { RuleWorker } from './rule-worker.js'
-import { chunkFor, LineCursor, listDataFiles, type StoredRecord } from './stored-log.js'
+import { chunkFor, LineCursor, sizedDataFiles, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
 
 /** What the loop uses of the alert book: the checkpoint, its commits, and the queue a chunk fills. */
@@ -30,6 +30,8 @@ export type LoopBook = Pick<
 
 export interface DetectorOptions {
   dataDir: string
+  /** A shared events directory and this replica's folder in it (the only one evaluated); default `<data dir>/logs`. */
+  events?: { root: string; own: string }
   logTypes: readonly string[]
   catalog: { readonly index: RuleIndex }
   /** The engines whose `live` members evaluate the records (engine/live.ts). */
@@ -72,7 +74,7 @@ export class Detector {
   private answered: Array<() => void> = []
 
   constructor(private readonly o: DetectorOptions) {
-    this.logsRoot = path.join(o.dataDir, 'logs')
+    this.logsRoot = o.events?.root ?? path.join(o.dataDir, 'logs')
     this.ruleWorker =
       o.ruleWorker === false
         ? null
@@ -93,12 +95,8 @@ export class Detector {
     for (const b of Object.values(cp.behind ?? {}))
       for (const [file, from] of Object.entries(b.logs))
         if (from < (cp.logs[file] ?? 0)) this.startFrom.set(file, Math.min(from, this.startFrom.get(file) ?? from))
-    for (const lt of this.o.logTypes) {
-      for (const file of await listDataFiles(this.logsRoot, lt)) {
-        const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(this.logsRoot, file)))
-        this.announce([{ file, size }])
-      }
-    }
+    const own = this.o.events?.own ? `${this.o.events.own}/` : ''
+    for (const lt of this.o.logTypes) this.announce(await sizedDataFiles(this.logsRoot, `${own}${lt}`))
     this.kick()
   }
 

@@ -4,7 +4,6 @@
 // catches up from the checkpoint, then schedules the correlation rules (correlation-schedule.ts).
 // Gives main.ts what the API serves (alerts, replay runs, rule errors, correlation runs); main.ts
 // awaits `close()`.
-import path from 'node:path'
 import type { Logger } from '../log.js'
 import type { Registry } from '../metrics.js'
 import type { RuleIndex } from '../rules/rule-index.js'
@@ -22,6 +21,7 @@ import { RuleErrorList } from './rule-error-list.js'
 import { createCorrelationMetrics } from './correlation-metrics.js'
 import { CorrelationScheduler, type CorrelationScheduleOptions } from './correlation-schedule.js'
 import { DEFAULT_REPLAY_LIMITS, type ReplayLimits } from './config.js'
+import { type EventsLayout, eventsLayout, isOwnFile } from '../ingest/events-layout.js'
 
 export interface Detection {
   /** The log-reading loop. */
@@ -38,6 +38,11 @@ export interface Detection {
   ruleErrors: RuleErrorList
   /** The alerts as the API reads and changes them. */
   alerts: AlertReads
+  /**
+   * What readers of the stored events (queries, backtests) are given: the root, whether it holds
+   * every replica's folder, how far a data file may be read (another replica's: undefined, its size).
+   */
+  readers: { logsRoot: string; eachReplica: boolean; durableLength(file: string): number | undefined }
   /** Replays as `POST /replay` runs them, with their limits. */
   replays: ReturnType<typeof replayRuns>
   status(): ReturnType<Detector['status']> & {
@@ -51,6 +56,8 @@ export async function createDetection(opts: {
   dataDir: string
   catalog: { readonly index: RuleIndex }
   logSources: {
+    /** Where the events are (default `<data dir>/logs`): detection evaluates this replica's, readers read all. */
+    events?: EventsLayout
     logTypes: string[]
     onDurable(fn: (files: ReadonlyArray<{ file: string; size: number }>) => void): void
   }
@@ -80,8 +87,11 @@ export async function createDetection(opts: {
     metrics,
     alertsPerRuleHour: opts.alertsPerRuleHour,
   })
+  const events = opts.logSources.events ?? eventsLayout(opts.dataDir, null)
+  const logsRoot = events.root
   const detector = new Detector({
     dataDir: opts.dataDir,
+    events,
     logTypes: opts.logSources.logTypes,
     catalog: opts.catalog,
     engines: opts.engines,
@@ -98,17 +108,18 @@ export async function createDetection(opts: {
     detector,
     book,
     store,
-    logsRoot: path.join(opts.dataDir, 'logs'),
+    logsRoot,
     logger: opts.logger,
     metrics: createCorrelationMetrics(opts.metrics),
   })
   correlation.start()
   const ruleErrors = new RuleErrorList(
     book.ruleErrors,
-    path.join(opts.dataDir, 'logs'),
+    logsRoot,
     (id) => opts.catalog.index.rules.get(id)?.kind ?? null,
   )
-  const logsRoot = path.join(opts.dataDir, 'logs')
+  // Another replica's files are read up to their size (complete lines); this one's up to what is durable.
+  const durableLength = (file: string) => (isOwnFile(events, file) ? detector.durableLength(file) : undefined)
   return {
     detector,
     book,
@@ -120,9 +131,11 @@ export async function createDetection(opts: {
     correlation,
     ruleErrors,
     alerts: new AlertReads(store.alerts ?? book, logsRoot),
+    readers: { logsRoot, eachReplica: events.shared, durableLength },
     replays: replayRuns({
-      detector,
+      durableLength,
       logsRoot,
+      eachReplica: events.shared,
       catalog: opts.catalog,
       engines: opts.engines,
       rulesAt: opts.rulesAt ?? (async () => null),

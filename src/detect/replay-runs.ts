@@ -30,9 +30,11 @@ export interface ReplayRequest {
 }
 
 export function replayRuns(deps: {
-  /** The log-reading loop: how much of a log file is durable (a replay reads no further). */
-  detector: { durableLength(file: string): number }
+  /** How much of a log file is durable (a replay reads no further; undefined: its size). */
+  durableLength(file: string): number | undefined
   logsRoot: string
+  /** `logsRoot` is a shared events directory: every replica's folder is read. */
+  eachReplica?: boolean
   catalog: { readonly index: RuleIndex }
   engines: LiveEngines
   /** The rules of another commit, or null when the repository has no such commit. */
@@ -54,12 +56,13 @@ export function replayRuns(deps: {
       try {
         return await replay({
           logsRoot: deps.logsRoot,
+          eachReplica: deps.eachReplica,
           index,
           engines: deps.engines,
           ruleIds: req.rule ? [req.rule.id] : req.ruleIds,
           fromMs: req.fromMs,
           toMs: req.toMs,
-          durableLength: (file) => deps.detector.durableLength(file),
+          durableLength: deps.durableLength,
           maxBytes: deps.limits.maxBytes,
           maxGroups: deps.limits.maxGroups,
           maxContentBytes: deps.limits.maxContentBytes,

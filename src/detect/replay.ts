@@ -17,9 +17,12 @@ import { buildLiveIndex, type LiveRule } from './live-rules.js'
 import { prefilterOfLiveRules } from './rule-prefilter.js'
 import { chunkFor, LineCursor, listDataFiles, partitionsMeeting, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
+import { replicaFolders } from '../ingest/events-layout.js'
 
 export interface ReplayOptions {
   logsRoot: string
+  /** `logsRoot` is a shared events directory: each of its folders is a replica's, laid out as `logs/` (all read). */
+  eachReplica?: boolean
   index: RuleIndex
   /** The engines whose `live` members evaluate the records. */
   engines: LiveEngines
@@ -128,12 +131,15 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   // Data files are partitioned by event hour: only the hours that meet [from, to) are read.
   const keep = partitionsMeeting(o.fromMs, o.toMs)
 
-  const files: Array<[string, number]> = []
-  for (const lt of await storedLogTypes(o.logsRoot))
-    for (const file of await listDataFiles(o.logsRoot, lt, keep)) {
-      const size = o.durableLength?.(file) ?? (await stat(path.join(o.logsRoot, file))).size
-      if (size > 0) files.push([file, size])
-    }
+  // [file, size, log type (its folder's name)]
+  const files: Array<[string, number, string]> = []
+  const folders = o.eachReplica ? await replicaFolders(o.logsRoot) : ['']
+  for (const folder of folders)
+    for (const lt of await storedLogTypes(path.join(o.logsRoot, folder)))
+      for (const file of await listDataFiles(o.logsRoot, folder ? `${folder}/${lt}` : lt, keep)) {
+        const size = o.durableLength?.(file) ?? (await stat(path.join(o.logsRoot, file))).size
+        if (size > 0) files.push([file, size, lt])
+      }
   const total = files.reduce((n, [, size]) => n + size, 0)
   if (o.maxBytes !== undefined && total > o.maxBytes)
     throw new ReplayRequestError(
@@ -141,8 +147,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
     )
   const chunk = chunkFor(files.length)
   const cursors = files.map(
-    ([file, size]) =>
-      new LineCursor(o.logsRoot, file, 0, size, chunk, live.byLogType.has(file.split('/')[0]!) ? 'eager' : 'lazy'),
+    ([file, size, lt]) => new LineCursor(o.logsRoot, file, 0, size, chunk, live.byLogType.has(lt) ? 'eager' : 'lazy'),
   )
   const grouper = new Grouper()
   const now = o.now ?? Date.now()

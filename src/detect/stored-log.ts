@@ -6,7 +6,7 @@
 // chunks and parses a line only when it becomes the cursor's head, so few parsed records are alive
 // at once; the merge is synchronous and only awaits when a cursor has to read its next chunk.
 import { isAscii } from 'node:buffer'
-import { type FileHandle, open } from 'node:fs/promises'
+import { type FileHandle, open, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { listSorted } from '../dir-list.js'
 import { STORED_TAIL_FIELDS } from '../ingest/log-type.js'
@@ -147,6 +147,17 @@ export async function listDataFiles(
         if (f.endsWith('.ndjson') && !f.startsWith('.')) out.push(path.join(logType, dt, hour, f))
     }
   }
+  return out
+}
+
+/** The data files of a log type's folder (relative to the logs root) with their sizes now. */
+export async function sizedDataFiles(
+  logsRoot: string,
+  logType: string,
+): Promise<Array<{ file: string; size: number }>> {
+  const out: Array<{ file: string; size: number }> = []
+  for (const file of await listDataFiles(logsRoot, logType))
+    out.push({ file, size: (await stat(path.join(logsRoot, file))).size })
   return out
 }
 

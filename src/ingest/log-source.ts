@@ -62,12 +62,14 @@ export class LogSource {
     logType: LogType
     settings: AuditSettings
     dataDir: string
+    /** The folder its data files go to (default `<data dir>/logs`; a replica's folder of a shared one). */
+    logsRoot?: string
     env: Record<string, string | undefined>
     logger: Logger
     metrics: IngestMetrics
   }): Promise<LogSource> {
     const auth = await createSourceAuthenticator(opts.config, opts.dataDir, opts.env)
-    const root = path.join(opts.dataDir, 'logs')
+    const root = opts.logsRoot ?? path.join(opts.dataDir, 'logs')
     const source = new LogSource(opts.config, opts.logType, auth, opts.settings, root, opts.metrics)
     const report = await recoverSourceFiles({
       root,

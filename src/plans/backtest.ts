@@ -15,6 +15,8 @@ const SAMPLE_KEYS = ['title', 'dedup', 'severity', 'eventCount', 'firstEventTime
 export interface BacktestInput {
   engines: LiveEngines
   logsRoot: string
+  /** `logsRoot` is a shared events directory: every replica's folder is read. */
+  eachReplica?: boolean
   durableLength?: (file: string) => number | undefined
   limits: ReplayLimits
   baseIndex: RuleIndex
@@ -41,6 +43,7 @@ async function side(input: BacktestInput, index: RuleIndex, ids: string[]): Prom
   if (ids.length === 0) return null
   return replay({
     logsRoot: input.logsRoot,
+    eachReplica: input.eachReplica,
     index,
     engines: input.engines,
     ruleIds: ids,

@@ -25,6 +25,8 @@ export interface PlanDeps {
   /** The rules of another commit, read whole. */
   indexAt: (commit: string) => Promise<RuleIndex>
   logsRoot: string
+  /** `logsRoot` is a shared events directory: every replica's folder is read. */
+  eachReplica?: boolean
   durableLength?: (file: string) => number | undefined
   limits: ReplayLimits
   maxFileBytes?: number

@@ -7,6 +7,7 @@
 // checker's own process, bounded in time and memory (engine/sql/sql-check.ts), since DuckDB's
 // preparation is neither (docs/queries.md, docs/security.md). The
 // signals table (signal-tables.ts) reads detection's match files, remade when their committed lengths move.
+// Over a shared events directory (`eachReplica`) the tables read every replica's folder.
 import fs from 'node:fs'
 import path from 'node:path'
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
@@ -86,7 +87,21 @@ function hasStoredFiles(dir: string): boolean {
   return false
 }
 
+/** The folders of a shared events directory that may hold a replica's events (not hidden, not `_`). */
+function replicaDirs(root: string): string[] {
+  try {
+    return fs
+      .readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('_') && !e.name.startsWith('.'))
+      .map((e) => path.join(root, e.name))
+  } catch {
+    return []
+  }
+}
+
 export class QueryEngine {
+  /** The stored events are a shared directory's replica folders (`<logsRoot>/<replica>/<log type>/…`). */
+  private eachReplica = false
   private running = 0
   private readonly waiting: Array<() => void> = []
   private readonly stored = new Set<string>()
@@ -118,6 +133,8 @@ export class QueryEngine {
     signals?: SignalSource
     /** Where a query is prepared first, bounded (a checker of the engine's own when absent). */
     checker?: SqlChecker
+    /** `logsRoot` is a shared events directory: the tables read every replica's folder. */
+    eachReplica?: boolean
   }): Promise<QueryEngine> {
     const { settings } = opts
     // libuv's pool exists before the threads are listed, so the threads that appear are DuckDB's.
@@ -149,7 +166,11 @@ export class QueryEngine {
       opts.checker === undefined,
     )
     engine.lowPriorityThreads = lowered
-    const dirs = opts.logTypes.map((lt) => `${logTypeDir(opts.logsRoot, lt)}${path.sep}`)
+    engine.eachReplica = opts.eachReplica === true
+    // A shared directory: its replica folders may appear later, so the whole directory is allowed.
+    const dirs = engine.eachReplica
+      ? [`${path.resolve(opts.logsRoot)}${path.sep}`]
+      : opts.logTypes.map((lt) => `${logTypeDir(opts.logsRoot, lt)}${path.sep}`)
     // The match files only: never the detections folder itself (checkpoint, alert journal, contexts).
     if (opts.signals) dirs.push(`${path.join(opts.signals.detectionsRoot, 'matches')}${path.sep}`)
     const quoted = dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(', ')
@@ -183,9 +204,11 @@ export class QueryEngine {
 
   /** (Re)creates a log type's views: over its files once any is stored, else empty. */
   private async refreshViews(lt: LogType): Promise<void> {
-    const has = this.stored.has(lt.name) || hasStoredFiles(logTypeDir(this.logsRoot, lt))
+    const roots = this.eachReplica ? replicaDirs(this.logsRoot) : [this.logsRoot]
+    const has = this.stored.has(lt.name) || roots.some((root) => hasStoredFiles(logTypeDir(root, lt)))
     if (has) this.stored.add(lt.name)
-    for (const stmt of tableViews(this.logsRoot, lt, has)) await this.admin.run(stmt)
+    const pattern = this.eachReplica ? path.join(this.logsRoot, '*') : this.logsRoot
+    for (const stmt of tableViews(pattern, lt, has)) await this.admin.run(stmt)
   }
 
   private async views(): Promise<void> {

@@ -27,6 +27,7 @@ export class RuleCatalog {
   readonly history: HistoryTracker
   private exclusiveTail: Promise<unknown> = Promise.resolve()
   private readonly persisted: IndexPersistence | null
+  private readonly published = new Set<(index: RuleIndex) => void>()
 
   constructor(o: CatalogOptions) {
     const key = o.serviceKey ?? null
@@ -63,8 +64,16 @@ export class RuleCatalog {
   }
 
   publish(index: RuleIndex): void {
+    const before = this.current.revision
     this.current = index
     this.persisted?.changed(index)
+    if (index.revision !== before) for (const fn of this.published) fn(index)
+  }
+
+  /** Calls `fn` with each index published for another revision than the one served before (replica pushes). */
+  onPublish(fn: (index: RuleIndex) => void): () => void {
+    this.published.add(fn)
+    return () => this.published.delete(fn)
   }
 
   /** Saves the persisted index now rather than later (after the expensive full build). */

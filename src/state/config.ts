@@ -3,7 +3,10 @@
 // names a PostgreSQL database shared by every replica; like every secret, its password stays out of
 // the file (PGPASSWORD, as for any libpq client, or the whole URL in RULEKEEPER_POSTGRES_URL). `state.replica` names this process among them (default: the host name);
 // the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA win over the file.
+// `state.eventsDir` is the shared events directory: each replica stores the events it receives in
+// its own folder there (`<eventsDir>/<replica>/`) and reads every replica's (ingest/events-layout.ts).
 import os from 'node:os'
+import path from 'node:path'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
 import { isPlainObject } from '../is-plain-object.js'
 
@@ -14,6 +17,8 @@ export interface StateSettings {
   postgres: { url: string } | null
   /** This replica's name (its checkpoint's key: each replica evaluates the log files it received). */
   replica: string
+  /** The shared events directory (absolute); null: the events stay in the data directory's `logs/`. */
+  eventsDir: string | null
 }
 
 const URL = /^postgres(ql)?:\/\/\S*$/
@@ -31,7 +36,13 @@ export function checkStateConfig(config: Record<string, unknown>): ConfigProblem
   const s = config.state
   if (s === undefined) return []
   if (!isPlainObject(s)) return [{ path: ['state'], message: 'must be a map' }]
-  const problems = unknownKeys(['state'], s, ['postgres', 'replica'])
+  const problems = unknownKeys(['state'], s, ['postgres', 'replica', 'eventsDir'])
+  if (
+    s.eventsDir !== undefined &&
+    s.eventsDir !== null &&
+    (typeof s.eventsDir !== 'string' || s.eventsDir.trim() === '')
+  )
+    problems.push({ path: ['state', 'eventsDir'], message: 'must be a directory path (a shared filesystem)' })
   if (s.replica !== undefined && (typeof s.replica !== 'string' || !REPLICA.test(s.replica)))
     problems.push({
       path: ['state', 'replica'],
@@ -57,5 +68,6 @@ export function stateSettings(config: Record<string, unknown>, env: Env = {}): S
   const p = isPlainObject(s.postgres) ? s.postgres : null
   const url = env.RULEKEEPER_POSTGRES_URL || (typeof p?.url === 'string' ? p.url : null)
   const replica = env.RULEKEEPER_REPLICA || (typeof s.replica === 'string' ? s.replica : os.hostname())
-  return { postgres: url ? { url } : null, replica }
+  const eventsDir = typeof s.eventsDir === 'string' && s.eventsDir.trim() !== '' ? path.resolve(s.eventsDir) : null
+  return { postgres: url ? { url } : null, replica, eventsDir }
 }

@@ -1,7 +1,9 @@
 // The `state:` config section (src/state/config.ts): absent is the embedded file store; a wrong value
 // is a problem named by its key path (a password in the file's URL too); `state.postgres.url` and `state.replica` reach the settings,
-// with the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA over the file.
+// with the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA over the file; `state.eventsDir`
+// (the shared events directory) is a path, made absolute.
 import os from 'node:os'
+import path from 'node:path'
 import t from 'tap'
 import { loadServiceConfig } from '../../src/config-sections.js'
 import { stateSettings } from '../../src/state/config.js'
@@ -19,12 +21,12 @@ const settings = (over: unknown, env: Record<string, string> = {}) =>
   stateSettings(loadServiceConfig({}, over) as unknown as Record<string, unknown>, env)
 
 t.test('state: absent is the file store, named after the host', async (t) => {
-  t.same(settings({}), { postgres: null, replica: os.hostname() })
+  t.same(settings({}), { postgres: null, replica: os.hostname(), eventsDir: null })
 })
 
 t.test('state: every wrong value named by its key path', async (t) => {
   t.same(problems({ state: { postgres: { url: 'mysql://db/x', pool: 3 }, replica: '../a', store: 'pg' } }), [
-    '  state.store: unknown key; known keys: postgres, replica',
+    '  state.store: unknown key; known keys: postgres, replica, eventsDir',
     '  state.replica: must be 1 to 100 letters, digits, dots, dashes or underscores, starting with a letter or digit',
     '  state.postgres.pool: unknown key; known keys: url',
     '  state.postgres.url: must be a postgres:// or postgresql:// URL',
@@ -44,9 +46,23 @@ t.test('state: every wrong value named by its key path', async (t) => {
 t.test('state: the URL and replica reach the settings, the environment first', async (t) => {
   const over = { state: { postgres: { url: 'postgresql://rk@db.internal/rulekeeper' }, replica: 'rk-1' } }
   t.same(problems(over), [])
-  t.same(settings(over), { postgres: { url: 'postgresql://rk@db.internal/rulekeeper' }, replica: 'rk-1' })
+  t.same(settings(over), {
+    postgres: { url: 'postgresql://rk@db.internal/rulekeeper' },
+    replica: 'rk-1',
+    eventsDir: null,
+  })
   t.same(settings(over, { RULEKEEPER_POSTGRES_URL: 'postgres://other/db', RULEKEEPER_REPLICA: 'rk-2' }), {
     postgres: { url: 'postgres://other/db' },
     replica: 'rk-2',
+    eventsDir: null,
   })
+})
+
+t.test('state: the shared events directory is a path, made absolute', async (t) => {
+  t.same(problems({ state: { eventsDir: 3 } }), ['  state.eventsDir: must be a directory path (a shared filesystem)'])
+  t.same(problems({ state: { eventsDir: '  ' } }), [
+    '  state.eventsDir: must be a directory path (a shared filesystem)',
+  ])
+  t.equal(settings({ state: { eventsDir: '/mnt/rk-events', replica: 'rk-1' } }).eventsDir, '/mnt/rk-events')
+  t.equal(settings({ state: { eventsDir: 'events' } }).eventsDir, path.resolve('events'))
 })

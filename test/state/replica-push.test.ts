@@ -1,0 +1,143 @@
+// Pushes across replicas (LISTEN/NOTIFY on the PostgreSQL state store): two services over one
+// smart-HTTP Git remote and one PostgreSQL, their scheduled reconcile a year apart, so only the
+// notification explains a replica serving the other's write (or a webhook sent to the other) within
+// a second; a replica whose
+// channel connection dies fetches when it connects again; concurrent If-Match writes through the
+// two replicas: exactly one wins, one commit on the remote, and both then serve the winner.
+// Real port: a remote (the git server).
+import { createHmac } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import t from 'tap'
+import { createGitHttpServer, createRemoteRepo, PersonClone } from '../helpers/git-http-server.js'
+import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
+import { freshDatabase } from '../helpers/postgres.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
+
+const TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules-repo-template')
+const NO_TESTS = '?run-tests-first=false'
+const WEBHOOK_SECRET = 'whsec-replicas-0123456789'
+
+/** A signed GitHub push event for `after`, sent to one replica. */
+function pushHook(s: InProcessServer, after: string) {
+  const body = JSON.stringify({ ref: 'refs/heads/main', after, repository: { full_name: 'example/rules' } })
+  return s.send('POST', '/hooks/git', body, {
+    'Content-Type': 'application/json',
+    'X-GitHub-Event': 'push',
+    'X-GitHub-Delivery': `d-${after.slice(0, 8)}`,
+    'X-Hub-Signature-256': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`,
+  })
+}
+const simplePath = (id: string) => `simple_rules/${id.split('.')[0]!.toLowerCase()}/${id}.yml`
+
+async function twoReplicas(t: { teardown(fn: () => unknown): void }) {
+  const root = tempDir('rk-push-remote-')
+  const git = await createGitHttpServer({ root })
+  t.teardown(() => git.stop())
+  const remote = await createRemoteRepo(root, 'rules', TEMPLATE)
+  const url = await freshDatabase()
+  const env = {
+    RULEKEEPER_GIT_URL: git.url('rules'),
+    RULEKEEPER_GIT_BRANCH: 'main',
+    RULEKEEPER_GIT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  }
+  const start = async (replica: string) => {
+    const s = await startInProcess({ env, config: { state: { postgres: { url }, replica } } })
+    t.teardown(async () => {
+      await s.close()
+      fs.rmSync(s.dataDir, { recursive: true, force: true })
+    })
+    return s
+  }
+  const a = await start('rk-a')
+  const b = await start('rk-b')
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  return { a, b, git, remote, url }
+}
+
+/** Milliseconds until `s` answers `urlPath` as `ok` says (polled every 10 ms). */
+async function msUntil(
+  s: InProcessServer,
+  urlPath: string,
+  ok: (r: Awaited<ReturnType<InProcessServer['request']>>) => boolean,
+) {
+  const started = Date.now()
+  await waitFor(`${urlPath} on the other replica`, async () => ok(await s.request('GET', urlPath)), 10_000, 10)
+  return Date.now() - started
+}
+
+t.test('a rule written through one replica is served by the other within a second', async (t) => {
+  t.setTimeout(120_000)
+  const { a, b, git, url } = await twoReplicas(t)
+  t.equal((await b.request('GET', '/simple-rules/Push.One')).status, 404, 'not there yet')
+  const written = await a.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Push.One'))
+  t.equal(written.status, 200, written.text)
+  const ms = await msUntil(b, '/simple-rules/Push.One', (r) => r.status === 200)
+  t.ok(ms < 1000, `served by the other replica after ${ms} ms`)
+  t.equal(
+    (await b.request('GET', '/simple-rules/Push.One')).headers.get('etag'),
+    written.headers.get('etag'),
+    'the same ETag on both',
+  )
+
+  // A replica fetches whenever its channel connects again (what was announced meanwhile is lost):
+  // a commit pushed past both replicas (no webhook, no announcement) is served once it reconnects.
+  const c = await PersonClone.clone(git.url('rules'), { name: 'Plain Git', email: 'plain@example.com' })
+  c.write(simplePath('Push.Two'), c.read(simplePath('Push.One'))!.replace(/Push\.One/g, 'Push.Two'))
+  await c.commitAll('Add Push.Two with plain git')
+  t.ok((await c.push()).ok, 'pushed past both replicas')
+  t.equal((await b.request('GET', '/simple-rules/Push.Two')).status, 404, 'nothing told b of it')
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  t.teardown(() => admin.end())
+  const channels = async () =>
+    (
+      await admin.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'rulekeeper-revisions' ORDER BY pid",
+      )
+    ).rows.map((r) => r.pid)
+  const before = await channels()
+  t.equal(before.length, 2, 'one channel connection per replica')
+  await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before])
+  await msUntil(b, '/simple-rules/Push.Two', (r) => r.status === 200)
+  await waitFor(
+    'both channels connected again',
+    async () => (await channels()).filter((pid) => !before.includes(pid)).length === 2,
+  )
+  t.pass('both channels connected again')
+
+  // A push webhook reaching one replica reaches the other.
+  c.write(simplePath('Push.Three'), c.read(simplePath('Push.One'))!.replace(/Push\.One/g, 'Push.Three'))
+  const pushed = await c.commitAll('Add Push.Three with plain git')
+  t.ok((await c.push()).ok)
+  t.equal((await pushHook(a, pushed)).status, 202, 'the webhook went to a')
+  const viaHook = await msUntil(b, '/simple-rules/Push.Three', (r) => r.status === 200)
+  // Two reconciles in a row (a's fetch, then b's after the announcement): twice the bound of a write.
+  t.ok(viaHook < 2000, `served by b ${viaHook} ms after a's webhook`)
+})
+
+t.test('concurrent If-Match writes through two replicas: exactly one wins', async (t) => {
+  t.setTimeout(120_000)
+  const { a, b, remote } = await twoReplicas(t)
+  const created = await a.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Push.Race'))
+  t.equal(created.status, 200, created.text)
+  const etag = created.headers.get('etag')!
+  await msUntil(b, '/simple-rules/Push.Race', (r) => r.headers.get('etag') === etag)
+  const before = await remote.head()
+  const put = (s: InProcessServer, description: string) =>
+    s.request('PUT', `/simple-rules/Push.Race${NO_TESTS}`, SAMPLE_BODIES.simple('Push.Race', { description }), {
+      'If-Match': etag,
+    })
+  const [ra, rb] = await Promise.all([put(a, 'through a'), put(b, 'through b')])
+  t.same([ra.status, rb.status].sort(), [200, 412], `${ra.text} / ${rb.text}`)
+  const winner = ra.status === 200 ? ra : rb
+  const after = await remote.head()
+  t.equal((await remote.git('rev-list', '--count', `${before}..${after}`)).trim(), '1', 'one commit on the remote')
+  for (const s of [a, b]) {
+    const ms = await msUntil(s, '/simple-rules/Push.Race', (r) => r.headers.get('etag') === winner.headers.get('etag'))
+    t.ok(ms < 1000, `the winner's ETag served after ${ms} ms`)
+  }
+})
