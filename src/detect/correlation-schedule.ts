@@ -12,10 +12,16 @@
 // on the lease's holder, each recorded (fenced) before its output is committed: once per slot.
 import { RunQueue } from '../run-queue.js'
 import cron, { type ScheduledTask } from 'node-cron'
+import {
+  type CorrelationRuleStatus,
+  type CorrelationRunResult,
+  type LastRun,
+  type Schedule,
+  scheduleOf,
+} from './correlation-schedule-of.js'
 import type { Logger } from '../log.js'
 import { runsOnSignals } from '../rules/kinds/index.js'
 import type { RuleIndex } from '../rules/rule-index.js'
-import { isPlainObject } from '../is-plain-object.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
 import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
 import { type CorrelationOutput, correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
@@ -50,19 +56,6 @@ export interface CorrelationScheduleOptions {
   slots?: SlotGuard
 }
 
-type Schedule = { rateMinutes: number; timeoutMinutes: number } | { cronExpression: string; timeoutMinutes: number }
-
-interface LastRun {
-  /** The evaluation time: the window is [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
-  evaluatedAt: string
-  durationMs: number
-  outcome: 'ok' | 'error' | 'skipped'
-  /** Join values that matched, signals counted for the first time, alerts created. */
-  matches: number
-  signalsCounted: number
-  alertsCreated: number
-}
-
 interface RuleState {
   ruleId: string
   schedule: Schedule
@@ -78,51 +71,8 @@ interface RuleState {
   errors: number
 }
 
-/** What one run did (the answer of `POST /correlation-rules/{id}/run`). */
-export interface CorrelationRunResult {
-  ruleId: string
-  /** The evaluation time; the window is [window.from, window.to) = [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
-  evaluatedAt: string
-  window: { from: string; to: string }
-  outcome: 'ok' | 'error' | 'skipped'
-  /** Join values that matched. */
-  matches: number
-  /** Signals counted for the first time. */
-  signalsCounted: number
-  /** Ids of the alerts this run created, and of those it added events to. */
-  alertsCreated: string[]
-  alertsUpdated: string[]
-  durationMs: number
-  /** The rule error of the run (also listed by GET /rule-errors); null when it ran. */
-  error: string | null
-}
-
-export interface CorrelationRuleStatus {
-  ruleId: string
-  schedule: { rateMinutes: number } | { cronExpression: string }
-  lastRun: LastRun | null
-  nextRunAt: string | null
-  lastError: { time: string; error: string } | null
-  runs: number
-  errors: number
-}
-
 const iso = (ms: number) => new Date(ms).toISOString()
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
-
-/** The rule's Schedule (RateMinutes or CronExpression, TimeoutMinutes), or null when it has none valid. */
-export function scheduleOf(data: Readonly<Record<string, unknown>>): Schedule | null {
-  const block: unknown = Array.isArray(data.Detection) ? data.Detection[0] : undefined
-  const s: unknown = isPlainObject(block) ? block.Schedule : undefined
-  if (!isPlainObject(s)) return null
-  const timeout = s.TimeoutMinutes
-  if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout < 1) return null
-  if (typeof s.RateMinutes === 'number' && Number.isSafeInteger(s.RateMinutes) && s.RateMinutes >= 1)
-    return { rateMinutes: s.RateMinutes, timeoutMinutes: timeout }
-  if (typeof s.CronExpression === 'string' && cron.validate(s.CronExpression.trim()))
-    return { cronExpression: s.CronExpression.trim(), timeoutMinutes: timeout }
-  return null
-}
 
 export class CorrelationScheduler {
   private readonly states = new Map<string, RuleState>()
