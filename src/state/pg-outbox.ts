@@ -33,6 +33,8 @@ interface Lane {
   dest: Destination
   inflight: number
   claiming: boolean
+  /** A claim was asked for while one ran: claim again when it ends. */
+  again: boolean
 }
 
 interface Claimed {
@@ -91,7 +93,7 @@ export class PgOutbox implements DeliveryOutbox {
   constructor(private readonly o: PgOutboxOptions) {
     this.db = o.db
     this.claimer = `${o.replica}/${process.pid}/${randomBytes(4).toString('hex')}`
-    for (const dest of o.destinations) this.lanes.set(dest.id, { dest, inflight: 0, claiming: false })
+    for (const dest of o.destinations) this.lanes.set(dest.id, { dest, inflight: 0, claiming: false, again: false })
     this.timer = setInterval(() => this.poll(), o.pollMs ?? 1000)
     this.timer.unref()
     this.poll()
@@ -145,9 +147,14 @@ export class PgOutbox implements DeliveryOutbox {
   }
 
   private async claim(lane: Lane): Promise<void> {
+    if (lane.claiming) {
+      lane.again = true
+      return
+    }
     const room = lane.dest.concurrency - lane.inflight
-    if (lane.claiming || room <= 0 || this.closed) return
+    if (room <= 0 || this.closed) return
     lane.claiming = true
+    lane.again = false
     let rows: Claimed[] = []
     try {
       const claimMs = this.o.claimMs ?? 2 * lane.dest.timeoutMs + 30_000
@@ -164,6 +171,8 @@ export class PgOutbox implements DeliveryOutbox {
         void this.claim(lane)
       })
     }
+    // Room freed meanwhile, or a full claim (more may be due): claim again now, not at the next poll.
+    if (lane.again || (rows.length === room && rows.length > 0)) void this.claim(lane)
   }
 
   /** One attempt of a claimed delivery; its outcome written while the claim is still ours. Never throws. */
