@@ -308,11 +308,11 @@ export class CorrelationScheduler {
     const mayCommit = async () => (claimed ||= await this.claim(ruleId, slot!))
     const fail = async (outcome: 'error' | 'skipped', error: string) => {
       const record: RuleErrorRecord = { ruleId, revision: index.revision, time: iso(Date.now()), record: null, error }
+      if (!(await mayCommit())) return null
       if (state) {
         state.errors++
         state.lastError = { time: record.time, error }
       }
-      if (!(await mayCommit())) return null
       const run = result({ outcome, matches: 0, signalsCounted: 0, alertsCreated: 0 }, error)
       await this.o.book.commitOutput({ matches: [], groups: [], created: [], errors: [record] })
       return run
