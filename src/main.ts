@@ -45,6 +45,7 @@ import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { stateSettings } from './state/config.js'
 import { PgLedger } from './state/pg-ledger.js'
+import { openSingletons } from './state/lease-singletons.js'
 import { openSshSigner } from './git/commit-signer.js'
 import { checkAllowedSignersFile } from './git/allowed-signers.js'
 
@@ -256,16 +257,22 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
+    // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory;
+    // there too the delivery outbox and the lease under which one replica runs the schedules.
+    if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
+    const shared = state.postgres
+      ? await openSingletons({ url: state.postgres.url, replica: state.replica }, logger)
+      : null
+    if (shared) cleanups.push(() => shared.close())
     const destinations = await createDestinations({
       config: config as Record<string, unknown>,
       env: opts.env,
       dataDir,
       logger,
       metrics,
+      postgres: shared ? { db: shared.db, replica: state.replica } : undefined,
     })
     cleanups.push(() => destinations.close())
-    // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory.
-    if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const detection = await createDetection({
       dataDir,
       catalog: rules.catalog,
@@ -273,7 +280,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       logger,
       metrics,
       engines: opts.detectionEngines ?? engines,
-      correlation: opts.correlationSchedule,
+      correlation: { ...opts.correlationSchedule, slots: shared?.correlationSlots },
       alertHook: destinations.hook,
       replayLimits: replayLimits(config as Record<string, unknown>),
       alertsPerRuleHour: alertsPerRuleHour(config as Record<string, unknown>),
@@ -308,6 +315,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
       compile: opts.detectionEngines?.python?.live ?? engines.python?.live,
       book: detection.book,
       dataDir,
+      slots: shared?.querySlots,
       logger,
       metrics: createScheduledQueryMetrics(metrics),
     })

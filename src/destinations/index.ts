@@ -1,5 +1,5 @@
 // Entry point of destinations (alerts.md §4): reads the config sections, opens the delivery
-// journal, and gives detection its AlertHook (routing at creation, delivery after the commit);
+// outbox (the journal in the data directory, or PostgreSQL's shared by replicas), and gives detection its AlertHook (routing at creation, delivery after the commit);
 // at start it takes over every alert's deliveries not yet acknowledged. Gives the API the
 // redelivery of an alert (`retryDeliveries`, api/redelivery-route.ts) and `/status`'s `delivery`
 // and `destinations` parts, and polls the CLI's redelivery requests.
@@ -10,8 +10,11 @@ import type { Registry } from '../metrics.js'
 import type { RuleProblem } from '../rules/model.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { type Destination, parseDestinationConfig } from './config.js'
+import type pg from 'pg'
+import { PgOutbox, storedAlertView } from '../state/pg-outbox.js'
 import { type DeliveryEntry, Dispatcher } from './dispatcher.js'
 import { DeliveryJournal, keyOf } from './journal.js'
+import type { DeliveryOutbox } from './outbox.js'
 import { createDestinationMetrics } from './metrics.js'
 import { readRedeliverRequests } from './redeliver-requests.js'
 import { route, unknownOutputIdWarnings, unknownOutputIds } from './routing.js'
@@ -19,7 +22,7 @@ import { route, unknownOutputIdWarnings, unknownOutputIds } from './routing.js'
 export interface Destinations {
   destinations: readonly Destination[]
   hook: AlertHook
-  dispatcher: Dispatcher
+  dispatcher: DeliveryOutbox
   /** `/status`: `{ delivery: { failed }, destinations: { unknown } }`. */
   status(index: RuleIndex): Record<string, unknown>
   /** A rule's warnings for OutputIds naming no configured destination (its API representation). */
@@ -41,27 +44,29 @@ export async function createDestinations(opts: {
   metrics: Registry
   /** How often redelivery requests of the CLI are looked for (default 1 s). */
   pollMs?: number
+  /** The shared PostgreSQL store (`state.postgres`): the outbox there; else the journal in `dataDir`. */
+  postgres?: { db: pg.Pool; replica: string }
 }): Promise<Destinations> {
   const { destinations, delivery } = parseDestinationConfig(opts.config, opts.env)
   const logger = opts.logger.child({ component: 'destinations' })
-  const journal = await DeliveryJournal.open(opts.dataDir)
+  const pgStore = opts.postgres
+  const journal = pgStore ? null : await DeliveryJournal.open(opts.dataDir)
   let groups: ReadonlyMap<string, Group> = new Map()
   let context: (g: Group) => Promise<Record<string, unknown>> = async (g) => g.alertContext ?? {}
   /** The alert's API shape, its context read back (detection keeps it on disk). */
   const viewOf = async (g: Group) => alertView(g, await context(g))
-  let dispatcher: Dispatcher | null = null
+  let dispatcher: DeliveryOutbox | null = null
   const metrics = createDestinationMetrics(opts.metrics, () => dispatcher?.counts() ?? new Map())
-  dispatcher = new Dispatcher({
-    destinations,
-    policy: delivery,
-    journal,
-    alertView: async (id) => {
-      const g = groups.get(id)
-      return g?.alert ? viewOf(g) : undefined
-    },
-    logger,
-    metrics,
-  })
+  const alertViewOf = async (id: string) => {
+    const g = groups.get(id)
+    if (g?.alert) return viewOf(g)
+    // Over PostgreSQL another replica may have created the alert: its stored view.
+    return pgStore ? storedAlertView(pgStore.db, id) : undefined
+  }
+  const common = { destinations, policy: delivery, alertView: alertViewOf, logger, metrics }
+  dispatcher = pgStore
+    ? new PgOutbox({ ...common, db: pgStore.db, replica: pgStore.replica })
+    : new Dispatcher({ ...common, journal: journal! })
   const d = dispatcher
   const knownIds: ReadonlySet<string> = new Set(destinations.map((x) => x.id))
   const warned = new Set<string>()
@@ -70,12 +75,13 @@ export async function createDestinations(opts: {
     restored(all, read) {
       groups = all
       context = read
-      // The outbox after a restart: each alert's routed deliveries, in the state the journal last gave them.
+      // The outbox after a restart: each alert's routed deliveries, in the state the journal last
+      // gave them (PostgreSQL's outbox answers its own, and stores those it lacks as pending).
       const now = Date.now()
       for (const g of all.values()) {
         if (!g.alert) continue
         for (const entry of g.destinations as DeliveryEntry[]) {
-          const j = journal.last.get(keyOf(g.id, entry.id))
+          const j = journal?.last.get(keyOf(g.id, entry.id))
           if (j) Object.assign(entry, { state: j.s, attempts: j.n, lastError: j.e })
           else Object.assign(entry, { state: 'pending', attempts: 0, lastError: null })
           d.add(g.id, entry, j?.b ?? now, j?.at ?? now)
@@ -153,8 +159,8 @@ export async function createDestinations(opts: {
     },
     async close() {
       clearInterval(timer)
-      d.close()
-      await journal.close()
+      await d.close()
+      await journal?.close()
     },
   }
 }

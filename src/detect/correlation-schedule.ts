@@ -7,17 +7,28 @@
 // error, docs/decisions.md), then evaluates (correlation-evaluate.ts) and commits its output through
 // the alert book (alert-book.ts: alerts indexed, routed to destinations, durable with its matches).
 // `runNow` puts one run in the same queue on demand and answers what it did (api/correlation-run-route.ts).
+// With a shared SlotGuard (PostgreSQL, state/lease-slots.ts) runs follow slots instead (RateMinutes
+// aligned to the epoch, or a cron minute: query/query-slots.ts), evaluated at their slot's time, only
+// on the lease's holder, each recorded (fenced) before its output is committed: once per slot.
 import { RunQueue } from '../run-queue.js'
 import cron, { type ScheduledTask } from 'node-cron'
+import {
+  type CorrelationRuleStatus,
+  type CorrelationRunResult,
+  type LastRun,
+  type Schedule,
+  scheduleOf,
+} from './correlation-schedule-of.js'
 import type { Logger } from '../log.js'
 import { runsOnSignals } from '../rules/kinds/index.js'
 import type { RuleIndex } from '../rules/rule-index.js'
-import { isPlainObject } from '../is-plain-object.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
 import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
 import { type CorrelationOutput, correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
 import type { AlertBook } from './alert-book.js'
 import type { MatchReader, RuleErrorRecord } from './detection-ledger.js'
+import { SlotClock } from '../query/query-slots.js'
+import type { SlotGuard } from '../state/slot-guard.js'
 
 /** What a run needs of the log-reading loop (detector.ts): whether it stopped, and its progress. */
 export interface LoopProgress {
@@ -41,19 +52,8 @@ export interface CorrelationScheduleOptions {
   minuteMs?: number
   /** How often the served revision is checked for added, changed or removed rules (ms, default 1,000). */
   syncMs?: number
-}
-
-type Schedule = { rateMinutes: number; timeoutMinutes: number } | { cronExpression: string; timeoutMinutes: number }
-
-interface LastRun {
-  /** The evaluation time: the window is [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
-  evaluatedAt: string
-  durationMs: number
-  outcome: 'ok' | 'error' | 'skipped'
-  /** Join values that matched, signals counted for the first time, alerts created. */
-  matches: number
-  signalsCounted: number
-  alertsCreated: number
+  /** Shared slots (PostgreSQL): runs by slot on the lease's holder only; default: this process's timers. */
+  slots?: SlotGuard
 }
 
 interface RuleState {
@@ -62,37 +62,10 @@ interface RuleState {
   key: string
   timer: NodeJS.Timeout | null
   task: ScheduledTask | null
+  /** With shared slots: the rule's slots. */
+  clock: SlotClock | null
   nextRunAt: number | null
   lastRun: LastRun | null
-  lastError: { time: string; error: string } | null
-  runs: number
-  errors: number
-}
-
-/** What one run did (the answer of `POST /correlation-rules/{id}/run`). */
-export interface CorrelationRunResult {
-  ruleId: string
-  /** The evaluation time; the window is [window.from, window.to) = [evaluatedAt − LookbackWindowMinutes, evaluatedAt). */
-  evaluatedAt: string
-  window: { from: string; to: string }
-  outcome: 'ok' | 'error' | 'skipped'
-  /** Join values that matched. */
-  matches: number
-  /** Signals counted for the first time. */
-  signalsCounted: number
-  /** Ids of the alerts this run created, and of those it added events to. */
-  alertsCreated: string[]
-  alertsUpdated: string[]
-  durationMs: number
-  /** The rule error of the run (also listed by GET /rule-errors); null when it ran. */
-  error: string | null
-}
-
-export interface CorrelationRuleStatus {
-  ruleId: string
-  schedule: { rateMinutes: number } | { cronExpression: string }
-  lastRun: LastRun | null
-  nextRunAt: string | null
   lastError: { time: string; error: string } | null
   runs: number
   errors: number
@@ -101,20 +74,6 @@ export interface CorrelationRuleStatus {
 const iso = (ms: number) => new Date(ms).toISOString()
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))
 
-/** The rule's Schedule (RateMinutes or CronExpression, TimeoutMinutes), or null when it has none valid. */
-export function scheduleOf(data: Readonly<Record<string, unknown>>): Schedule | null {
-  const block: unknown = Array.isArray(data.Detection) ? data.Detection[0] : undefined
-  const s: unknown = isPlainObject(block) ? block.Schedule : undefined
-  if (!isPlainObject(s)) return null
-  const timeout = s.TimeoutMinutes
-  if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout < 1) return null
-  if (typeof s.RateMinutes === 'number' && Number.isSafeInteger(s.RateMinutes) && s.RateMinutes >= 1)
-    return { rateMinutes: s.RateMinutes, timeoutMinutes: timeout }
-  if (typeof s.CronExpression === 'string' && cron.validate(s.CronExpression.trim()))
-    return { cronExpression: s.CronExpression.trim(), timeoutMinutes: timeout }
-  return null
-}
-
 export class CorrelationScheduler {
   private readonly states = new Map<string, RuleState>()
   /** Runs one at a time (scheduled and manual). */
@@ -122,6 +81,7 @@ export class CorrelationScheduler {
   private syncedIndex: RuleIndex | null = null
   private syncTimer: NodeJS.Timeout | null = null
   private closed = false
+  private ticking = false
   private readonly now: () => number
   private readonly minuteMs: number
 
@@ -133,7 +93,11 @@ export class CorrelationScheduler {
   /** Schedules the served rules (each runs at once) and follows the served revision. */
   start(): void {
     this.sync()
-    this.syncTimer = setInterval(() => this.sync(), this.o.syncMs ?? 1000)
+    void this.runDue()
+    this.syncTimer = setInterval(() => {
+      this.sync()
+      void this.runDue()
+    }, this.o.syncMs ?? 1000)
     this.syncTimer.unref()
   }
 
@@ -158,6 +122,7 @@ export class CorrelationScheduler {
         key,
         timer: null,
         task: null,
+        clock: null,
         nextRunAt: null,
         lastRun: old?.lastRun ?? null,
         lastError: old?.lastError ?? null,
@@ -166,7 +131,7 @@ export class CorrelationScheduler {
       }
       this.states.set(rule.id, state)
       this.arm(state)
-      this.enqueue(rule.id)
+      if (!this.o.slots) this.enqueue(rule.id)
     }
     for (const [id, state] of this.states)
       if (!seen.has(id)) {
@@ -177,6 +142,11 @@ export class CorrelationScheduler {
 
   private arm(state: RuleState): void {
     const s = state.schedule
+    if (this.o.slots) {
+      state.clock = new SlotClock(s, this.minuteMs)
+      state.nextRunAt = state.clock.nextSlot(this.now())
+      return
+    }
     if ('rateMinutes' in s) {
       const period = s.rateMinutes * this.minuteMs
       let planned = Date.now() + period
@@ -206,12 +176,50 @@ export class CorrelationScheduler {
     state.timer = null
     void state.task?.destroy()
     state.task = null
+    state.clock?.close()
+    state.clock = null
+  }
+
+  /** With shared slots: while leading, queues each rule whose current slot has not run (read again first). */
+  private async runDue(): Promise<void> {
+    const slots = this.o.slots
+    if (!slots || this.closed || this.ticking || !slots.leading()) return
+    this.ticking = true
+    try {
+      await slots.refresh?.()
+      const now = this.now()
+      for (const state of this.states.values()) {
+        const slot = state.clock?.slotAt(now) ?? null
+        if (state.clock) state.nextRunAt = state.clock.nextSlot(now)
+        if (slot === null || this.queue.has(state.ruleId)) continue
+        const last = slots.lastSlot(state.ruleId)
+        if (last === undefined || slot > last) this.enqueue(state.ruleId, slot)
+      }
+    } catch (err) {
+      this.o.logger.warn({ err }, 'cannot read the recorded slots of correlation rules')
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  /** Whether a slot's output may be committed: recorded, fenced (false: ran elsewhere, lease lost, or failed). */
+  private async claim(ruleId: string, slot: number): Promise<boolean> {
+    try {
+      if (await this.o.slots!.commit(ruleId, slot)) return true
+      this.o.logger.info(
+        { ruleId, slot: iso(slot) },
+        'a correlation slot ran elsewhere or the lease was lost; its output is dropped',
+      )
+    } catch (err) {
+      this.o.logger.error({ err, ruleId }, 'cannot record a correlation slot; its output is dropped')
+    }
+    return false
   }
 
   /** Queues a run of the rule (once: a run already waiting covers it); resolves when the queue reaches it. */
-  private enqueue(ruleId: string): Promise<void> {
+  private enqueue(ruleId: string, slot?: number): Promise<void> {
     if (this.queue.waits(ruleId)) return this.queue.idle()
-    const done = this.queue.add(ruleId, () => this.run(ruleId, false))
+    const done = this.queue.add(ruleId, () => this.run(ruleId, false, slot))
     done.catch((err: unknown) => this.o.logger.error({ err, ruleId }, 'a correlation run failed'))
     return done.then(
       () => {},
@@ -255,15 +263,18 @@ export class CorrelationScheduler {
     })
   }
 
-  /** One run at the clock's time; null when the rule is not (any more) an enabled served correlation rule. */
-  private async run(ruleId: string, manual: boolean): Promise<CorrelationRunResult | null> {
+  /**
+   * One run at the clock's time, or at its slot's (shared slots); null when the rule is not (any
+   * more) an enabled served correlation rule, or the slot's run was refused.
+   */
+  private async run(ruleId: string, manual: boolean, slot?: number): Promise<CorrelationRunResult | null> {
     const state = this.states.get(ruleId)
     if (this.closed || (!state && !manual)) return null
     // Read the served rule now, synchronously (an index is a snapshot only until the next publish).
     const index = this.o.catalog.index
     const rule = index.rules.get(ruleId)
     if (!rule || !runsOnSignals(rule.kind) || rule.view.enabled === false) return null
-    const at = this.now()
+    const at = slot ?? this.now()
     const started = Date.now()
     if (state?.task) state.nextRunAt = state.task.getNextRun()?.getTime() ?? null
     const plan = planCorrelation(rule, index)
@@ -292,8 +303,12 @@ export class CorrelationScheduler {
       }
       return run
     }
+    // A slot's run is recorded (fenced) once, before its first commit; refused: nothing committed.
+    let claimed = slot === undefined
+    const mayCommit = async () => (claimed ||= await this.claim(ruleId, slot!))
     const fail = async (outcome: 'error' | 'skipped', error: string) => {
       const record: RuleErrorRecord = { ruleId, revision: index.revision, time: iso(Date.now()), record: null, error }
+      if (!(await mayCommit())) return null
       if (state) {
         state.errors++
         state.lastError = { time: record.time, error }
@@ -322,6 +337,7 @@ export class CorrelationScheduler {
     let out: CorrelationOutput
     try {
       const window = await readWindowFor(this.o, plan, at)
+      if (!(await mayCommit())) return null
       // From here to the commit nothing awaits: no other commit can take the groups half-changed.
       out = correlate(plan, window, at, this.o.book, Date.now())
     } catch (err) {

@@ -69,8 +69,8 @@ export async function createDetection(opts: {
   alertHook?: AlertHook
   /** The rules of another commit, for `POST /replay` with a revision (null: no such commit). */
   rulesAt?: (revision: string) => Promise<RuleIndex | null>
-  /** The correlation schedule's clock and minute length (tests); default: real time and minutes. */
-  correlation?: Pick<CorrelationScheduleOptions, 'now' | 'minuteMs' | 'syncMs'>
+  /** The correlation schedule's clock and minute length (tests), its shared slots (PostgreSQL). */
+  correlation?: Pick<CorrelationScheduleOptions, 'now' | 'minuteMs' | 'syncMs' | 'slots'>
   /** Limits of `POST /replay` (config `detection.replay`; default: config.ts). */
   replayLimits?: ReplayLimits
   /** Alerts one rule may make in a clock hour (config `detection.alertsPerRuleHour`; default 1,000). */

@@ -5,8 +5,10 @@
 // TimeoutMinutes (the engine interrupts the query). Runs go one at a time, beside ingest and
 // detection. Each row goes through the scheduled rules naming the query and their output is
 // committed through the alert book (detect/scheduled-output.ts); a failed run is a rule error of
-// each of those rules. The slot is recorded durably before the run (slot-record.ts): a restart
-// never runs a slot twice. `runNow` runs one query now (api/scheduled-query-run-route.ts).
+// each of those rules. Slots go through a SlotGuard: in the data directory, recorded durably before
+// the run (slot-record.ts: a restart never runs a slot twice); over PostgreSQL, only the lease's
+// holder runs them and each is recorded, fenced, before its output is committed (state/lease-slots.ts:
+// a slot runs on one replica, once). `runNow` runs one query now (api/scheduled-query-run-route.ts).
 import { RunQueue } from '../run-queue.js'
 import type { AlertBook } from '../detect/alert-book.js'
 import { evaluateRows, planScheduledRules, rulesNaming, scheduledOutput } from '../detect/scheduled-output.js'
@@ -18,6 +20,7 @@ import type { ScheduledQueryMetrics } from './query-metrics.js'
 import { type QuerySchedule, queryScheduleOf, SlotClock } from './query-slots.js'
 import type { ScheduledQueries } from './scheduled-query.js'
 import { SlotRecord } from './slot-record.js'
+import type { SlotGuard } from '../state/slot-guard.js'
 
 export interface QuerySchedulerOptions {
   catalog: { readonly index: RuleIndex }
@@ -25,8 +28,10 @@ export interface QuerySchedulerOptions {
   /** The Python engine's `live` member: scheduled rules compile to its batch evaluator. */
   compile: LiveCompiler | undefined
   book: Pick<AlertBook, 'addEvents' | 'limiter' | 'commitOutput'>
-  /** Where the durable record of the last slots is kept. */
+  /** Where the durable record of the last slots is kept (without `slots`). */
   dataDir: string
+  /** Who runs slots and where they are recorded; default: the record in `dataDir` (one process). */
+  slots?: SlotGuard
   logger: Logger
   metrics?: ScheduledQueryMetrics
   /** The scheduler's clock (slots, macros); tests set it. Default: the real time. */
@@ -86,12 +91,13 @@ export class QueryScheduler {
   private closed = false
   private readonly now: () => number
   private readonly minuteMs: number
-  private readonly record: SlotRecord
+  private readonly slots: SlotGuard
+  private refreshing = false
 
   constructor(private readonly o: QuerySchedulerOptions) {
     this.now = o.now ?? Date.now
     this.minuteMs = o.minuteMs ?? 60_000
-    this.record = new SlotRecord(o.dataDir, o.logger)
+    this.slots = o.slots ?? new SlotRecord(o.dataDir, o.logger)
   }
 
   /** Schedules the served queries (a slot not yet run runs at once) and follows the served revision. */
@@ -101,18 +107,56 @@ export class QueryScheduler {
     this.timer.unref()
   }
 
-  /** Syncs with the served revision, then queues each query whose current slot has not run. */
+  /**
+   * Syncs with the served revision, then (while this process runs slots) queues each query whose
+   * current slot has not run; a shared guard's record is read again first.
+   */
   tick(): void {
     if (this.closed) return
     this.sync()
+    if (!this.slots.leading()) return
+    const refresh = this.slots.refresh
+    if (!refresh) {
+      this.queueDue()
+      return
+    }
+    if (this.refreshing) return
+    this.refreshing = true
+    refresh
+      .call(this.slots)
+      .then(
+        () => this.queueDue(),
+        (err: unknown) => this.o.logger.warn({ err }, 'cannot read the recorded slots of scheduled queries'),
+      )
+      .finally(() => {
+        this.refreshing = false
+      })
+  }
+
+  private queueDue(): void {
+    if (this.closed) return
     const now = this.now()
     for (const state of this.states.values()) {
       const slot = state.clock.slotAt(now)
       if (slot === null || this.queue.has(state.name)) continue
-      const last = this.record.lastSlot(state.name)
+      const last = this.slots.lastSlot(state.name)
       if (last !== undefined && slot <= last) continue
       this.enqueue(state.name, slot)
     }
+  }
+
+  /** Whether a scheduled run's output may be committed (its slot recorded; false: refused or failed). */
+  private async claim(name: string, slot: number): Promise<boolean> {
+    try {
+      if (await this.slots.commit(name, slot)) return true
+      this.o.logger.info(
+        { query: name, slot: iso(slot) },
+        'a scheduled query slot ran elsewhere or the lease was lost; its output is dropped',
+      )
+    } catch (err) {
+      this.o.logger.error({ err, query: name }, 'cannot record the slot of a scheduled query; its output is dropped')
+    }
+    return false
   }
 
   /** The scheduled queries of the served revision: enabled, a valid Schedule, named by an enabled scheduled rule. */
@@ -212,17 +256,9 @@ export class QueryScheduler {
     const schedule = queryScheduleOf(file.data)
     const timeoutMs = schedule ? schedule.timeoutMinutes * this.minuteMs : undefined
     const startedAt = Date.now()
-    if (trigger === 'schedule') {
-      try {
-        // Kept for every query of the served revision (a query unscheduled and scheduled again in
-        // the same slot does not run it twice); only deleted queries' records go.
-        await this.record.record(name, atMs, new Set(index.supports.keys()))
-      } catch (err) {
-        // Not recorded: not run (a restart could not tell it ran).
-        this.o.logger.error({ err, query: name }, 'cannot record the slot of a scheduled query; the run is skipped')
-        return null
-      }
-    }
+    // Kept for every query of the served revision (a query unscheduled and scheduled again in the
+    // same slot does not run it twice); only deleted queries' records go.
+    if (trigger === 'schedule' && !(await this.slots.begin(name, atMs, new Set(index.supports.keys())))) return null
     const base = {
       query: name,
       trigger,
@@ -263,6 +299,7 @@ export class QueryScheduler {
       const error = `the scheduled query ${name} failed: ${errorText(err)}`
       const time = iso(Date.now())
       const errors = plans.map((p) => ({ ruleId: p.meta.id, revision: p.meta.revision, time, record: null, error }))
+      if (trigger === 'schedule' && !(await this.claim(name, atMs))) return null
       await this.o.book.commitOutput({ matches: [], groups: [], created: [], errors }).catch((e: unknown) => {
         this.o.logger.error({ err: e, query: name }, 'cannot commit the rule errors of a failed scheduled query')
       })
@@ -279,6 +316,7 @@ export class QueryScheduler {
     const queryMs = Date.now() - startedAt
     // Closing waits for this run (close() awaits the queue), so its output is still committed.
     const evaluations = await evaluateRows(plans, rows)
+    if (trigger === 'schedule' && !(await this.claim(name, atMs))) return null
     // From here to the commit nothing awaits: no other commit can take the groups half-changed.
     const out = scheduledOutput({
       query: name,
@@ -307,7 +345,7 @@ export class QueryScheduler {
     const queries = [...this.states.values()]
       .sort((a, b) => (a.name < b.name ? -1 : 1))
       .map((s) => {
-        const last = this.record.lastSlot(s.name)
+        const last = this.slots.lastSlot(s.name)
         const next = s.clock.nextSlot(now)
         return {
           name: s.name,

@@ -1,20 +1,25 @@
 // The last slot each scheduled query ran for, kept durable in the data directory
 // (`scheduled-queries.json`, written whole with durable-file.ts) so a restart never runs a query
 // twice for the same slot. A slot is recorded before its run starts: a run cut short by a crash is
-// not run again for that slot (at most once; the next slot's run reads its own window).
+// not run again for that slot (at most once; the next slot's run reads its own window). It is the
+// one-process SlotGuard (state/slot-guard.ts): always leading, a slot recorded at `begin`.
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileDurable } from '../durable-file.js'
 import type { Logger } from '../log.js'
+import type { SlotGuard } from '../state/slot-guard.js'
 
 const FILE = 'scheduled-queries.json'
 
-export class SlotRecord {
+export class SlotRecord implements SlotGuard {
   private readonly file: string
   private readonly last = new Map<string, number>()
   private writing: Promise<void> = Promise.resolve()
 
-  constructor(dataDir: string, logger?: Logger) {
+  constructor(
+    dataDir: string,
+    private readonly logger?: Logger,
+  ) {
     this.file = path.join(dataDir, FILE)
     let text: string
     try {
@@ -34,6 +39,26 @@ export class SlotRecord {
   /** The last slot the query ran for (ms), or undefined. */
   lastSlot(name: string): number | undefined {
     return this.last.get(name)
+  }
+
+  leading(): boolean {
+    return true
+  }
+
+  /** Records the slot before its run; a slot not recorded is not run (a restart could not tell it ran). */
+  async begin(job: string, slotMs: number, keep: ReadonlySet<string>): Promise<boolean> {
+    try {
+      await this.record(job, slotMs, keep)
+      return true
+    } catch (err) {
+      this.logger?.error({ err, query: job }, 'cannot record the slot of a scheduled query; the run is skipped')
+      return false
+    }
+  }
+
+  /** Recorded at `begin` already. */
+  async commit(): Promise<boolean> {
+    return true
   }
 
   /** Records the slot (durable when the promise resolves); `keep`: the names still scheduled. */

@@ -4,6 +4,8 @@
 // start that fails half-way applies none; `schema_migrations` records what is applied. A migration
 // is never edited once released: a change is a new version at the end.
 import type pg from 'pg'
+import { LEASE_MIGRATION } from './lease-schema.js'
+import { OUTBOX_MIGRATION } from './pg-outbox-schema.js'
 import { inTransaction } from './transaction.js'
 
 export interface Migration {
@@ -82,6 +84,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX alert_groups_severity ON alert_groups (severity, created_at DESC, id) WHERE alert;
     `,
   },
+  LEASE_MIGRATION,
+  OUTBOX_MIGRATION,
 ]
 
 /**

@@ -1,0 +1,181 @@
+// Correlation schedules and scheduled queries on two replicas over one PostgreSQL
+// (state/lease-singletons.ts): the same rules served by both, a test clock (schedule minutes of
+// 20 ms, so RateMinutes 60 is a 1.2 s slot aligned to the epoch). Only the lease's holder runs a
+// slot, each slot once; when the holder stops, the other takes the lease and runs the next slot:
+// none skipped, none run twice.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import pg from 'pg'
+import t from 'tap'
+import { commandRule, DETECT_ENV } from '../detect/helpers.js'
+import { gitAs, PAT } from '../helpers/git-as.js'
+import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
+import { freshDatabase } from '../helpers/postgres.js'
+import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
+
+const SEQUENCE =
+  '- Sequence:\n    - ID: Failures\n      RuleID: C.Fail\n      MinMatchCount: 3\n    - ID: Success\n      RuleID: C.Ok\n' +
+  '  Transitions:\n    - ID: Failures FOLLOWED BY Success\n      From: Failures\n      To: Success\n      WithinTimeFrameMinutes: 30\n' +
+  '      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n'
+const ACTOR = '- KeyName: actor\n  KeyValue:\n    Key: user_email\n'
+const MINUTE_MS = 20
+const PERIOD = 60 * MINUTE_MS
+
+async function runs(url: string, job = 'correlation:C.Seq'): Promise<Array<{ slot: number; holder: string }>> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    const { rows } = await c.query(
+      'SELECT (extract(epoch FROM slot) * 1000)::bigint AS slot, holder FROM job_runs WHERE job = $1 ORDER BY slot',
+      [job],
+    )
+    return rows.map((r) => ({ slot: Number(r.slot), holder: String(r.holder) }))
+  } finally {
+    await c.end()
+  }
+}
+
+t.test('one replica runs each correlation slot; the other takes over when it stops', async (t) => {
+  const url = await freshDatabase()
+  // A slot boundary: the clock starts at it and moves one period at a time.
+  let clock = Math.floor(Date.parse('2026-11-20T10:30:00Z') / PERIOD) * PERIOD
+  const start = (replica: string) => {
+    const dataDir = tempDir(`rk-pg-single-${replica}-`)
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+    return startInProcess({
+      dataDir,
+      env: DETECT_ENV,
+      config: { state: { postgres: { url }, replica } },
+      correlationSchedule: { now: () => clock, minuteMs: MINUTE_MS, syncMs: 50 },
+    })
+  }
+  const a: InProcessServer = await start('rk-a')
+  const b: InProcessServer = await start('rk-b')
+  let aOpen = true
+  t.teardown(async () => {
+    if (aOpen) await a.close()
+    await b.close()
+  })
+  // The same rules on both replicas (each serves its own repository here).
+  for (const s of [a, b]) {
+    await commandRule(s, 'C.Fail', 'cfail', { createAlert: false, alertContext: ACTOR })
+    await commandRule(s, 'C.Ok', 'cok', { createAlert: false, alertContext: ACTOR })
+    const res = await s.request('POST', '/correlation-rules', {
+      ...SAMPLE_BODIES.correlation('C.Seq', { detection: SEQUENCE, tests: [] }),
+    })
+    t.equal(res.status, 200, 'the correlation rule is created')
+  }
+  const runsOf = async (s: InProcessServer) =>
+    ((await s.request('GET', '/status')).body.detection.correlation.rules as any[]).find((r) => r.ruleId === 'C.Seq')
+      ?.runs as number
+  const holderA = await waitFor('the first slot run', async () => (await runs(url))[0]?.holder)
+  t.match(holderA, /^rk-a\//, 'the replica started first holds the lease and runs the slot')
+  t.equal(await runsOf(a), 1)
+  // The other replica schedules the rule too (once its revision is synced), but runs nothing.
+  t.equal(
+    await waitFor('the rule scheduled on the other replica', () => runsOf(b)),
+    0,
+    'the other replica does not run it',
+  )
+
+  clock += PERIOD
+  await waitFor('the second slot run', async () => (await runs(url)).length === 2)
+  // Several ticks of both replicas later, still two runs.
+  await waitFor('ticks', async () => (await runsOf(a)) === 2 && (await runsOf(b)) === 0)
+
+  // The holder stops (its lease given back); the other runs the next slots, and none again.
+  await a.close()
+  aOpen = false
+  clock += PERIOD
+  await waitFor('the third slot, on the other replica', async () => (await runs(url)).length === 3)
+  clock += PERIOD
+  await waitFor('the fourth slot', async () => (await runs(url)).length === 4)
+  const all = await runs(url)
+  t.same(
+    all.map((r) => r.slot - all[0]!.slot),
+    [0, PERIOD, 2 * PERIOD, 3 * PERIOD],
+    'every slot once, none skipped',
+  )
+  t.same(
+    all.map((r) => r.holder.split('/')[0]),
+    ['rk-a', 'rk-a', 'rk-b', 'rk-b'],
+  )
+  t.equal(await runsOf(b), 2, 'the new holder ran only the slots after the last recorded one')
+})
+
+const QUERY = [
+  'AnalysisType: scheduled_query',
+  'QueryName: Test.One',
+  'Enabled: true',
+  'Query: SELECT 1 AS one',
+  'Schedule:',
+  '  RateMinutes: 60',
+  '  TimeoutMinutes: 500',
+  '',
+].join('\n')
+
+t.test('one replica runs each scheduled query slot; the other takes over when it stops', async (t) => {
+  const url = await freshDatabase()
+  let clock = Math.floor(Date.parse('2026-11-20T10:30:00Z') / PERIOD) * PERIOD
+  const start = (replica: string) => {
+    const dataDir = tempDir(`rk-pg-sq-${replica}-`)
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+    return startInProcess({
+      dataDir,
+      env: DETECT_ENV,
+      config: { state: { postgres: { url }, replica } },
+      scheduledQueries: { now: () => clock, minuteMs: MINUTE_MS, tickMs: 20 },
+    })
+  }
+  const a: InProcessServer = await start('rk-a')
+  const b: InProcessServer = await start('rk-b')
+  let aOpen = true
+  t.teardown(async () => {
+    if (aOpen) await a.close()
+    await b.close()
+  })
+  for (const s of [a, b]) {
+    const res = await s.request(
+      'POST',
+      '/scheduled-rules',
+      SAMPLE_BODIES.scheduled('Sched.One', {
+        scheduledQueries: ['Test.One'],
+        body: 'def rule(event):\n    return False\n',
+        tests: [],
+      }),
+    )
+    t.equal(res.status, 200, 'the scheduled rule is created')
+    // The query is a file of the repository (not an API resource): committed and reconciled.
+    const work = path.join(tempDir('rk-pg-sq-w-'), 'w')
+    execFileSync('git', ['clone', '-q', s.gitdir, work])
+    fs.mkdirSync(path.join(work, 'queries'), { recursive: true })
+    fs.writeFileSync(path.join(work, 'queries', 'test_one.yml'), QUERY)
+    gitAs(PAT, work, 'add', '-A')
+    gitAs(PAT, work, 'commit', '-q', '-m', 'a scheduled query')
+    gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
+    t.equal((await s.request('POST', '/reconcile')).status, 200)
+  }
+  const runsOf = async (s: InProcessServer) =>
+    ((await s.request('GET', '/status')).body.scheduledQueries.queries as any[]).find((q) => q.name === 'Test.One')
+      ?.runs as number
+  const holder = await waitFor('the first slot run', async () => (await runs(url, 'query:Test.One'))[0]?.holder)
+  t.match(holder, /^rk-a\//, 'the replica started first runs the slot')
+  await waitFor('its status', async () => (await runsOf(a)) === 1)
+  t.equal(await waitFor('the query scheduled on the other replica', () => runsOf(b)), 0, 'the other does not run it')
+  await a.close()
+  aOpen = false
+  clock += PERIOD
+  await waitFor('the next slot, on the other replica', async () => (await runs(url, 'query:Test.One')).length === 2)
+  await waitFor('its status', async () => (await runsOf(b)) === 1)
+  const all = await runs(url, 'query:Test.One')
+  t.same(
+    all.map((r) => [r.slot - all[0]!.slot, r.holder.split('/')[0]]),
+    [
+      [0, 'rk-a'],
+      [PERIOD, 'rk-b'],
+    ],
+    'each slot once, none skipped',
+  )
+})
