@@ -41,7 +41,7 @@ import { loadFullRevision } from './service/revision-sync.js'
 import { ServiceCommitFile } from './service/service-commits.js'
 import { RuleIndex } from './rules/rule-index.js'
 import { lockDataDir } from './data-dir/data-dir-lock.js'
-import { restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
+import { reportPrivacy, restrictUmask, secureDataDir } from './data-dir/data-dir-privacy.js'
 import { GitRemote } from './git/remote.js'
 import { stateSettings } from './state/config.js'
 import { PgLedger } from './state/pg-ledger.js'
@@ -390,20 +390,4 @@ export async function createService(opts: StartOptions): Promise<Service> {
     await cleanup()
     throw err
   }
-}
-
-/** One line when the start-up check changed (or could not change) anything; the cost at debug. */
-function reportPrivacy(logger: Logger, r: ReturnType<typeof secureDataDir>): void {
-  const { scanned, fixed, failed, examples, failures, ms } = r
-  if (fixed > 0)
-    logger.warn(
-      { fixed, scanned, ms, examples },
-      `narrowed the modes of ${fixed} data-directory entries to owner-only (directories 0700, files 0600)`,
-    )
-  if (failed > 0)
-    logger.error(
-      { failed, scanned, failures },
-      `cannot narrow the modes of ${failed} data-directory entries; other users may read them`,
-    )
-  if (fixed === 0 && failed === 0) logger.debug({ scanned, ms }, 'the data directory is private')
 }

@@ -3,10 +3,11 @@
 // private: ours, isomorphic-git's and those of the `git` subprocesses, which inherit the umask.
 // secureDataDir() runs at start and narrows whatever is wider (a directory an operator made, files
 // of an older version, objects a plain `git push` wrote with its own umask) by removing every
-// group/other and set-id bit; the caller logs one line when it changed anything.
+// group/other and set-id bit; reportPrivacy() logs one line when it changed anything.
 import fs from 'node:fs'
 import path from 'node:path'
 import { isMainThread } from 'node:worker_threads'
+import type { Logger } from '../log.js'
 
 /** No group or other bits on anything created from now on. */
 const PRIVATE_UMASK = 0o077
@@ -84,4 +85,20 @@ export function secureDataDir(dataDir: string): PrivacyReport {
   }
   report.ms = Math.round((performance.now() - started) * 10) / 10
   return report
+}
+
+/** One line when the start-up check changed (or could not change) anything; the cost at debug. */
+export function reportPrivacy(logger: Logger, r: PrivacyReport): void {
+  const { scanned, fixed, failed, examples, failures, ms } = r
+  if (fixed > 0)
+    logger.warn(
+      { fixed, scanned, ms, examples },
+      `narrowed the modes of ${fixed} data-directory entries to owner-only (directories 0700, files 0600)`,
+    )
+  if (failed > 0)
+    logger.error(
+      { failed, scanned, failures },
+      `cannot narrow the modes of ${failed} data-directory entries; other users may read them`,
+    )
+  if (fixed === 0 && failed === 0) logger.debug({ scanned, ms }, 'the data directory is private')
 }
