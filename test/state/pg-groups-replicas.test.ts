@@ -4,6 +4,7 @@
 // the sum crossed the threshold (whichever replica's record did), delivered once; a group's window
 // closing on one replica and a new one opening on another; triage set through one replica and read
 // through the others (state/pg-alerts.ts).
+// Real port: a remote (the webhook receiver; the services run in process).
 import fs from 'node:fs'
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'

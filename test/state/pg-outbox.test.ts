@@ -3,6 +3,7 @@
 // idempotency key, whichever replica queued it; a claim abandoned by a killed dispatcher (its pool
 // ended mid-request, nothing written or given back) is delivered by the other once the claim's
 // time runs out; a failed delivery retried with the file store's backoff, and redelivered on request.
+// Real port: a remote (the receiver the deliveries go to).
 import pino from 'pino'
 import t from 'tap'
 import { parseDestinationConfig } from '../../src/destinations/config.js'
