@@ -6,6 +6,7 @@
 // grouping sees every rule's matches in the same order as before. Live detection may let a batch
 // rule be late (its engine runs it apart, `onLate`, and the caller can hold its chunk): the
 // evaluations then come without it, and its answers come later (`late`).
+import type { BatchHits } from '../engine/live.js'
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
 
 /** A record of a chunk: its log type, and the record itself (parsed when asked for). */
@@ -18,6 +19,11 @@ export interface ChunkRecord {
 
 export interface RecordEvaluations {
   of(rule: LiveRule, i: number, record: Record<string, unknown>): Evaluation
+  /**
+   * The batch rules' answers on record `i` other than "no match", in rule id order (the order of a
+   * log type's rules), or none: every batch rule's answer there is "no match".
+   */
+  hitsAt?(i: number): ReadonlyArray<readonly [LiveRule, Evaluation]> | undefined
   /** Batch rules that could not run at all on this chunk (each once; skipped at this revision from now on). */
   failed: Array<{ rule: LiveRule; error: string }>
   /** Batch rules whose answers come later (their records get nothing from `of`). */
@@ -55,7 +61,7 @@ const inProcess: RecordEvaluations = {
   late: [],
 }
 
-type BatchAnswer = Evaluation[] | { error: string }
+type BatchAnswer = Evaluation[] | BatchHits | { error: string }
 
 export async function evaluateRecords(
   live: LiveIndex,
@@ -124,7 +130,8 @@ export async function evaluateRecords(
       if (owes?.(rule)) onLate?.()
       const results = (async (): Promise<BatchAnswer> => {
         try {
-          return await rule.batch!(eventsOf(rule).events, signal, onLate)
+          const { events } = eventsOf(rule)
+          return await (rule.hits ? rule.hits(events, signal, onLate) : rule.batch!(events, signal, onLate))
         } catch (err) {
           return { error: err instanceof Error ? err.message : String(err) }
         }
@@ -137,33 +144,55 @@ export async function evaluateRecords(
       })
     }
   })
-  const late: LateEvaluation[] = [...deferred].map((rule) => ({
-    rule,
-    at: eventsOf(rule).at,
-    results: running.get(rule)!,
-  }))
-  const results = new Map<LiveRule, Evaluation[]>()
+  const late: LateEvaluation[] = [...deferred].map((rule) => {
+    const { at } = eventsOf(rule)
+    return {
+      rule,
+      at,
+      results: running.get(rule)!.then((out) => (Array.isArray(out) || 'error' in out ? out : dense(out, at.length))),
+    }
+  })
+  // Per record, the batch rules' matches and errors in rule id order (the pass's order): a record
+  // no batch rule matched or raised on has none, and the pass asks no batch rule about it.
+  const hits = new Array<Array<[LiveRule, Evaluation]> | undefined>(records.length)
+  const add = (i: number, rule: LiveRule, answer: Evaluation) => {
+    const list = hits[i]
+    if (list) list.push([rule, answer])
+    else hits[i] = [[rule, answer]]
+  }
   const failed: RecordEvaluations['failed'] = []
-  for (const [rule, out] of answers) {
-    if (!Array.isArray(out)) {
+  for (const [rule, out] of [...answers].sort(([a], [b]) => (a.meta.id < b.meta.id ? -1 : 1))) {
+    if ('error' in out) {
       failed.push(failure(rule, out.error))
       continue
     }
     const { at } = eventsOf(rule)
-    const byRecord = new Array<Evaluation>(records.length)
-    at.forEach((i, k) => {
-      byRecord[i] = out[k] ?? MISSING
-    })
-    results.set(rule, byRecord)
+    if (Array.isArray(out))
+      at.forEach((i, k) => {
+        const answer = out[k] ?? MISSING
+        if ('error' in answer || answer.matched) add(i, rule, answer)
+      })
+    else for (const [j, k] of out.at.entries()) if (k < at.length) add(at[k]!, rule, out.answers[j]!)
   }
-  failed.sort((a, b) => (a.rule.meta.id < b.rule.meta.id ? -1 : 1))
+  const batchAnswer = (rule: LiveRule, i: number): Evaluation => {
+    for (const [r, answer] of hits[i] ?? []) if (r === rule) return answer
+    return NO_MATCH
+  }
   return {
-    of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : (results.get(rule)?.[i] ?? NO_MATCH)),
+    of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : batchAnswer(rule, i)),
+    hitsAt: (i) => hits[i],
     failed,
     late,
     ran,
     ...(skips ? { skips } : {}),
   }
+}
+
+/** Hits as one answer per record (a late rule's answers: late-rules.ts passes them all). */
+function dense(out: BatchHits, length: number): Evaluation[] {
+  const answers = new Array<Evaluation>(length).fill(NO_MATCH)
+  for (const [j, k] of out.at.entries()) if (k < length) answers[k] = out.answers[j]!
+  return answers
 }
 
 /** What a record the rule gave no answer for gets. */

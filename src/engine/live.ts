@@ -77,5 +77,24 @@ export interface InProcessRule {
 /** The export `compileOnWorker` of an Offload's module: the same evaluator from the offloaded data. */
 export type WorkerCompile = (data: Readonly<Record<string, unknown>>) => InProcessRule | { error: string }
 
+/**
+ * A batch's answers other than "no match" (every other record of the batch did not match): `at`
+ * are positions into the batch's records, increasing, `answers` their matches and errors.
+ */
+export interface BatchHits {
+  at: number[]
+  answers: Evaluation[]
+}
+
+/** The same batch evaluation answering only its hits (detection passes nothing for the rest). */
+export type BatchHitsEvaluator = (
+  events: readonly Record<string, unknown>[],
+  signal?: AbortSignal,
+  onLate?: () => void,
+) => Promise<BatchHits | { error: string }>
+
 /** One rule compiled for detection, or why it cannot run. */
-export type LiveCompiled = (InProcessRule & { offload?: Offload }) | { batch: BatchEvaluator } | { error: string }
+export type LiveCompiled =
+  | (InProcessRule & { offload?: Offload })
+  | { batch: BatchEvaluator; hits?: BatchHitsEvaluator }
+  | { error: string }

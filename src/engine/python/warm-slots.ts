@@ -3,8 +3,9 @@
 // evicted for holding its worker past its share (or stopped, or crashing it) gets a worker of its
 // own (at most MAX_OWN per revision; past it the evicted rules share the last one).
 import type { RuleFile } from '../../rules/model.js'
-import type { BatchOutcome, EngineContext } from '../engine.js'
+import type { EngineContext } from '../engine.js'
 import type { ModuleSource, ServeRule } from './protocol.js'
+import type { SparseOutcome } from './sparse-outcomes.js'
 import type { WarmWorker } from './warm-worker.js'
 
 export interface WarmSettings {
@@ -42,7 +43,7 @@ export interface Request {
   signal?: AbortSignal
   /** The caller need not wait (the rule runs in a worker of its own). */
   onLate?: () => void
-  resolve(outcome: BatchOutcome): void
+  resolve(outcome: SparseOutcome): void
   /** Runs again after a neighbour's stop cut it short. */
   tries: number
 }
