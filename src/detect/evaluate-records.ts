@@ -8,6 +8,7 @@
 // evaluations then come without it, and its answers come later (`late`).
 import type { BatchHits } from '../engine/live.js'
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
+import { ChunkLines, plainObjectLine } from './stored-lines.js'
 
 /** A record of a chunk: its log type, and the record itself (parsed when asked for). */
 export interface ChunkRecord {
@@ -15,6 +16,8 @@ export interface ChunkRecord {
   readonly record: Record<string, unknown>
   /** False for a damaged line: no rule sees it. */
   readonly readable: boolean
+  /** The line as stored (a batch rule answering hits is given it as it is: stored-lines.ts). */
+  readonly line?: string
 }
 
 export interface RecordEvaluations {
@@ -78,30 +81,40 @@ export async function evaluateRecords(
   // the log types of batch rules are looked at (a record is parsed only when a rule needs it).
   const wanted = new Set(waiting.flatMap((r) => r.meta.logTypes))
   const positions = new Map<string, number[]>()
+  // Lines that go as stored without a parse here (stored-lines.ts); any other is parsed, and given
+  // to no rule when damaged.
+  const plain = new Uint8Array(records.length)
   records.forEach((rec, i) => {
-    if (!wanted.has(rec.logType) || !rec.readable) return
+    if (!wanted.has(rec.logType)) return
+    if (rec.line !== undefined && plainObjectLine(rec.line)) plain[i] = 1
+    else if (!rec.readable) return
     const lt = rec.logType
     const list = positions.get(lt)
     if (list) list.push(i)
     else positions.set(lt, [i])
   })
-  const shared = new Map<string, { at: number[]; events: Record<string, unknown>[] }>()
-  const gated = new Map<LiveRule, { at: number[]; events: Record<string, unknown>[] }>()
-  const eventsOf = (rule: LiveRule): { at: number[]; events: Record<string, unknown>[] } => {
+  // A batch rule answering hits gets the stored lines (stored-lines.ts), any other the parsed records.
+  type RuleSet = { at: number[]; lines?: ChunkLines; events?: Record<string, unknown>[] }
+  const shared = new Map<string, RuleSet>()
+  const gated = new Map<LiveRule, RuleSet>()
+  const eventsOf = (rule: LiveRule): RuleSet => {
+    const asLines = rule.hits !== undefined
     const present = rule.meta.logTypes.filter((lt) => positions.has(lt))
-    let at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
+    const at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
     if (present.length > 1) at.sort((a, b) => a - b)
+    const make = (at: number[]): RuleSet => {
+      if (asLines) return { at, lines: new ChunkLines(records, at, plain) }
+      const readable = at.filter((i) => records[i]!.readable) // a line that went unparsed may be damaged
+      return { at: readable, events: readable.map((i) => records[i]!.record) }
+    }
     if (applies) {
       let own = gated.get(rule)
-      if (!own) {
-        at = at.filter((i) => applies(rule, i))
-        gated.set(rule, (own = { at, events: at.map((i) => records[i]!.record) }))
-      }
+      if (!own) gated.set(rule, (own = make(at.filter((i) => applies(rule, i)))))
       return own
     }
-    const key = present.join('\u0000')
+    const key = `${asLines ? 'lines' : 'records'}\u0000${present.join('\u0000')}`
     let set = shared.get(key)
-    if (!set) shared.set(key, (set = { at, events: at.map((i) => records[i]!.record) }))
+    if (!set) shared.set(key, (set = make(at)))
     return set
   }
   const answers = new Map<LiveRule, BatchAnswer>()
@@ -114,7 +127,7 @@ export async function evaluateRecords(
     const settled = () => --open === 0 && resolve()
     if (open === 0) resolve()
     for (const rule of waiting) {
-      if (eventsOf(rule).events.length === 0) {
+      if (eventsOf(rule).at.length === 0) {
         settled()
         continue
       }
@@ -130,8 +143,8 @@ export async function evaluateRecords(
       if (owes?.(rule)) onLate?.()
       const results = (async (): Promise<BatchAnswer> => {
         try {
-          const { events } = eventsOf(rule)
-          return await (rule.hits ? rule.hits(events, signal, onLate) : rule.batch!(events, signal, onLate))
+          const set = eventsOf(rule)
+          return await (rule.hits ? rule.hits(set.lines!, signal, onLate) : rule.batch!(set.events!, signal, onLate))
         } catch (err) {
           return { error: err instanceof Error ? err.message : String(err) }
         }

@@ -86,9 +86,30 @@ export interface BatchHits {
   answers: Evaluation[]
 }
 
+/**
+ * A batch's records as their stored JSON text (detection's stored log), sent to a rule's process as
+ * they are: `lines[k]` is one JSON object (checked: detect/stored-lines.ts) or, for a line that
+ * could not be checked cheaply, its record serialized again. `record(k)` parses one when asked for.
+ */
+export interface StoredLines {
+  readonly length: number
+  readonly lines: readonly string[]
+  record(k: number): Record<string, unknown>
+  /** False for a damaged line (not a JSON object): no rule evaluates it. */
+  readable(k: number): boolean
+}
+
+/** The records of a batch: parsed, or as stored lines. */
+export type BatchRecords = readonly Record<string, unknown>[] | StoredLines
+
+/** Record `k` of a batch. */
+export function recordAt(records: BatchRecords, k: number): Record<string, unknown> {
+  return 'lines' in records ? records.record(k) : records[k]!
+}
+
 /** The same batch evaluation answering only its hits (detection passes nothing for the rest). */
 export type BatchHitsEvaluator = (
-  events: readonly Record<string, unknown>[],
+  events: BatchRecords,
   signal?: AbortSignal,
   onLate?: () => void,
 ) => Promise<BatchHits | { error: string }>

@@ -7,6 +7,7 @@ import { type ChunkOutput, passChunk } from '../../src/detect/chunk-pass.js'
 import { evaluateRecords } from '../../src/detect/evaluate-records.js'
 import type { Evaluation, LiveIndex, LiveRule } from '../../src/detect/live-rules.js'
 import { StoredRecord } from '../../src/detect/stored-log.js'
+import { recordAt } from '../../src/engine/live.js'
 import { ruleMeta } from './rule-meta.js'
 
 const match = (title: string): Evaluation => ({
@@ -30,16 +31,16 @@ function hitsRule(id: string, pick: (k: number) => Evaluation | undefined, seen:
       throw new Error('the pass asked for one answer per record')
     },
     hits: async (events) => {
-      seen.push([...events])
+      seen.push(Array.from({ length: events.length }, (_, k) => recordAt(events, k)))
       const at: number[] = []
       const answers: Evaluation[] = []
-      events.forEach((_, k) => {
+      for (let k = 0; k < events.length; k++) {
         const answer = pick(k)
         if (answer) {
           at.push(k)
           answers.push(answer)
         }
-      })
+      }
       return { at, answers }
     },
   }

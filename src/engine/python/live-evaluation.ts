@@ -15,7 +15,7 @@ import { MAX_JSON_DEPTH, nestedWithin } from '../../json-depth.js'
 import { SEVERITIES } from '../../rules/severity.js'
 import type { RuleFile } from '../../rules/model.js'
 import type { EngineContext, FunctionOutcome, LiveCompiler, RecordOutcome } from '../engine.js'
-import { type Evaluation, MAX_DEDUP } from '../live.js'
+import { type BatchRecords, type Evaluation, MAX_DEDUP } from '../live.js'
 import type { EvaluateBatch } from './live-detect.js'
 import type { SparseOutcome } from './sparse-outcomes.js'
 
@@ -124,7 +124,7 @@ export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields)
 export type EvaluateSparse = (
   rule: RuleFile,
   ctx: EngineContext,
-  events: readonly Record<string, unknown>[],
+  events: BatchRecords,
   signal?: AbortSignal,
   onLate?: () => void,
 ) => Promise<SparseOutcome>

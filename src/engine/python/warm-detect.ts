@@ -14,16 +14,17 @@
 // crashed goes there too. Idle revisions' workers exit.
 import type { RuleFile } from '../../rules/model.js'
 import type { EngineContext, RecordOutcome } from '../engine.js'
+import { type BatchRecords, recordAt } from '../live.js'
 import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
 import { type EvaluateBatch, MAX_STOPS } from './live-detect.js'
-import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
+import type { RunLimits, ServePlanItem } from './protocol.js'
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
 import { denseOutcome, mergeDense, type SparseOutcome } from './sparse-outcomes.js'
-import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
+import { batchFor, type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
 import { cutShort, type RuleRun } from './warm-blocks.js'
 import { WarmWorker } from './warm-worker.js'
 
@@ -68,7 +69,7 @@ export class WarmDetection {
   readonly evaluateSparse = (
     file: RuleFile,
     ctx: EngineContext,
-    events: readonly Record<string, unknown>[],
+    events: BatchRecords,
     signal?: AbortSignal,
     onLate?: () => void,
   ): Promise<SparseOutcome> => {
@@ -81,7 +82,7 @@ export class WarmDetection {
     let pending: number[] | null = null
     if (prep.pass) {
       pending = []
-      for (let i = 0; i < events.length; i++) if (prep.pass(events[i])) pending.push(i)
+      for (let i = 0; i < events.length; i++) if (prep.pass(recordAt(events, i))) pending.push(i)
       if (pending.length === events.length) pending = null
     }
     if (pending?.length === 0) return Promise.resolve({ outcomes: new Map() })
@@ -247,7 +248,7 @@ export class WarmDetection {
           break
         }
       }
-      const batch = this.batchFor(worker, todo, !slot.own)
+      const batch = batchFor(worker.loaded, todo, !slot.own, this.settings, this.limits.timeoutMs, MAX_STOPS)
       // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
       const current = worker
       const waiting = todo
@@ -295,37 +296,6 @@ export class WarmDetection {
     const ready = spare && (await spare.catch(() => undefined))
     if (ready && !ready.dead) return ready
     return this.start()
-  }
-
-  private batchFor(worker: WarmWorker, todo: Request[], shareClock: boolean): ServeBatch {
-    const share = this.settings.shareMs ?? 250
-    const sharePerRecord = this.settings.shareMsPerRecord ?? 1
-    const shareRecord = this.settings.shareRecordMs ?? 250
-    const sets = new Map<readonly object[], string>()
-    const events = new Map<string, readonly object[]>()
-    const load: ServeRule[] = []
-    const globals: Record<string, ModuleSource> = {}
-    const plan: ServePlanItem[] = todo.map((r) => {
-      let e = sets.get(r.events)
-      if (e === undefined) {
-        sets.set(r.events, (e = `e${sets.size}`))
-        events.set(e, r.events) // serialized by the worker, in blocks
-      }
-      if (!worker.loaded.has(r.prep.key)) load.push(r.prep.def!)
-      Object.assign(globals, r.prep.globals)
-      const n = r.pending?.length ?? r.events.length
-      return {
-        k: r.prep.key,
-        e,
-        tests: r.pending,
-        n,
-        timeoutMs: this.limits.timeoutMs,
-        budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
-        maxStops: MAX_STOPS,
-        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: shareRecord } : {}),
-      }
-    })
-    return { load, globals, events, plan }
   }
 
   /** A rule's results of the batch: its outcomes, errors for what it did not finish, its strike. */
@@ -383,16 +353,15 @@ export class WarmDetection {
       why = `its worker ${end.message}`
       if (run.reached < item.n && !r.signal?.aborted) {
         // Run one-shot from where it was: the record that kills the process is found and reported
-        // as before, and the rule goes on after it (within its budget).
-        const positions = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
-        const out = await this.oneShot(
-          r.file,
-          r.ctx,
-          positions.map((i) => r.events[i]!),
-          r.signal,
-          item.budgetMs + item.timeoutMs,
+        // as before, and the rule goes on after it (within its budget). A damaged stored line is
+        // evaluated by no rule (the worker skipped it).
+        const { events } = r
+        const positions = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j)).filter(
+          (i) => !('lines' in events) || events.readable(i),
         )
-        if ('error' in out) results.set(positions[0]!, { error: out.error })
+        const records = positions.map((i) => recordAt(events, i))
+        const out = await this.oneShot(r.file, r.ctx, records, r.signal, item.budgetMs + item.timeoutMs)
+        if ('error' in out) results.set(positions[0] ?? at(run.reached), { error: out.error })
         else mergeDense(results, out.results, positions)
       }
     }
