@@ -9,7 +9,11 @@
 # server kills the whole worker when code does not yield). A rule not known to be slow also has a
 # share of the batch (`shareMs`) and of each record (`shareRecordMs`): past either, the rule is
 # evicted (its end frame says where it was) and the server runs the rest of its records in a worker
-# of its own. A rule's budget, share and stops are its batch's, over all its blocks.
+# of its own. A rule's budget, share and stops are its batch's, over all its blocks. A set given as
+# stored lines (`stored`: the records as the server stored them, decoded here as Panther's engine
+# decodes an event) is a JSON array with `,` and a tab between lines; a line that is not a JSON
+# object is evaluated by no rule (when one makes the array unreadable, the block is decoded line by
+# line).
 import bisect
 import json
 import os
@@ -23,6 +27,27 @@ from panther_core import DataModel, PantherEvent
 
 TICK = 0.05
 CACHING = "panther_detection_helpers.caching"
+LINE_SEPARATOR = b",\t"  # between two stored lines of a block (warm-blocks.ts)
+
+
+def _stored_object(text):
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def stored_block(line):
+    """A block of stored lines: each a record (a dict), or None for one that is not a JSON object."""
+    try:
+        records = json.loads(line)
+    except (ValueError, RecursionError):
+        records = None
+    if isinstance(records, list) and all(type(r) is dict for r in records):
+        return records
+    separator = LINE_SEPARATOR if isinstance(line, bytes) else LINE_SEPARATOR.decode()
+    return [_stored_object(text) for text in line[1:-1].split(separator)]
 
 
 class StopRecord(BaseException):
@@ -96,6 +121,7 @@ class Worker:
         self.globals = {}
         self.models = {}  # (id, filename, source) -> DataModel
         self.records = {}  # per block: set key -> the block's records
+        self.stored = set()  # set keys given as stored lines (a None record there: a damaged line)
         self.wrapped = {}  # per block: (set key, models id) -> [PantherEvent | None]
         sys.meta_path.insert(0, rt.GlobalsFinder(self.globals))
 
@@ -111,6 +137,7 @@ class Worker:
             self.defs[d["k"]] = d
         sets = msg.get("sets") or []
         size = msg.get("block")
+        stored = self.stored = set(msg.get("stored") or [])
         rules = [Progress(item) for item in msg.get("plan") or []]
         base = 0
         for b in range(max((count for _, count in sets), default=0)):
@@ -120,7 +147,7 @@ class Worker:
                     line = read_line()
                     if line is None:
                         os._exit(0)
-                    self.records[key] = json.loads(line)
+                    self.records[key] = stored_block(line) if key in stored else json.loads(line)
             self.wrapped = {}
             length = 0
             for p in rules:
@@ -264,6 +291,9 @@ class Worker:
             event = events[position]
             if event is None:
                 data = records[position]
+                if data is None and item["e"] in self.stored:
+                    index += 1  # a damaged stored line: no rule evaluates it
+                    continue
                 if not isinstance(data, dict):
                     data = {}
                 event = events[position] = PantherEvent(data, models.get(data.get("p_log_type")))

@@ -95,8 +95,17 @@ function passRecord(
       for (const [slot, answer] of hits) if (!skips?.(rules[slot]!, i)) outcome(rec, rules[slot]!, answer, now, out)
     return
   }
+  // The batch rules' matches and errors on this record, in the rules' order; every other answer of
+  // theirs is "no match" (no lookup per rule and record).
+  const batchHits = evaluations.hitsAt?.(i)
+  if (batchOnly(rules)) {
+    // Only batch (Python) rules here: a damaged line was given to none, so it has no hits either.
+    if (batchHits) for (const [rule, answer] of batchHits) if (!skips?.(rule, i)) outcome(rec, rule, answer, now, out)
+    return
+  }
   if (!rec.readable) return // a damaged line: never evaluated (the worker skips it too)
   let h = 0
+  let b = 0
   for (let slot = 0; slot < rules.length; slot++) {
     const rule = rules[slot]!
     let answer: Evaluation
@@ -104,10 +113,23 @@ function passRecord(
       if (hits === undefined || h >= hits.length || hits[h]![0] !== slot) continue
       answer = hits[h++]![1]
       if (skips?.(rule, i)) continue
+    } else if (rule.batch && evaluations.hitsAt) {
+      if (batchHits === undefined || b >= batchHits.length || batchHits[b]![0] !== rule) continue
+      answer = batchHits[b++]![1]
+      if (skips?.(rule, i)) continue
     } else if (skips?.(rule, i)) continue
     else answer = evaluations.of(rule, i, rec.record)
     outcome(rec, rule, answer, now, out)
   }
+}
+
+// Whether a log type's rules are all batch rules (the list is the live index's, fixed per revision).
+const batchOnlyLists = new WeakMap<readonly LiveRule[], boolean>()
+
+function batchOnly(rules: readonly LiveRule[]): boolean {
+  let only = batchOnlyLists.get(rules)
+  if (only === undefined) batchOnlyLists.set(rules, (only = rules.every((r) => r.batch !== undefined)))
+  return only
 }
 
 /** One rule's answer on one record: a rule error, nothing, or a match. */

@@ -6,7 +6,9 @@
 // grouping sees every rule's matches in the same order as before. Live detection may let a batch
 // rule be late (its engine runs it apart, `onLate`, and the caller can hold its chunk): the
 // evaluations then come without it, and its answers come later (`late`).
+import type { BatchHits } from '../engine/live.js'
 import type { Evaluation, LiveIndex, LiveRule } from './live-rules.js'
+import { ChunkLines, plainObjectLine } from './stored-lines.js'
 
 /** A record of a chunk: its log type, and the record itself (parsed when asked for). */
 export interface ChunkRecord {
@@ -14,10 +16,17 @@ export interface ChunkRecord {
   readonly record: Record<string, unknown>
   /** False for a damaged line: no rule sees it. */
   readonly readable: boolean
+  /** The line as stored (a batch rule answering hits is given it as it is: stored-lines.ts). */
+  readonly line?: string
 }
 
 export interface RecordEvaluations {
   of(rule: LiveRule, i: number, record: Record<string, unknown>): Evaluation
+  /**
+   * The batch rules' answers on record `i` other than "no match", in rule id order (the order of a
+   * log type's rules), or none: every batch rule's answer there is "no match".
+   */
+  hitsAt?(i: number): ReadonlyArray<readonly [LiveRule, Evaluation]> | undefined
   /** Batch rules that could not run at all on this chunk (each once; skipped at this revision from now on). */
   failed: Array<{ rule: LiveRule; error: string }>
   /** Batch rules whose answers come later (their records get nothing from `of`). */
@@ -55,7 +64,7 @@ const inProcess: RecordEvaluations = {
   late: [],
 }
 
-type BatchAnswer = Evaluation[] | { error: string }
+type BatchAnswer = Evaluation[] | BatchHits | { error: string }
 
 export async function evaluateRecords(
   live: LiveIndex,
@@ -72,30 +81,40 @@ export async function evaluateRecords(
   // the log types of batch rules are looked at (a record is parsed only when a rule needs it).
   const wanted = new Set(waiting.flatMap((r) => r.meta.logTypes))
   const positions = new Map<string, number[]>()
+  // Lines that go as stored without a parse here (stored-lines.ts); any other is parsed, and given
+  // to no rule when damaged.
+  const plain = new Uint8Array(records.length)
   records.forEach((rec, i) => {
-    if (!wanted.has(rec.logType) || !rec.readable) return
+    if (!wanted.has(rec.logType)) return
+    if (rec.line !== undefined && plainObjectLine(rec.line)) plain[i] = 1
+    else if (!rec.readable) return
     const lt = rec.logType
     const list = positions.get(lt)
     if (list) list.push(i)
     else positions.set(lt, [i])
   })
-  const shared = new Map<string, { at: number[]; events: Record<string, unknown>[] }>()
-  const gated = new Map<LiveRule, { at: number[]; events: Record<string, unknown>[] }>()
-  const eventsOf = (rule: LiveRule): { at: number[]; events: Record<string, unknown>[] } => {
+  // A batch rule answering hits gets the stored lines (stored-lines.ts), any other the parsed records.
+  type RuleSet = { at: number[]; lines?: ChunkLines; events?: Record<string, unknown>[] }
+  const shared = new Map<string, RuleSet>()
+  const gated = new Map<LiveRule, RuleSet>()
+  const eventsOf = (rule: LiveRule): RuleSet => {
+    const asLines = rule.hits !== undefined
     const present = rule.meta.logTypes.filter((lt) => positions.has(lt))
-    let at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
+    const at = present.length === 1 ? positions.get(present[0]!)! : present.flatMap((lt) => positions.get(lt)!)
     if (present.length > 1) at.sort((a, b) => a - b)
+    const make = (at: number[]): RuleSet => {
+      if (asLines) return { at, lines: new ChunkLines(records, at, plain) }
+      const readable = at.filter((i) => records[i]!.readable) // a line that went unparsed may be damaged
+      return { at: readable, events: readable.map((i) => records[i]!.record) }
+    }
     if (applies) {
       let own = gated.get(rule)
-      if (!own) {
-        at = at.filter((i) => applies(rule, i))
-        gated.set(rule, (own = { at, events: at.map((i) => records[i]!.record) }))
-      }
+      if (!own) gated.set(rule, (own = make(at.filter((i) => applies(rule, i)))))
       return own
     }
-    const key = present.join('\u0000')
+    const key = `${asLines ? 'lines' : 'records'}\u0000${present.join('\u0000')}`
     let set = shared.get(key)
-    if (!set) shared.set(key, (set = { at, events: at.map((i) => records[i]!.record) }))
+    if (!set) shared.set(key, (set = make(at)))
     return set
   }
   const answers = new Map<LiveRule, BatchAnswer>()
@@ -108,7 +127,7 @@ export async function evaluateRecords(
     const settled = () => --open === 0 && resolve()
     if (open === 0) resolve()
     for (const rule of waiting) {
-      if (eventsOf(rule).events.length === 0) {
+      if (eventsOf(rule).at.length === 0) {
         settled()
         continue
       }
@@ -124,7 +143,8 @@ export async function evaluateRecords(
       if (owes?.(rule)) onLate?.()
       const results = (async (): Promise<BatchAnswer> => {
         try {
-          return await rule.batch!(eventsOf(rule).events, signal, onLate)
+          const set = eventsOf(rule)
+          return await (rule.hits ? rule.hits(set.lines!, signal, onLate) : rule.batch!(set.events!, signal, onLate))
         } catch (err) {
           return { error: err instanceof Error ? err.message : String(err) }
         }
@@ -137,33 +157,55 @@ export async function evaluateRecords(
       })
     }
   })
-  const late: LateEvaluation[] = [...deferred].map((rule) => ({
-    rule,
-    at: eventsOf(rule).at,
-    results: running.get(rule)!,
-  }))
-  const results = new Map<LiveRule, Evaluation[]>()
+  const late: LateEvaluation[] = [...deferred].map((rule) => {
+    const { at } = eventsOf(rule)
+    return {
+      rule,
+      at,
+      results: running.get(rule)!.then((out) => (Array.isArray(out) || 'error' in out ? out : dense(out, at.length))),
+    }
+  })
+  // Per record, the batch rules' matches and errors in rule id order (the pass's order): a record
+  // no batch rule matched or raised on has none, and the pass asks no batch rule about it.
+  const hits = new Array<Array<[LiveRule, Evaluation]> | undefined>(records.length)
+  const add = (i: number, rule: LiveRule, answer: Evaluation) => {
+    const list = hits[i]
+    if (list) list.push([rule, answer])
+    else hits[i] = [[rule, answer]]
+  }
   const failed: RecordEvaluations['failed'] = []
-  for (const [rule, out] of answers) {
-    if (!Array.isArray(out)) {
+  for (const [rule, out] of [...answers].sort(([a], [b]) => (a.meta.id < b.meta.id ? -1 : 1))) {
+    if ('error' in out) {
       failed.push(failure(rule, out.error))
       continue
     }
     const { at } = eventsOf(rule)
-    const byRecord = new Array<Evaluation>(records.length)
-    at.forEach((i, k) => {
-      byRecord[i] = out[k] ?? MISSING
-    })
-    results.set(rule, byRecord)
+    if (Array.isArray(out))
+      at.forEach((i, k) => {
+        const answer = out[k] ?? MISSING
+        if ('error' in answer || answer.matched) add(i, rule, answer)
+      })
+    else for (const [j, k] of out.at.entries()) if (k < at.length) add(at[k]!, rule, out.answers[j]!)
   }
-  failed.sort((a, b) => (a.rule.meta.id < b.rule.meta.id ? -1 : 1))
+  const batchAnswer = (rule: LiveRule, i: number): Evaluation => {
+    for (const [r, answer] of hits[i] ?? []) if (r === rule) return answer
+    return NO_MATCH
+  }
   return {
-    of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : (results.get(rule)?.[i] ?? NO_MATCH)),
+    of: (rule, i, record) => (rule.evaluate ? rule.evaluate(record) : batchAnswer(rule, i)),
+    hitsAt: (i) => hits[i],
     failed,
     late,
     ran,
     ...(skips ? { skips } : {}),
   }
+}
+
+/** Hits as one answer per record (a late rule's answers: late-rules.ts passes them all). */
+function dense(out: BatchHits, length: number): Evaluation[] {
+  const answers = new Array<Evaluation>(length).fill(NO_MATCH)
+  for (const [j, k] of out.at.entries()) if (k < length) answers[k] = out.answers[j]!
+  return answers
 }
 
 /** What a record the rule gave no answer for gets. */

@@ -4,7 +4,7 @@
 // one changes). A rule evaluates in-process, one record at a time (on the rule worker when it
 // carries offloadable data, rule-worker.ts), or in batches (evaluate-records.ts).
 import type { LiveEngines } from '../engine/engine.js'
-import type { BatchEvaluator, InProcessRule, Offload } from '../engine/live.js'
+import type { BatchEvaluator, BatchHitsEvaluator, InProcessRule, Offload } from '../engine/live.js'
 import type { IndexedRule, RuleIndex } from '../rules/rule-index.js'
 import { indexContext } from '../service/rule-views.js'
 import type { RuleMeta } from './grouping.js'
@@ -12,12 +12,14 @@ import type { RuleMeta } from './grouping.js'
 export type { BatchEvaluator, Evaluation, LiveEvaluator } from '../engine/live.js'
 
 export type LiveRule = { meta: RuleMeta } & (
-  | (InProcessRule & { batch?: undefined; offload?: Offload })
+  | (InProcessRule & { batch?: undefined; hits?: undefined; offload?: Offload })
   | {
       evaluate?: undefined
       requires?: undefined
       offload?: undefined
       batch: BatchEvaluator
+      /** The same answering only its matches and errors (detection's pass, evaluate-records.ts). */
+      hits?: BatchHitsEvaluator
       /** Set when a batch could not run at all: the rule is skipped for the rest of this revision. */
       failed?: string
     }
@@ -83,7 +85,10 @@ export function buildLiveIndex(
       continue
     }
     rules++
-    const live: LiveRule = 'batch' in compiled ? { meta, batch: compiled.batch } : { meta, ...compiled }
+    const live: LiveRule =
+      'batch' in compiled
+        ? { meta, batch: compiled.batch, ...(compiled.hits ? { hits: compiled.hits } : {}) }
+        : { meta, ...compiled }
     if (live.batch) batched.push(live)
     for (const lt of meta.logTypes) {
       const list = byLogType.get(lt) ?? []

@@ -77,5 +77,45 @@ export interface InProcessRule {
 /** The export `compileOnWorker` of an Offload's module: the same evaluator from the offloaded data. */
 export type WorkerCompile = (data: Readonly<Record<string, unknown>>) => InProcessRule | { error: string }
 
+/**
+ * A batch's answers other than "no match" (every other record of the batch did not match): `at`
+ * are positions into the batch's records, increasing, `answers` their matches and errors.
+ */
+export interface BatchHits {
+  at: number[]
+  answers: Evaluation[]
+}
+
+/**
+ * A batch's records as their stored JSON text (detection's stored log), sent to a rule's process as
+ * they are: `lines[k]` is one JSON object (checked: detect/stored-lines.ts) or, for a line that
+ * could not be checked cheaply, its record serialized again. `record(k)` parses one when asked for.
+ */
+export interface StoredLines {
+  readonly length: number
+  readonly lines: readonly string[]
+  record(k: number): Record<string, unknown>
+  /** False for a damaged line (not a JSON object): no rule evaluates it. */
+  readable(k: number): boolean
+}
+
+/** The records of a batch: parsed, or as stored lines. */
+export type BatchRecords = readonly Record<string, unknown>[] | StoredLines
+
+/** Record `k` of a batch. */
+export function recordAt(records: BatchRecords, k: number): Record<string, unknown> {
+  return 'lines' in records ? records.record(k) : records[k]!
+}
+
+/** The same batch evaluation answering only its hits (detection passes nothing for the rest). */
+export type BatchHitsEvaluator = (
+  events: BatchRecords,
+  signal?: AbortSignal,
+  onLate?: () => void,
+) => Promise<BatchHits | { error: string }>
+
 /** One rule compiled for detection, or why it cannot run. */
-export type LiveCompiled = (InProcessRule & { offload?: Offload }) | { batch: BatchEvaluator } | { error: string }
+export type LiveCompiled =
+  | (InProcessRule & { offload?: Offload })
+  | { batch: BatchEvaluator; hits?: BatchHitsEvaluator }
+  | { error: string }

@@ -166,7 +166,7 @@ export function createPythonEngine(opts: PythonEngineOptions): {
   }
   const policy = createScheduledEngine(workers, limits, 'policy')
   const evaluateBatch = warm.evaluate
-  const live = batchLive(evaluateBatch)
+  const live = batchLive(evaluateBatch, warm.evaluateSparse)
   return {
     engine,
     pool,

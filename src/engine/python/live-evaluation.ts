@@ -13,9 +13,11 @@
 // that are not names.
 import { MAX_JSON_DEPTH, nestedWithin } from '../../json-depth.js'
 import { SEVERITIES } from '../../rules/severity.js'
-import type { FunctionOutcome, LiveCompiler, RecordOutcome } from '../engine.js'
-import { type Evaluation, MAX_DEDUP } from '../live.js'
+import type { RuleFile } from '../../rules/model.js'
+import type { EngineContext, FunctionOutcome, LiveCompiler, RecordOutcome } from '../engine.js'
+import { type BatchRecords, type Evaluation, MAX_DEDUP } from '../live.js'
 import type { EvaluateBatch } from './live-detect.js'
+import type { SparseOutcome } from './sparse-outcomes.js'
 
 /** The Python name of each reported function, for messages. */
 const PYTHON_NAMES: Record<string, string> = { alertContext: 'alert_context', detection: 'rule' }
@@ -118,8 +120,20 @@ export function pythonEvaluation(outcome: RecordOutcome, rule: PythonRuleFields)
   return out
 }
 
-/** The `live` member over a batch evaluation (the Python streaming rules' engine). */
-export function batchLive(evaluateBatch: EvaluateBatch): LiveCompiler {
+/** Only a batch's matches and errors (warm-detect.ts `evaluateSparse`). */
+export type EvaluateSparse = (
+  rule: RuleFile,
+  ctx: EngineContext,
+  events: BatchRecords,
+  signal?: AbortSignal,
+  onLate?: () => void,
+) => Promise<SparseOutcome>
+
+/**
+ * The `live` member over a batch evaluation (the Python streaming rules' engine): `batch` answers
+ * every record (scheduled rules' rows); `hits`, when given, only the matches and errors (detection).
+ */
+export function batchLive(evaluateBatch: EvaluateBatch, evaluateSparse?: EvaluateSparse): LiveCompiler {
   return (rule, ctx) => {
     const fields: PythonRuleFields = {
       id: rule.id,
@@ -132,6 +146,16 @@ export function batchLive(evaluateBatch: EvaluateBatch): LiveCompiler {
         if ('error' in out) return out
         return out.results.map((r) => pythonEvaluation(r, fields))
       },
+      ...(evaluateSparse
+        ? {
+            hits: async (events, signal, onLate) => {
+              const out = await evaluateSparse(rule.file, ctx, events, signal, onLate)
+              if ('error' in out) return out
+              const at = [...out.outcomes.keys()].sort((a, b) => a - b)
+              return { at, answers: at.map((i) => pythonEvaluation(out.outcomes.get(i)!, fields)) }
+            },
+          }
+        : {}),
     }
   }
 }

@@ -2,6 +2,8 @@
 // hello and its reports, one JSON object per line on fd 3, and the one job it is given on stdin.
 // Kept in one place so both ends can be read side by side.
 
+import type { StoredLines } from '../live.js'
+
 export interface RunLimits {
   /** Wall clock per test, enforced by the server (sandbox-run.ts). */
   timeoutMs: number
@@ -161,7 +163,7 @@ export interface ServeBatch {
    * Set key → its records: an array (sent in blocks) or the JSON text of one (sent as it is, in
    * one line: the batch is then one block).
    */
-  events: Map<string, string | readonly object[]>
+  events: Map<string, string | readonly object[] | StoredLines>
   plan: ServePlanItem[]
 }
 

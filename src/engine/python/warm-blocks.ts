@@ -5,6 +5,7 @@
 // there. What one rule did in a batch, the blocks' layout both ends derive the order of the rules'
 // runs from, and the JSON text of a block, made once for every worker it is sent to.
 import type { RecordOutcome } from '../engine.js'
+import type { StoredLines } from '../live.js'
 import type { ServePlanItem } from './protocol.js'
 
 /** What a rule did in one batch of a worker. */
@@ -39,6 +40,22 @@ export function blockJson(records: readonly object[], from: number, to: number):
   return text
 }
 
+// The same for stored lines: a JSON array of them, `,` and a tab between lines (JSON whitespace,
+// and no stored line that goes as it is holds a raw tab): the worker parses the array at once, or,
+// when a damaged line makes it unreadable, splits it at the tabs and parses line by line.
+const lineBlockTexts = new WeakMap<StoredLines, Map<number, string>>()
+
+/** Between two stored lines of a block (the worker's fallback splits there: rulekeeper_serve.py). */
+export const LINE_SEPARATOR = ',\t'
+
+export function linesBlockJson(records: StoredLines, from: number, to: number): string {
+  let texts = lineBlockTexts.get(records)
+  if (!texts) lineBlockTexts.set(records, (texts = new Map()))
+  let text = texts.get(from)
+  if (text === undefined) texts.set(from, (text = `[${records.lines.slice(from, to).join(LINE_SEPARATOR)}]`))
+  return text
+}
+
 /** A rule's progress over the blocks of a batch (the worker keeps the same: rulekeeper_serve.py `Progress`). */
 export interface Progress {
   item: ServePlanItem
@@ -63,8 +80,10 @@ export class BatchBlocks {
   /** Records per block, or null: one block. */
   readonly size: number | null
   private readonly lengths = new Map<string, number>()
+  /** Sets given as stored lines (the worker skips a line that is not a JSON object). */
+  private readonly stored: string[] = []
 
-  constructor(events: Map<string, string | readonly object[]>) {
+  constructor(events: Map<string, string | readonly object[] | StoredLines>) {
     let text = false
     for (const records of events.values()) if (typeof records === 'string') text = true
     this.size = text ? null : BLOCK_RECORDS
@@ -76,8 +95,12 @@ export class BatchBlocks {
       this.lengths.set(key, records.length)
       const step = this.size ?? Math.max(1, records.length)
       const texts: string[] = []
-      for (let from = 0; from < records.length; from += step)
-        texts.push(blockJson(records, from, Math.min(records.length, from + step)))
+      const lines = 'lines' in records ? records : undefined
+      if (lines) this.stored.push(key)
+      for (let from = 0; from < records.length; from += step) {
+        const to = Math.min(records.length, from + step)
+        texts.push(lines ? linesBlockJson(lines, from, to) : blockJson(records as readonly object[], from, to))
+      }
       this.lines.push([key, texts])
     }
   }
@@ -88,8 +111,12 @@ export class BatchBlocks {
   }
 
   /** The header line's part about the records: each set's number of block lines, the block size. */
-  header(): { sets: Array<[string, number]>; block: number | null } {
-    return { sets: this.lines.map(([key, texts]) => [key, texts.length]), block: this.size }
+  header(): { sets: Array<[string, number]>; block: number | null; stored?: string[] } {
+    return {
+      sets: this.lines.map(([key, texts]) => [key, texts.length]),
+      block: this.size,
+      ...(this.stored.length > 0 ? { stored: this.stored } : {}),
+    }
   }
 
   /** The index past a rule's last record in block `b`, from `first` (its progress so far). */

@@ -13,16 +13,18 @@
 // for it), so a slow rule delays the rules beside it by its share at most, once; a rule stopped or
 // crashed goes there too. Idle revisions' workers exit.
 import type { RuleFile } from '../../rules/model.js'
-import type { BatchOutcome, EngineContext, RecordOutcome } from '../engine.js'
+import type { EngineContext, RecordOutcome } from '../engine.js'
+import { type BatchRecords, recordAt } from '../live.js'
 import { jobDataModels } from './data-models.js'
 import { collectGlobals } from './imports.js'
 import { compileRuleFilters } from './inline-filters.js'
 import { type EvaluateBatch, MAX_STOPS } from './live-detect.js'
-import type { ModuleSource, RunLimits, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
+import type { RunLimits, ServePlanItem } from './protocol.js'
 import type { OverrunKind, Quarantine } from './quarantine.js'
 import { abortReason, type SandboxRun } from './sandbox-run.js'
 import { jobRule, moduleProblems } from './scheduled-engine.js'
-import { type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
+import { denseOutcome, mergeDense, type SparseOutcome } from './sparse-outcomes.js'
+import { batchFor, type Prepared, type Request, RevisionWorkers, type Slot, type WarmSettings } from './warm-slots.js'
 import { cutShort, type RuleRun } from './warm-blocks.js'
 import { WarmWorker } from './warm-worker.js'
 
@@ -59,7 +61,18 @@ export class WarmDetection {
     this.sweeper.unref()
   }
 
-  readonly evaluate: EvaluateBatch = (file, ctx, events, signal, _runMsCap, onLate) => {
+  /** One outcome per record (null: no match). */
+  readonly evaluate: EvaluateBatch = async (file, ctx, events, signal, _runMsCap, onLate) =>
+    denseOutcome(await this.evaluateSparse(file, ctx, events, signal, onLate), events.length)
+
+  /** Only the records that matched or raised (detection: the rest did not match). */
+  readonly evaluateSparse = (
+    file: RuleFile,
+    ctx: EngineContext,
+    events: BatchRecords,
+    signal?: AbortSignal,
+    onLate?: () => void,
+  ): Promise<SparseOutcome> => {
     const held = this.held(file)
     if (held) return Promise.resolve(held)
     if (this.closed) return Promise.resolve({ error: 'not evaluated: the Python worker pool is closed' })
@@ -69,13 +82,13 @@ export class WarmDetection {
     let pending: number[] | null = null
     if (prep.pass) {
       pending = []
-      for (let i = 0; i < events.length; i++) if (prep.pass(events[i])) pending.push(i)
+      for (let i = 0; i < events.length; i++) if (prep.pass(recordAt(events, i))) pending.push(i)
       if (pending.length === events.length) pending = null
     }
-    if (pending?.length === 0) return Promise.resolve({ results: new Array<RecordOutcome>(events.length).fill(null) })
-    return new Promise<BatchOutcome>((resolve) => {
+    if (pending?.length === 0) return Promise.resolve({ outcomes: new Map() })
+    return new Promise<SparseOutcome>((resolve) => {
       let settled = false
-      const once = (o: BatchOutcome) => {
+      const once = (o: SparseOutcome) => {
         if (settled) return
         settled = true
         signal?.removeEventListener('abort', onAbort)
@@ -92,7 +105,7 @@ export class WarmDetection {
   }
 
   /** The answer for a quarantined rule, else undefined. */
-  private held(file: RuleFile): BatchOutcome | undefined {
+  private held(file: RuleFile): { error: string } | undefined {
     const held = this.quarantine.of(file)
     return held
       ? {
@@ -235,7 +248,7 @@ export class WarmDetection {
           break
         }
       }
-      const batch = this.batchFor(worker, todo, !slot.own)
+      const batch = batchFor(worker.loaded, todo, !slot.own, this.settings, this.limits.timeoutMs, MAX_STOPS)
       // Every caller of this batch gone (replay clients): the worker is stopped, not run to the end.
       const current = worker
       const waiting = todo
@@ -285,46 +298,15 @@ export class WarmDetection {
     return this.start()
   }
 
-  private batchFor(worker: WarmWorker, todo: Request[], shareClock: boolean): ServeBatch {
-    const share = this.settings.shareMs ?? 250
-    const sharePerRecord = this.settings.shareMsPerRecord ?? 1
-    const shareRecord = this.settings.shareRecordMs ?? 250
-    const sets = new Map<readonly object[], string>()
-    const events = new Map<string, readonly object[]>()
-    const load: ServeRule[] = []
-    const globals: Record<string, ModuleSource> = {}
-    const plan: ServePlanItem[] = todo.map((r) => {
-      let e = sets.get(r.events)
-      if (e === undefined) {
-        sets.set(r.events, (e = `e${sets.size}`))
-        events.set(e, r.events) // serialized by the worker, in blocks
-      }
-      if (!worker.loaded.has(r.prep.key)) load.push(r.prep.def!)
-      Object.assign(globals, r.prep.globals)
-      const n = r.pending?.length ?? r.events.length
-      return {
-        k: r.prep.key,
-        e,
-        tests: r.pending,
-        n,
-        timeoutMs: this.limits.timeoutMs,
-        budgetMs: Math.max(this.settings.budgetMs, Math.ceil(n * this.settings.budgetMsPerRecord)),
-        maxStops: MAX_STOPS,
-        ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: shareRecord } : {}),
-      }
-    })
-    return { load, globals, events, plan }
-  }
-
   /** A rule's results of the batch: its outcomes, errors for what it did not finish, its strike. */
   private async settle(rev: RevisionWorkers, r: Request, item: ServePlanItem, run: RuleRun): Promise<void> {
     if (r.signal?.aborted) return r.resolve({ error: `not evaluated: ${abortReason(r.signal)}` }) // no strike
     if (run.setup !== undefined) return r.resolve({ error: run.setup })
-    const results = new Array<RecordOutcome>(r.events.length).fill(null)
+    const results = new Map<number, NonNullable<RecordOutcome>>()
     const at = (k: number) => (r.pending ? r.pending[k]! : k)
-    for (const [k, o] of run.results) results[at(k)] = o
+    for (const [k, o] of run.results) if (o !== null) results.set(at(k), o)
     for (const [k, m] of run.stopped)
-      results[at(k)] = { error: `the Python run evaluating this record was stopped: ${m}` }
+      results.set(at(k), { error: `the Python run evaluating this record was stopped: ${m}` })
     const end = run.end
     // Past its share (no strike: it may be slow, not wrong): the rest of its records, and its later
     // batches, in a worker of its own, and the caller need not wait. A rule killed or crashed goes
@@ -334,12 +316,16 @@ export class WarmDetection {
       r.onLate?.()
       if (end.why === 'evicted') {
         const rest = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
-        if (rest.length === 0) return r.resolve({ results })
+        if (rest.length === 0) return r.resolve({ outcomes: results })
         // Not awaited: the shared worker's next batch does not wait for the evicted rule.
-        const finish = (out: BatchOutcome) => {
+        const finish = (out: SparseOutcome) => {
           if ('error' in out) return r.resolve(out)
-          for (const i of rest) results[i] = out.results[i] ?? null
-          r.resolve({ results })
+          for (const i of rest) {
+            const o = out.outcomes.get(i)
+            if (o) results.set(i, o)
+            else results.delete(i)
+          }
+          r.resolve({ outcomes: results })
         }
         this.enqueue(rev, own, [{ ...r, pending: rest, resolve: finish }])
         return
@@ -350,8 +336,8 @@ export class WarmDetection {
     const rest = (message: string) => {
       const left = item.n - run.reached
       if (left <= 0) return
-      if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results[at(k)] = { error: message }
-      else results[at(run.reached)] = { error: `${message} (${left} records of this batch, from this one on)` }
+      if (left <= MAX_RECORD_ERRORS) for (let k = run.reached; k < item.n; k++) results.set(at(k), { error: message })
+      else results.set(at(run.reached), { error: `${message} (${left} records of this batch, from this one on)` })
     }
     if (cutShort(run, item)) rest("not evaluated: the rule's Python worker was stopped by another rule in this batch")
     else if (end?.why === 'stops')
@@ -367,21 +353,20 @@ export class WarmDetection {
       why = `its worker ${end.message}`
       if (run.reached < item.n && !r.signal?.aborted) {
         // Run one-shot from where it was: the record that kills the process is found and reported
-        // as before, and the rule goes on after it (within its budget).
-        const positions = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j))
-        const out = await this.oneShot(
-          r.file,
-          r.ctx,
-          positions.map((i) => r.events[i]!),
-          r.signal,
-          item.budgetMs + item.timeoutMs,
+        // as before, and the rule goes on after it (within its budget). A damaged stored line is
+        // evaluated by no rule (the worker skipped it).
+        const { events } = r
+        const positions = Array.from({ length: item.n - run.reached }, (_, j) => at(run.reached + j)).filter(
+          (i) => !('lines' in events) || events.readable(i),
         )
-        if ('error' in out) results[positions[0]!] = { error: out.error }
-        else for (const [j, i] of positions.entries()) results[i] = out.results[j] ?? null
+        const records = positions.map((i) => recordAt(events, i))
+        const out = await this.oneShot(r.file, r.ctx, records, r.signal, item.budgetMs + item.timeoutMs)
+        if ('error' in out) results.set(positions[0] ?? at(run.reached), { error: out.error })
+        else mergeDense(results, out.results, positions)
       }
     }
     if (kind) this.quarantine.strike(r.file, kind, why)
     else this.quarantine.clean(r.file)
-    r.resolve({ results })
+    r.resolve({ outcomes: results })
   }
 }

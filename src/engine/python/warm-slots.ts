@@ -1,10 +1,13 @@
 // Which warm worker a Python rule runs in, per revision (warm-detect.ts): `shared`, the least loaded
 // of the revision's workers (each rule always in the same one), or `per-rule`, one each; a rule
 // evicted for holding its worker past its share (or stopped, or crashing it) gets a worker of its
-// own (at most MAX_OWN per revision; past it the evicted rules share the last one).
+// own (at most MAX_OWN per revision; past it the evicted rules share the last one). And the batch a
+// worker is sent for a slot's requests (`batchFor`).
 import type { RuleFile } from '../../rules/model.js'
-import type { BatchOutcome, EngineContext } from '../engine.js'
-import type { ModuleSource, ServeRule } from './protocol.js'
+import type { EngineContext } from '../engine.js'
+import type { BatchRecords } from '../live.js'
+import type { ModuleSource, ServeBatch, ServePlanItem, ServeRule } from './protocol.js'
+import type { SparseOutcome } from './sparse-outcomes.js'
 import type { WarmWorker } from './warm-worker.js'
 
 export interface WarmSettings {
@@ -36,13 +39,13 @@ export interface Request {
   file: RuleFile
   ctx: EngineContext
   prep: Prepared
-  events: readonly Record<string, unknown>[]
+  events: BatchRecords
   /** Indexes of the records the InlineFilters let through (null: all). */
   pending: number[] | null
   signal?: AbortSignal
   /** The caller need not wait (the rule runs in a worker of its own). */
   onLate?: () => void
-  resolve(outcome: BatchOutcome): void
+  resolve(outcome: SparseOutcome): void
   /** Runs again after a neighbour's stop cut it short. */
   tries: number
 }
@@ -115,4 +118,43 @@ export class RevisionWorkers {
       )
     }
   }
+}
+
+/** A worker's batch of these requests (its records sent in blocks by the worker: warm-worker.ts). */
+export function batchFor(
+  loaded: ReadonlySet<number>,
+  todo: Request[],
+  shareClock: boolean,
+  settings: WarmSettings,
+  timeoutMs: number,
+  maxStops: number,
+): ServeBatch {
+  const share = settings.shareMs ?? 250
+  const sharePerRecord = settings.shareMsPerRecord ?? 1
+  const shareRecord = settings.shareRecordMs ?? 250
+  const sets = new Map<BatchRecords, string>()
+  const events = new Map<string, BatchRecords>()
+  const load: ServeRule[] = []
+  const globals: Record<string, ModuleSource> = {}
+  const plan: ServePlanItem[] = todo.map((r) => {
+    let e = sets.get(r.events)
+    if (e === undefined) {
+      sets.set(r.events, (e = `e${sets.size}`))
+      events.set(e, r.events) // serialized by the worker, in blocks
+    }
+    if (!loaded.has(r.prep.key)) load.push(r.prep.def!)
+    Object.assign(globals, r.prep.globals)
+    const n = r.pending?.length ?? r.events.length
+    return {
+      k: r.prep.key,
+      e,
+      tests: r.pending,
+      n,
+      timeoutMs: timeoutMs,
+      budgetMs: Math.max(settings.budgetMs, Math.ceil(n * settings.budgetMsPerRecord)),
+      maxStops,
+      ...(shareClock ? { shareMs: Math.ceil(share + n * sharePerRecord), shareRecordMs: shareRecord } : {}),
+    }
+  })
+  return { load, globals, events, plan }
 }
