@@ -8,6 +8,7 @@ import t from 'tap'
 import { mergeBase } from '../../src/git/merge-base.js'
 import { GitRepository } from '../../src/git/repository.js'
 import { tempDir } from '../helpers/rulekeeper.js'
+import { mulberry32 } from '../helpers/seeded-random.js'
 
 function gitIn(dir: string, date: number, ...args: string[]): string {
   const stamp = `${1_700_000_000 + date * 60} +0000`
@@ -29,21 +30,10 @@ function gitIn(dir: string, date: number, ...args: string[]): string {
   return r.stdout.trim()
 }
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number) {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 t.test('every pair of a random history with merges and skewed clocks: as git merge-base answers', async (t) => {
   const work = tempDir('rk-merge-base-')
   gitIn(work, 0, 'init', '-q', '-b', 'b0')
-  const rnd = random(31)
+  const rnd = mulberry32(31)
   const branches = ['b0']
   const commits: string[] = []
   let n = 0
