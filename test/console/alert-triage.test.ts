@@ -58,7 +58,16 @@ t.teardown(async () => {
 const main = () => page.locator('main')
 const api = async (id: string) => (await s.request('GET', `/alerts/${encodeURIComponent(id)}`)).body
 const alertPage = async (id: string) => {
+  const dedup = (await s.request('GET', `/alerts/${encodeURIComponent(id)}`)).body.dedup as string
   await page.goto(`${s.url}/#/alerts/${encodeURIComponent(id)}`)
+  // The address changes at once; the page before it stays until this alert is drawn, events included
+  // (the alerts share a title; their dedup strings differ).
+  await page.waitForFunction(
+    (d) =>
+      [...document.querySelectorAll('main dd')].some((e) => e.textContent === d) &&
+      document.querySelector('main table.events') !== null,
+    dedup,
+  )
   await page.getByLabel('Assignee').waitFor()
 }
 

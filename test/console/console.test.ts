@@ -409,6 +409,8 @@ t.test('keyboard only: sign in, reach a rule, run its tests', async (t) => {
   const id = await p.evaluate(() => document.activeElement?.textContent)
   await p.keyboard.press('Enter')
   await p.getByRole('heading', { name: id!, level: 1 }).waitFor()
+  // Focus moves once the page is drawn, which may be a moment after its heading appears.
+  await p.waitForFunction(() => document.activeElement?.tagName === 'H1', null, { timeout: 5000 }).catch(() => {})
   t.equal(await p.evaluate(() => document.activeElement?.tagName), 'H1', 'focus moves to the page’s heading')
   for (let i = 0; i < 60; i++) {
     await p.keyboard.press('Tab')

@@ -9,6 +9,7 @@ import { createPythonEngine } from '../../../src/engine/python/index.js'
 import { contextWith, exampleGlobal, exampleRule, inlineRule } from './fixtures.js'
 
 /** Pids of this test process's direct children. */
+/** This process's children, but the TypeScript loader's own (tsx keeps an esbuild service process). */
 function childPids(): number[] {
   const pids: number[] = []
   for (const entry of readdirSync('/proc')) {
@@ -16,7 +17,7 @@ function childPids(): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === process.pid) pids.push(Number(entry))
+      if (ppid === process.pid && !stat.includes('(esbuild)')) pids.push(Number(entry))
     } catch {
       // exited meanwhile
     }
