@@ -111,6 +111,11 @@ export const conflict = (message: string) => new RulekeeperError('Conflict', mes
 export const preconditionFailed = (message: string) => new RulekeeperError('PreconditionFailed', message)
 export const notImplemented = (message: string) => new RulekeeperError('NotImplemented', message)
 export const unavailable = (message: string) => new RulekeeperError('Unavailable', message)
+/** A manual run asked of a replica that does not hold the schedules lease (shared slots, PostgreSQL). */
+export const notLeading = () =>
+  conflict(
+    'this replica does not hold the schedules lease: runs happen on the replica that does (ask again; another replica may answer)',
+  )
 
 export function validationFailed(errors: FieldProblem[], message = 'the request body is invalid'): RulekeeperError {
   return new RulekeeperError('ValidationFailed', message, { errors })

@@ -23,7 +23,7 @@ import type { Logger } from '../log.js'
 import { runsOnSignals } from '../rules/kinds/index.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { CorrelationMetrics } from './correlation-metrics.js'
-import { conflict, notFound, RulekeeperError, unavailable } from '../errors.js'
+import { conflict, notFound, notLeading, RulekeeperError, unavailable } from '../errors.js'
 import { type CorrelationOutput, correlate, planCorrelation, readWindowFor } from './correlation-evaluate.js'
 import type { AlertBook } from './alert-book.js'
 import type { MatchReader, RuleErrorRecord } from './detection-ledger.js'
@@ -249,6 +249,8 @@ export class CorrelationScheduler {
       throw conflict(`correlation rule ${ruleId} is disabled: enable it to run it (its unit tests run without it)`)
     if (this.o.detector.status().failed)
       throw unavailable('detection has stopped (see the log; it resumes from its checkpoint at the next start)')
+    // Shared slots: a run changes groups only the lease's holder keeps up to date.
+    if (this.o.slots && !this.o.slots.leading()) throw notLeading()
     if (this.queue.has(ruleId))
       throw conflict(
         `a run of correlation rule ${ruleId} is already in progress or due; its outcome shows in GET /status (detection.correlation)`,

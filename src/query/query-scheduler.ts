@@ -13,7 +13,7 @@ import { RunQueue } from '../run-queue.js'
 import type { AlertBook } from '../detect/alert-book.js'
 import { evaluateRows, planScheduledRules, rulesNaming, scheduledOutput } from '../detect/scheduled-output.js'
 import type { LiveCompiler } from '../engine/engine.js'
-import { conflict, notFound, unavailable } from '../errors.js'
+import { conflict, notFound, notLeading, unavailable } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import type { ScheduledQueryMetrics } from './query-metrics.js'
@@ -228,6 +228,8 @@ export class QueryScheduler {
     if (file.data.Enabled === false) throw conflict(`the query ${name} is disabled: enable it to run it`)
     if (rulesNaming(index, name).length === 0)
       throw conflict(`no enabled scheduled rule names the query ${name}: its rows would go nowhere`)
+    // Shared slots: a run changes groups only the lease's holder keeps up to date.
+    if (this.o.slots && !this.o.slots.leading()) throw notLeading()
     if (this.queue.has(name))
       throw conflict(
         `a run of the query ${name} is already in progress or due; its outcome shows in GET /status (scheduledQueries)`,

@@ -79,6 +79,11 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
     0,
     'the other replica does not run it',
   )
+  // Nor when asked: a run there would write groups from a book the holder keeps, not it.
+  const asked = await b.request('POST', '/correlation-rules/C.Seq/run')
+  t.equal(asked.status, 409, asked.text)
+  t.match(asked.body.message, /does not hold the schedules lease/)
+  t.equal(await runsOf(b), 0)
 
   clock += PERIOD
   await waitFor('the second slot run', async () => (await runs(url)).length === 2)
