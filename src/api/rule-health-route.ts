@@ -20,19 +20,23 @@ import {
 
 /** What the route needs (service/rule-health.ts `RuleHealthReads`). */
 export interface RuleHealthSource {
-  page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): {
+  page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): Promise<{
     results: RuleHealth[]
     next: string | null
-  }
+  }>
 }
 
 export function addRuleHealthRoute(router: Router<ApiState>, deps: { tokens: TokenStore; health: RuleHealthSource }) {
-  router.get('/rule-health', requirePermission(deps.tokens, 'View Rules'), (ctx) => {
+  router.get('/rule-health', requirePermission(deps.tokens, 'View Rules'), async (ctx) => {
     const q = ctx.query as Query
     rejectUnknownParams(q, ['rule-id', 'cursor', 'limit'])
     const cursor = nonEmpty(q, 'cursor')
     const after = cursor === undefined ? undefined : decodeCursor(cursor, tuple<[string]>('s'))[0]
-    const page = deps.health.page({ ruleIds: listParam(q, 'rule-id'), after, limit: parseLimit(nonEmpty(q, 'limit')) })
+    const page = await deps.health.page({
+      ruleIds: listParam(q, 'rule-id'),
+      after,
+      limit: parseLimit(nonEmpty(q, 'limit')),
+    })
     ctx.body = { results: page.results, next: page.next === null ? null : encodeCursor([page.next]) }
   })
 }

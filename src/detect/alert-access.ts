@@ -21,4 +21,14 @@ export interface AlertAccess {
   setStatus(id: string, status: AlertStatus): Promise<Group | undefined>
   /** Triage changes (alert-triage.ts), one commit for all; each resolves once durable (undefined: no such alert). */
   change(ids: readonly string[], change: TriageChange): Promise<Array<Group | undefined>>
+  /**
+   * Per rule asked, its newest alert's creation time and how many alerts it made since `since`, in
+   * one read (a store that keeps the alerts itself; the book answers per rule from its index).
+   */
+  ruleActivities?(ruleIds: readonly string[], since: string): Promise<Map<string, RuleActivity>>
+}
+
+export interface RuleActivity {
+  lastCreatedAt: string | null
+  createdSince: number
 }

@@ -24,9 +24,13 @@ export interface RuleHealth {
 type ServedRules = ReadonlyMap<string, { kind: string; view: Readonly<Record<string, unknown>> }>
 
 /** What the health is read from: detection's alert book and correlation scheduler (detect/index.ts). */
+type Activity = { lastCreatedAt: string | null; createdSince: number }
+
 export interface HealthDetection {
+  /** A store that keeps the alerts itself (PostgreSQL) answers the alert columns in one read. */
+  store?: { alerts?: { ruleActivities?(ruleIds: readonly string[], since: string): Promise<Map<string, Activity>> } }
   book: {
-    ruleActivity(ruleId: string, since: string): { lastCreatedAt: string | null; createdSince: number }
+    ruleActivity(ruleId: string, since: string): Activity
     /** The rule errors folded per rule and text (rule-error-window.ts). */
     ruleErrors: { groups: ReadonlyMap<string, { ruleId: string; error: string; lastTime: string }> }
   }
@@ -82,10 +86,10 @@ export class RuleHealthReads {
    * A page in rule id order: the rules asked (`ruleIds`; ids no served rule has are left out) or all,
    * after the id `after`; `next` is the page's last id when more follow.
    */
-  page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): {
+  async page(q: { ruleIds?: readonly string[]; after?: string; limit: number }): Promise<{
     results: RuleHealth[]
     next: string | null
-  } {
+  }> {
     const rules = this.served()
     let ids = q.ruleIds ? [...new Set(q.ruleIds)].filter((id) => rules.has(id)).sort() : this.ids()
     if (q.after !== undefined) {
@@ -100,11 +104,11 @@ export class RuleHealthReads {
       ids = ids.slice(lo)
     }
     const chosen = ids.slice(0, q.limit)
-    const results = this.health(chosen)
+    const results = await this.health(chosen)
     return { results, next: ids.length > q.limit ? chosen[chosen.length - 1]! : null }
   }
 
-  private health(ids: readonly string[]): RuleHealth[] {
+  private async health(ids: readonly string[]): Promise<RuleHealth[]> {
     const { book } = this.detection
     const rules = this.served()
     const since = new Date(this.now() - DAY_MS).toISOString()
@@ -117,9 +121,12 @@ export class RuleHealthReads {
       if (!seen || g.lastTime > seen.time) errors.set(g.ruleId, { time: g.lastTime, message: g.error })
     }
     const runs = this.runs(ids, rules)
+    const stored = await this.detection.store?.alerts?.ruleActivities?.(ids, since)
     return ids.map((ruleId) => {
       const rule = rules.get(ruleId)!
-      const activity = book.ruleActivity(ruleId, since)
+      const activity = stored
+        ? (stored.get(ruleId) ?? { lastCreatedAt: null, createdSince: 0 })
+        : book.ruleActivity(ruleId, since)
       const error = errors.get(ruleId)
       const run = runs.get(ruleId)
       return {

@@ -3,7 +3,7 @@
 // (status, assignee, comments, history) as one transaction that locks the rows it changes. Every
 // replica reads the same alerts: a status set through one is read through another.
 import type pg from 'pg'
-import type { AlertAccess, AlertPage } from '../detect/alert-access.js'
+import type { AlertAccess, AlertPage, RuleActivity } from '../detect/alert-access.js'
 import type { AlertQuery } from '../detect/alert-index.js'
 import { applyTriage, type TriageActor, type TriageChange } from '../detect/alert-triage.js'
 import type { AlertStatus, ContextRef, Group } from '../detect/grouping.js'
@@ -63,6 +63,19 @@ export class PgAlerts implements AlertAccess {
     const last = results[results.length - 1]
     const next = rows.length > q.limit && last ? { createdAt: last.createdAt as string, id: last.id } : null
     return { results, next }
+  }
+
+  async ruleActivities(ruleIds: readonly string[], since: string): Promise<Map<string, RuleActivity>> {
+    const out = new Map<string, RuleActivity>()
+    const ids = ruleIds.filter((id) => !id.includes('\u0000'))
+    if (ids.length === 0) return out
+    const { rows } = await this.db.query<{ rule_id: string; last: string; since: string }>(
+      `SELECT rule_id, max(created_at) AS last, count(*) FILTER (WHERE created_at >= $2) AS since
+         FROM alert_groups WHERE alert AND rule_id = ANY($1) GROUP BY rule_id`,
+      [ids, since],
+    )
+    for (const r of rows) out.set(r.rule_id, { lastCreatedAt: r.last, createdSince: Number(r.since) })
+    return out
   }
 
   async alert(id: string): Promise<Group | undefined> {

@@ -13,7 +13,7 @@ import { freshDatabase } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { tempDir } from '../helpers/rulekeeper.js'
 
-type Alert = { id: string; eventCount: number; status: string; firstEventTime: string; assignee: string | null }
+type Alert = { id: string; eventCount: number; status: string; firstEventTime: string; assignee: string | null; createdAt: string }
 
 const alertsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=100`)
@@ -77,6 +77,11 @@ t.test('three replicas on one database: one group, one alert, one delivery', asy
   t.equal(created, 1, 'the alert was created by one commit of one replica')
   await a.request('GET', '/alerts') // a round trip more: a second delivery would have been queued by now
   t.equal(rx.got.length, 1, 'one delivery')
+  // Rule health counts the alert on every replica (the store's alerts, not a replica's memory).
+  for (const s of replicas) {
+    const health = (await s.request('GET', '/rule-health?rule-id=PG.Split')).body.results[0]
+    t.match(health, { ruleId: 'PG.Split', lastAlertAt: alert!.createdAt, alertsLast24h: 1 }, 'rule health')
+  }
 
   // A window closing on one replica and the next opening on another (15 minutes, from the first event).
   await sendAndDetect(a, [commandRecord('pa', 'pgwin', '2026-11-20T11:00:00Z')])
