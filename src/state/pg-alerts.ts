@@ -59,7 +59,7 @@ export class PgAlerts implements AlertAccess {
         q.limit + 1,
       ],
     )
-    const results = rows.slice(0, q.limit).map(groupOf)
+    const results = await this.withDeliveries(rows.slice(0, q.limit).map(groupOf))
     const last = results[results.length - 1]
     const next = rows.length > q.limit && last ? { createdAt: last.createdAt as string, id: last.id } : null
     return { results, next }
@@ -84,7 +84,39 @@ export class PgAlerts implements AlertAccess {
       `${ROW} WHERE g.id = $1 AND g.alert`,
       [id],
     )
-    return rows[0] ? groupOf(rows[0]) : undefined
+    return rows[0] ? (await this.withDeliveries([groupOf(rows[0])]))[0] : undefined
+  }
+
+  /**
+   * The groups with their deliveries as the outbox last recorded them (state/pg-outbox.ts): a group's
+   * own state holds them as they were at its creation, and the outbox is every replica's.
+   */
+  private async withDeliveries(groups: Group[]): Promise<Group[]> {
+    if (groups.length === 0) return groups
+    const { rows } = await this.db.query<{
+      alert_id: string
+      destination_id: string
+      state: Group['destinations'][number]['state']
+      attempts: number
+      last_error: string | null
+    }>(
+      `SELECT alert_id, destination_id, state, attempts, last_error FROM deliveries
+         WHERE alert_id = ANY($1) ORDER BY alert_id, destination_id`,
+      [groups.map((g) => g.id)],
+    )
+    const byAlert = new Map<string, typeof rows>()
+    for (const r of rows) byAlert.set(r.alert_id, [...(byAlert.get(r.alert_id) ?? []), r])
+    for (const g of groups) {
+      const recorded = byAlert.get(g.id)
+      if (!recorded) continue
+      const seen = new Map(g.destinations.map((d) => [d.id, d]))
+      for (const r of recorded) {
+        const d = { id: r.destination_id, state: r.state, attempts: r.attempts, lastError: r.last_error }
+        if (seen.has(d.id)) Object.assign(seen.get(d.id)!, d)
+        else g.destinations.push(d)
+      }
+    }
+    return groups
   }
 
   eventLocations(g: Group): Promise<Location[]> {

@@ -12,8 +12,16 @@ import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { freshDatabase } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { tempDir } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
-type Alert = { id: string; eventCount: number; status: string; firstEventTime: string; assignee: string | null; createdAt: string }
+type Alert = {
+  id: string
+  eventCount: number
+  status: string
+  firstEventTime: string
+  assignee: string | null
+  createdAt: string
+}
 
 const alertsOf = async (s: InProcessServer, ruleId: string) => {
   const res = await s.request('GET', `/alerts?rule-id=${encodeURIComponent(ruleId)}&limit=100`)
@@ -81,6 +89,14 @@ t.test('three replicas on one database: one group, one alert, one delivery', asy
   for (const s of replicas) {
     const health = (await s.request('GET', '/rule-health?rule-id=PG.Split')).body.results[0]
     t.match(health, { ruleId: 'PG.Split', lastAlertAt: alert!.createdAt, alertsLast24h: 1 }, 'rule health')
+  }
+  // Its delivery's outcome, as the outbox recorded it, is read on every replica.
+  for (const s of replicas) {
+    const dests = await waitFor('the outcome recorded', async () => {
+      const d = (await s.request('GET', `/alerts/${alert!.id}`)).body.destinations as Array<{ state: string }>
+      return d.length > 0 && d.every((x) => x.state === 'delivered') && d
+    })
+    t.match(dests, [{ state: 'delivered', attempts: 1, lastError: null }], 'the delivery outcome')
   }
 
   // A window closing on one replica and the next opening on another (15 minutes, from the first event).
