@@ -375,7 +375,13 @@ export async function createService(opts: StartOptions): Promise<Service> {
       correlationRuns: detection.correlation,
       alerts: detection.alerts,
       replays: detection.replays,
-      redeliveries: destinations,
+      // Over PostgreSQL the alert is the store's (any replica's) and its deliveries the shared outbox's.
+      redeliveries: state.postgres
+        ? {
+            retryDeliveries: async (id) =>
+              (await detection.alerts.has(id)) ? (await destinations.redeliver(id), detection.alerts.get(id)) : null,
+          }
+        : destinations,
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
       pythonFor: createPythonFor(),
       ruleWarnings: destinations.ruleWarnings,

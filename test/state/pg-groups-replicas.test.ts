@@ -97,6 +97,10 @@ t.test('three replicas on one database: one group, one alert, one delivery', asy
       return d.length > 0 && d.every((x) => x.state === 'delivered') && d
     })
     t.match(dests, [{ state: 'delivered', attempts: 1, lastError: null }], 'the delivery outcome')
+    // A retry is asked of any replica (nothing failed: nothing is sent again).
+    const retried = await s.request('POST', `/alerts/${alert!.id}/deliveries/retry`)
+    t.equal(retried.status, 202, retried.text)
+    t.equal(retried.body.id, alert!.id)
   }
 
   // A window closing on one replica and the next opening on another (15 minutes, from the first event).
