@@ -5,7 +5,7 @@
 // it opens and their content, a preview's first events of each included (a 400 past either cap);
 // without `content` no title, context or summary is kept at all (counts only); the alerts are built
 // one by one as the answer is written.
-import { readdir, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { eventTimeMs } from './event-time.js'
@@ -18,6 +18,7 @@ import { prefilterOfLiveRules } from './rule-prefilter.js'
 import { chunkFor, LineCursor, listDataFiles, partitionsMeeting, type StoredRecord } from './stored-log.js'
 import { StoredLogMerge } from './stored-merge.js'
 import { replicaFolders } from '../ingest/events-layout.js'
+import { listVisibleFolders } from '../dir-list.js'
 
 export interface ReplayOptions {
   logsRoot: string
@@ -102,17 +103,7 @@ function jsonLength(v: unknown): number {
 }
 
 /** The log types of the stored log: the folders of `logs/` except `_rejected` and hidden ones. */
-async function storedLogTypes(logsRoot: string): Promise<string[]> {
-  try {
-    return (await readdir(logsRoot, { withFileTypes: true }))
-      .filter((e) => e.isDirectory() && !e.name.startsWith('_') && !e.name.startsWith('.'))
-      .map((e) => e.name)
-      .sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-}
+const storedLogTypes = listVisibleFolders
 
 export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   if (!(o.fromMs < o.toMs)) throw new ReplayRequestError('from must be earlier than to')

@@ -3,8 +3,8 @@
 // laid out as `logs/` is), each written by its replica alone and read by every replica. The names
 // readers use for data files (detection's checkpoint, match locations, replay) are relative to
 // `root`: in a shared directory they begin with the replica's folder.
-import { readdir } from 'node:fs/promises'
 import path from 'node:path'
+import { listVisibleFolders } from '../dir-list.js'
 
 export interface EventsLayout {
   /** What every data file name is relative to: `<data dir>/logs`, or the shared events directory. */
@@ -45,14 +45,4 @@ export function isOwnFile(layout: EventsLayout, file: string): boolean {
  * The replica folders of a shared events directory (relative to it, sorted): every folder but
  * hidden ones and `_`-prefixed ones. None when the directory does not exist yet.
  */
-export async function replicaFolders(root: string): Promise<string[]> {
-  try {
-    return (await readdir(root, { withFileTypes: true }))
-      .filter((e) => e.isDirectory() && !e.name.startsWith('_') && !e.name.startsWith('.'))
-      .map((e) => e.name)
-      .sort()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-}
+export const replicaFolders = (root: string): Promise<string[]> => listVisibleFolders(root)
