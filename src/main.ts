@@ -378,8 +378,11 @@ export async function createService(opts: StartOptions): Promise<Service> {
       // Over PostgreSQL the alert is the store's (any replica's) and its deliveries the shared outbox's.
       redeliveries: state.postgres
         ? {
-            retryDeliveries: async (id) =>
-              (await detection.alerts.has(id)) ? (await destinations.redeliver(id), detection.alerts.get(id)) : null,
+            async retryDeliveries(id) {
+              if (!(await detection.alerts.has(id))) return null
+              await destinations.redeliver(id)
+              return detection.alerts.get(id)
+            },
           }
         : destinations,
       // pythonBody of simple rules (include-python=true), transpiled once per indexed rule
