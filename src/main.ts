@@ -24,6 +24,7 @@ import { alertsPerRuleHour, pythonDetection, replayLimits } from './detect/confi
 import { createDetection, type Detection, type LiveEngines } from './detect/index.js'
 import { createDestinations, type Destinations } from './destinations/index.js'
 import { ensureBootstrapToken, TokenStore } from './auth/token-store.js'
+import { startTokenRefresh } from './auth/token-refresh.js'
 import { PACKAGE_ROOT } from './config/load.js'
 import { loadServiceConfig } from './config-sections.js'
 import type { Config } from './config/schema.js'
@@ -226,16 +227,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     const bannerLines: string[] = []
     const boot = ensureBootstrapToken(tokens, opts.env.RULEKEEPER_BOOTSTRAP_TOKEN)
     if (boot) bannerLines.push(boot)
-    const refresh = setInterval(() => {
-      try {
-        tokens.refresh()
-        tokens.flushUsage()
-      } catch (err) {
-        logger.warn({ err }, 'cannot re-read the token store')
-      }
-    }, config.api.tokenReloadMs)
-    refresh.unref()
-    cleanups.push(() => clearInterval(refresh))
+    cleanups.push(startTokenRefresh(tokens, config.api.tokenReloadMs, logger))
 
     const reconciler = new Reconciler(
       { catalog: rules.catalog, follower: rules.follower, bounds: config.rules },
