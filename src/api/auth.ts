@@ -20,12 +20,18 @@ function authenticate(tokens: TokenStore, ctx: Koa.ParameterizedContext<ApiState
   return token
 }
 
-export function requirePermission(tokens: TokenStore, permission: Permission): Koa.Middleware<ApiState> {
+export function requirePermission(
+  tokens: TokenStore,
+  permission: Permission,
+  ...more: Permission[]
+): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const token = authenticate(tokens, ctx)
-    if (!token.permissions.includes(permission)) {
+    // Every permission named is needed; the first one missing is said.
+    const missing = [permission, ...more].find((p) => !token.permissions.includes(p))
+    if (missing) {
       ctx.state.presentedTokenId = token.id
-      throw new RulekeeperError('Forbidden', `this token lacks the ${permission} permission`)
+      throw new RulekeeperError('Forbidden', `this token lacks the ${missing} permission`)
     }
     ctx.state.token = token
     await next()

@@ -4,16 +4,15 @@
 // events). The rule is checked as a save checks it (a 400 lists its problems), then replayed in the
 // token's fair place within the replay caps; the client going away stops it (replay-route.ts).
 import type Router from '@koa/router'
-import type Koa from 'koa'
 import type { TokenStore } from '../auth/token-store.js'
 import type { EngineRegistry } from '../engine/engine.js'
-import { badRequest, RulekeeperError, validationFailed } from '../errors.js'
+import { badRequest, validationFailed } from '../errors.js'
 import { isPlainObject } from '../is-plain-object.js'
 import { rfc3339Ms } from '../rfc3339.js'
 import type { RuleFile } from '../rules/model.js'
 import type { RuleIndex } from '../rules/rule-index.js'
 import { indexContext } from '../service/rule-views.js'
-import { requirePermission, tokenHas } from './auth.js'
+import { requirePermission } from './auth.js'
 import type { ApiState } from './context.js'
 import { readJsonBody } from './json-body.js'
 import { streamReplay, type Replays } from './replay-route.js'
@@ -35,18 +34,10 @@ export function addPreviewRoute(
     testBudgetMs: number
   },
 ): void {
-  const view = requirePermission(deps.tokens, 'View Rules')
-  // It runs code nobody saved: what a test run needs too (run-tests-only is Manage Rules'); both
-  // are judged before the body is read.
-  const manageToo: Koa.Middleware<ApiState> = async (ctx, next) => {
-    if (!tokenHas(ctx, 'Manage Rules'))
-      throw new RulekeeperError(
-        'Forbidden',
-        'this token lacks the Manage Rules permission (a preview runs unsaved code)',
-      )
-    await next()
-  }
-  router.post('/replay/preview', view, manageToo, readJsonBody(deps.maxBodyBytes), async (ctx) => {
+  // It runs code nobody saved: a replay's permission and a test run's (run-tests-only is Manage
+  // Rules'), both judged before the body is read.
+  const guard = requirePermission(deps.tokens, 'View Rules', 'Manage Rules')
+  router.post('/replay/preview', guard, readJsonBody(deps.maxBodyBytes), async (ctx) => {
     const body = ctx.state.body
     if (!isPlainObject(body))
       throw badRequest('the body must be a JSON object: { "kind": …, "rule": { … }, "from": …, "to": … }')

@@ -2,6 +2,7 @@
 // sides that reach it, and a commit is queued again when it gains a flag (the flag must reach its
 // parents too). The walks over two histories (merged-commits.ts, merge-base.ts) take commits from
 // here in committer-time order, so neither side's whole history is read.
+import { partitionPoint } from '../sorted-search.js'
 import type { CommitInfo } from './git-commit.js'
 
 export interface CommitReader {
@@ -31,14 +32,12 @@ export class CommitPaint {
     if (!c) this.commits.set(oid, (c = await this.db.readCommit(oid)))
     this.queued.add(oid)
     // Kept newest first: a binary search for its place rather than a sort per step.
-    let lo = 0
-    let hi = this.queue.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (this.queue[mid]!.committer.timestamp >= c.committer.timestamp) lo = mid + 1
-      else hi = mid
-    }
-    this.queue.splice(lo, 0, c)
+    const time = c.committer.timestamp
+    this.queue.splice(
+      partitionPoint(this.queue.length, (i) => this.queue[i]!.committer.timestamp >= time),
+      0,
+      c,
+    )
   }
 
   /** The newest queued commit, taken off the queue. */

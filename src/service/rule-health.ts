@@ -3,6 +3,8 @@
 // window) and, for correlation and scheduled rules, the last and next run (the schedulers' status).
 // Nothing reads stored events or detection output from disk: a page of 1,000 rules is cheap.
 
+import { partitionPoint } from '../sorted-search.js'
+
 /** One rule's health as the API answers it. */
 export interface RuleHealth {
   ruleId: string
@@ -94,14 +96,7 @@ export class RuleHealthReads {
     let ids = q.ruleIds ? [...new Set(q.ruleIds)].filter((id) => rules.has(id)).sort() : this.ids()
     if (q.after !== undefined) {
       const after = q.after
-      let lo = 0
-      let hi = ids.length
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if (ids[mid]! <= after) lo = mid + 1
-        else hi = mid
-      }
-      ids = ids.slice(lo)
+      ids = ids.slice(partitionPoint(ids.length, (i) => ids[i]! <= after))
     }
     const chosen = ids.slice(0, q.limit)
     const results = await this.health(chosen)
