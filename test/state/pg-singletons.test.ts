@@ -7,12 +7,12 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { commandRule, DETECT_ENV } from '../detect/helpers.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { freshDatabase } from '../helpers/postgres.js'
-import { SAMPLE_BODIES, tempDir } from '../helpers/rulekeeper.js'
+import { SAMPLE_BODIES, tempDir, type TestServerOptions } from '../helpers/rulekeeper.js'
 import { waitFor } from '../helpers/wait.js'
 
 const SEQUENCE =
@@ -37,9 +37,15 @@ async function runs(url: string, job = 'correlation:C.Seq'): Promise<Array<{ slo
   }
 }
 
-t.test('one replica runs each correlation slot; the other takes over when it stops', async (t) => {
+/**
+ * Two replicas (`rk-a` started first, then `rk-b`) over a fresh database, on a clock that starts at
+ * a slot boundary and that the test moves (`advance`); `stopA` closes a (its lease given back).
+ */
+async function twoReplicas(
+  t: Test,
+  schedule: (now: () => number) => Pick<TestServerOptions, 'correlationSchedule' | 'scheduledQueries'>,
+) {
   const url = await freshDatabase()
-  // A slot boundary: the clock starts at it and moves one period at a time.
   let clock = Math.floor(Date.parse('2026-11-20T10:30:00Z') / PERIOD) * PERIOD
   const start = (replica: string) => {
     const dataDir = tempDir(`rk-pg-single-${replica}-`)
@@ -48,7 +54,7 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
       dataDir,
       env: DETECT_ENV,
       config: { state: { postgres: { url }, replica } },
-      correlationSchedule: { now: () => clock, minuteMs: MINUTE_MS, syncMs: 50 },
+      ...schedule(() => clock),
     })
   }
   const a: InProcessServer = await start('rk-a')
@@ -58,6 +64,25 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
     if (aOpen) await a.close()
     await b.close()
   })
+  return {
+    url,
+    a,
+    b,
+    /** Moves the clock one slot on. */
+    advance: () => {
+      clock += PERIOD
+    },
+    stopA: async () => {
+      await a.close()
+      aOpen = false
+    },
+  }
+}
+
+t.test('one replica runs each correlation slot; the other takes over when it stops', async (t) => {
+  const { url, a, b, advance, stopA } = await twoReplicas(t, (now) => ({
+    correlationSchedule: { now, minuteMs: MINUTE_MS, syncMs: 50 },
+  }))
   // The same rules on both replicas (each serves its own repository here).
   for (const s of [a, b]) {
     await commandRule(s, 'C.Fail', 'cfail', { createAlert: false, alertContext: ACTOR })
@@ -85,17 +110,16 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
   t.match(asked.body.message, /does not hold the schedules lease/)
   t.equal(await runsOf(b), 0)
 
-  clock += PERIOD
+  advance()
   await waitFor('the second slot run', async () => (await runs(url)).length === 2)
   // Several ticks of both replicas later, still two runs.
   await waitFor('ticks', async () => (await runsOf(a)) === 2 && (await runsOf(b)) === 0)
 
   // The holder stops (its lease given back); the other runs the next slots, and none again.
-  await a.close()
-  aOpen = false
-  clock += PERIOD
+  await stopA()
+  advance()
   await waitFor('the third slot, on the other replica', async () => (await runs(url)).length === 3)
-  clock += PERIOD
+  advance()
   await waitFor('the fourth slot', async () => (await runs(url)).length === 4)
   const all = await runs(url)
   t.same(
@@ -122,25 +146,9 @@ const QUERY = [
 ].join('\n')
 
 t.test('one replica runs each scheduled query slot; the other takes over when it stops', async (t) => {
-  const url = await freshDatabase()
-  let clock = Math.floor(Date.parse('2026-11-20T10:30:00Z') / PERIOD) * PERIOD
-  const start = (replica: string) => {
-    const dataDir = tempDir(`rk-pg-sq-${replica}-`)
-    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-    return startInProcess({
-      dataDir,
-      env: DETECT_ENV,
-      config: { state: { postgres: { url }, replica } },
-      scheduledQueries: { now: () => clock, minuteMs: MINUTE_MS, tickMs: 20 },
-    })
-  }
-  const a: InProcessServer = await start('rk-a')
-  const b: InProcessServer = await start('rk-b')
-  let aOpen = true
-  t.teardown(async () => {
-    if (aOpen) await a.close()
-    await b.close()
-  })
+  const { url, a, b, advance, stopA } = await twoReplicas(t, (now) => ({
+    scheduledQueries: { now, minuteMs: MINUTE_MS, tickMs: 20 },
+  }))
   for (const s of [a, b]) {
     const res = await s.request(
       'POST',
@@ -169,9 +177,8 @@ t.test('one replica runs each scheduled query slot; the other takes over when it
   t.match(holder, /^rk-a\//, 'the replica started first runs the slot')
   await waitFor('its status', async () => (await runsOf(a)) === 1)
   t.equal(await waitFor('the query scheduled on the other replica', () => runsOf(b)), 0, 'the other does not run it')
-  await a.close()
-  aOpen = false
-  clock += PERIOD
+  await stopA()
+  advance()
   await waitFor('the next slot, on the other replica', async () => (await runs(url, 'query:Test.One')).length === 2)
   await waitFor('its status', async () => (await runsOf(b)) === 1)
   const all = await runs(url, 'query:Test.One')
