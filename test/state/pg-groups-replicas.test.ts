@@ -83,8 +83,9 @@ t.test('three replicas on one database: one group, one alert, one delivery', asy
   let created = 0
   for (const s of replicas) created += await alertsCreated(s)
   t.equal(created, 1, 'the alert was created by one commit of one replica')
-  await a.request('GET', '/alerts') // a round trip more: a second delivery would have been queued by now
-  t.equal(rx.got.length, 1, 'one delivery')
+  // None other so far; that none comes later is checked at the end (three deliveries, three keys),
+  // seconds and several outbox polls of every replica after this one.
+  t.equal(rx.got.length, 1, 'one delivery so far')
   // Rule health counts the alert on every replica (the store's alerts, not a replica's memory).
   for (const s of replicas) {
     const health = (await s.request('GET', '/rule-health?rule-id=PG.Split')).body.results[0]
