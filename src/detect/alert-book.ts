@@ -1,15 +1,12 @@
 // The alert book: the one writer of detection output. Matches, rule errors and the groups they
 // change are queued as the log-reading loop (detector.ts) and correlation runs make them; a commit
-// hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached, and
-// once it is durable publishes it: new alerts to the alert hook, status changes to who asked.
-// Over a store that decides groups (PostgreSQL: addGroupMatch) the loop's matches are grouped by
-// the store in the commit, and alerts and triage are the store's. Otherwise grouping, the alert
-// index and the rule errors live here, in memory; texts and contexts are capped as they enter
-// (output-caps.ts). A group's alert context is dropped from memory once its commit is durable and
-// read back from the ledger when the alert is read (the groups stay, compact). While the loop holds
-// the book, output made beside it (a status change, a correlation run) joins the loop's next commit,
-// never half a batch; otherwise that output is committed alone, at once. When the loop's run
-// fails, what it queued is dropped, never committed beside its evaluation again at the next start.
+// hands the queue to the ledger (detection-ledger.ts) with the checkpoint the loop reached and, once
+// durable, publishes it: new alerts to the alert hook, status changes to who asked. Over a store that
+// decides groups (PostgreSQL: addGroupMatch) the store groups the loop's matches in the commit and
+// serves alerts and triage. Otherwise grouping, the alert index and the rule errors live here, texts
+// and contexts capped as they enter (output-caps.ts); a committed group's context is dropped from
+// memory and read back from the ledger. Output made beside the loop while it holds the book joins
+// its next commit (never half a batch), else is committed alone at once. A failed run's queue is dropped.
 import type { AlertAccess } from './alert-access.js'
 import type { AlertHook } from './alert-hook.js'
 import { AlertIndex, type AlertQuery } from './alert-index.js'
@@ -35,6 +32,7 @@ import {
   type RuleMeta,
 } from './grouping.js'
 import { matchLine } from './match-line.js'
+import { refreshGroups } from './group-refresh.js'
 import { capError, capMatch } from './output-caps.js'
 import { RuleErrorWindow } from './rule-error-window.js'
 import type { Location, StoredRecord } from './stored-log.js'
@@ -51,10 +49,7 @@ export interface OutsideOutput {
 /** A match: the rule's fields, with a Python rule's destinations() when it gave them. */
 type Match = MatchFields & { destinations?: unknown }
 
-interface Waiter {
-  done: () => void
-  fail: (e: unknown) => void
-}
+type Waiter = { done: () => void; fail: (e: unknown) => void }
 
 interface Patch {
   id: string
@@ -204,6 +199,12 @@ export class AlertBook implements AlertAccess {
     now: number,
   ): GroupOutcome {
     return this.grouper.addEvents(rule, m, groupMs, events, now)
+  }
+
+  /** A scheduled rule's groups read again from a store replicas share, before its run (group-refresh.ts). */
+  refreshGroups(ruleIds: readonly string[], sinceMs: number): Promise<void> {
+    const pending = [this.changed, this.loopChanged, ...this.unsettled]
+    return refreshGroups(this.ledger, this.grouper, this.index, pending, ruleIds, sinceMs)
   }
 
   /** A new alert: indexed and told to the alert hook now, before its commit (what the hook sets is committed with it). */

@@ -41,7 +41,7 @@ export interface CorrelationScheduleOptions {
   catalog: { readonly index: RuleIndex }
   detector: LoopProgress
   /** Where a run groups its matches and commits its output (the alert book). */
-  book: Pick<AlertBook, 'addEvents' | 'commitOutput'>
+  book: Pick<AlertBook, 'addEvents' | 'commitOutput' | 'refreshGroups'>
   store: MatchReader
   logsRoot: string
   logger: Logger
@@ -340,6 +340,8 @@ export class CorrelationScheduler {
     try {
       const window = await readWindowFor(this.o, plan, at)
       if (!(await mayCommit())) return null
+      // Replicas: the groups as the last holder of the schedules lease committed them.
+      await this.o.book.refreshGroups([ruleId], at - lookbackMs - plan.meta.dedupPeriodMinutes * 60_000)
       // From here to the commit nothing awaits: no other commit can take the groups half-changed.
       out = correlate(plan, window, at, this.o.book, Date.now())
     } catch (err) {

@@ -104,6 +104,12 @@ export interface DetectionLedger extends MatchReader {
   readonly alerts?: AlertAccess
   /** A group's whole state (the last one committed wins). */
   addGroup(g: Group): void
+  /**
+   * Present when replicas share the store: the committed groups of these rules whose window starts
+   * at or after `sinceMs` (a scheduled rule's groups, read again before its run: the replica holding
+   * the schedules lease may not be the one that last wrote them).
+   */
+  ruleGroups?(ruleIds: readonly string[], sinceMs: number): Promise<Group[]>
   addError(e: RuleErrorRecord): void
   commit(update?: CheckpointUpdate): Promise<void>
   /** The stored records of an alert's committed matches, sorted by data file then offset. */

@@ -27,7 +27,7 @@ export interface QuerySchedulerOptions {
   queries: Pick<ScheduledQueries, 'runScheduledQuery'> & Partial<Pick<ScheduledQueries, 'interrupt'>>
   /** The Python engine's `live` member: scheduled rules compile to its batch evaluator. */
   compile: LiveCompiler | undefined
-  book: Pick<AlertBook, 'addEvents' | 'limiter' | 'commitOutput'>
+  book: Pick<AlertBook, 'addEvents' | 'limiter' | 'commitOutput' | 'refreshGroups'>
   /** Where the durable record of the last slots is kept (without `slots`). */
   dataDir: string
   /** Who runs slots and where they are recorded; default: the record in `dataDir` (one process). */
@@ -319,6 +319,12 @@ export class QueryScheduler {
     // Closing waits for this run (close() awaits the queue), so its output is still committed.
     const evaluations = await evaluateRows(plans, rows)
     if (trigger === 'schedule' && !(await this.claim(name, atMs))) return null
+    // Replicas: the groups as the last holder of the schedules lease committed them.
+    const longest = Math.max(...plans.map((p) => p.meta.dedupPeriodMinutes))
+    await this.o.book.refreshGroups(
+      plans.map((p) => p.meta.id),
+      atMs - longest * 60_000,
+    )
     // From here to the commit nothing awaits: no other commit can take the groups half-changed.
     const out = scheduledOutput({
       query: name,

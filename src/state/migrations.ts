@@ -86,6 +86,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   LEASE_MIGRATION,
   OUTBOX_MIGRATION,
+  {
+    version: 5,
+    name: 'groups by rule and window',
+    sql: `
+      -- A scheduled rule's groups read again before its run (PgLedger.ruleGroups): alert or not.
+      CREATE INDEX alert_groups_rule_window ON alert_groups (rule_id, window_start_ms);
+    `,
+  },
 ]
 
 /**

@@ -51,6 +51,11 @@ const nothingStaged = (): Staged => ({
   errors: [],
 })
 
+/** An alert another replica made keeps its deliveries there (its outbox): none restored here. */
+const THEIRS = 'alert AND alerted_by IS DISTINCT FROM $1 AND alerted_by IS NOT NULL'
+const groupRow = (r: { state: string; theirs: boolean }): Group =>
+  r.theirs ? { ...parseState(r.state), destinations: [] } : parseState(r.state)
+
 const triageText = (g: Group) => JSON.stringify([g.status, g.assignee, g.comments, g.history])
 
 /** Fills the listed columns of groups stored before them (migration 2 adds them empty). */
@@ -132,9 +137,8 @@ export class PgLedger implements DetectionLedger {
       [replica],
     )
     await backfill(db)
-    // An alert another replica made keeps its deliveries there (its outbox): none restored here.
     const groups = await db.query<{ state: string; theirs: boolean }>(
-      'SELECT state, alert AND alerted_by IS DISTINCT FROM $1 AND alerted_by IS NOT NULL AS theirs FROM alert_groups ORDER BY id',
+      `SELECT state, ${THEIRS} AS theirs FROM alert_groups ORDER BY id`,
       [replica],
     )
     const errors = await db.query<{ error: string }>(
@@ -145,7 +149,7 @@ export class PgLedger implements DetectionLedger {
       db,
       replica,
       cp.rows[0] ? (JSON.parse(cp.rows[0].checkpoint) as Checkpoint) : EMPTY,
-      groups.rows.map((r) => (r.theirs ? { ...parseState(r.state), destinations: [] } : parseState(r.state))),
+      groups.rows.map(groupRow),
       errors.rows.map((r) => JSON.parse(r.error) as RuleErrorRecord),
       ownsPool,
     )
@@ -178,6 +182,20 @@ export class PgLedger implements DetectionLedger {
       g.contextAt ??= { file: `${CONTEXTS}${g.id}`, offset: 0, length: 0 }
     }
     this.staged.groups.set(g.id, { ...g, alertContext: null, summaryCounts: structuredClone(g.summaryCounts) })
+  }
+
+  async ruleGroups(ruleIds: readonly string[], sinceMs: number): Promise<Group[]> {
+    const ids = ruleIds.filter((id) => !id.includes('\u0000'))
+    if (ids.length === 0) return []
+    const { rows } = await this.db.query<{ state: string; theirs: boolean }>(
+      `SELECT state, ${THEIRS} AS theirs FROM alert_groups
+         WHERE rule_id = ANY($2) AND window_start_ms >= $3 ORDER BY id`,
+      [this.replica, ids, Math.floor(sinceMs)],
+    )
+    const groups = rows.map(groupRow)
+    // Read now: the triage the database has is the one this ledger last saw.
+    for (const g of groups) if (g.alert) this.triageSeen.set(g.id, triageText(g))
+    return groups
   }
 
   addError(e: RuleErrorRecord): void {

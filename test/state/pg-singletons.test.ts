@@ -145,31 +145,29 @@ const QUERY = [
   '',
 ].join('\n')
 
+/** The scheduled rule Sched.One on the query Test.One (a file of the repository: committed and reconciled). */
+async function addScheduledQuery(t: Test, s: InProcessServer, body: string) {
+  const res = await s.request(
+    'POST',
+    '/scheduled-rules',
+    SAMPLE_BODIES.scheduled('Sched.One', { scheduledQueries: ['Test.One'], body, tests: [] }),
+  )
+  t.equal(res.status, 200, 'the scheduled rule is created')
+  const work = path.join(tempDir('rk-pg-sq-w-'), 'w')
+  execFileSync('git', ['clone', '-q', s.gitdir, work])
+  fs.mkdirSync(path.join(work, 'queries'), { recursive: true })
+  fs.writeFileSync(path.join(work, 'queries', 'test_one.yml'), QUERY)
+  gitAs(PAT, work, 'add', '-A')
+  gitAs(PAT, work, 'commit', '-q', '-m', 'a scheduled query')
+  gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
+  t.equal((await s.request('POST', '/reconcile')).status, 200)
+}
+
 t.test('one replica runs each scheduled query slot; the other takes over when it stops', async (t) => {
   const { url, a, b, advance, stopA } = await twoReplicas(t, (now) => ({
     scheduledQueries: { now, minuteMs: MINUTE_MS, tickMs: 20 },
   }))
-  for (const s of [a, b]) {
-    const res = await s.request(
-      'POST',
-      '/scheduled-rules',
-      SAMPLE_BODIES.scheduled('Sched.One', {
-        scheduledQueries: ['Test.One'],
-        body: 'def rule(event):\n    return False\n',
-        tests: [],
-      }),
-    )
-    t.equal(res.status, 200, 'the scheduled rule is created')
-    // The query is a file of the repository (not an API resource): committed and reconciled.
-    const work = path.join(tempDir('rk-pg-sq-w-'), 'w')
-    execFileSync('git', ['clone', '-q', s.gitdir, work])
-    fs.mkdirSync(path.join(work, 'queries'), { recursive: true })
-    fs.writeFileSync(path.join(work, 'queries', 'test_one.yml'), QUERY)
-    gitAs(PAT, work, 'add', '-A')
-    gitAs(PAT, work, 'commit', '-q', '-m', 'a scheduled query')
-    gitAs(PAT, work, 'push', '-q', 'origin', 'HEAD:main')
-    t.equal((await s.request('POST', '/reconcile')).status, 200)
-  }
+  for (const s of [a, b]) await addScheduledQuery(t, s, 'def rule(event):\n    return False\n')
   const runsOf = async (s: InProcessServer) =>
     ((await s.request('GET', '/status')).body.scheduledQueries.queries as any[]).find((q) => q.name === 'Test.One')
       ?.runs as number
@@ -189,5 +187,40 @@ t.test('one replica runs each scheduled query slot; the other takes over when it
       [PERIOD, 'rk-b'],
     ],
     'each slot once, none skipped',
+  )
+})
+
+// The groups a scheduled rule changes are decided in the alert book's memory: the replica that
+// takes the lease over reads them again before its first run (detect/group-refresh.ts), so the
+// group the last holder made goes on counting, its triage kept, and no second alert opens for the
+// same dedup window.
+t.test('after a hand-over the new holder goes on with the groups the last holder committed', async (t) => {
+  const { a, b, advance, stopA } = await twoReplicas(t, (now) => ({
+    scheduledQueries: { now, minuteMs: MINUTE_MS, tickMs: 20 },
+  }))
+  for (const s of [a, b]) await addScheduledQuery(t, s, 'def rule(event):\n    return True\n')
+  const alerts = async (s: InProcessServer) =>
+    (await s.request('GET', '/alerts?rule-id=Sched.One&limit=10')).body.results as Array<{
+      id: string
+      eventCount: number
+      status: string
+    }>
+  const first = await waitFor("the first slot's alert", async () => (await alerts(a))[0])
+  t.equal(first.eventCount, 1)
+  const triaged = await b.request('PATCH', `/alerts/${first.id}`, { status: 'TRIAGED' })
+  t.equal(triaged.status, 200, triaged.text)
+  advance()
+  await waitFor('the second slot counted', async () => (await alerts(a))[0]?.eventCount === 2)
+  // b's book was read before a made the group: without reading it again b would open its own.
+  await stopA()
+  advance()
+  const after = await waitFor('the third slot counted, on b', async () => {
+    const list = await alerts(b)
+    return list.some((x) => x.eventCount === 3) || list.length > 1 ? list : undefined
+  })
+  t.same(
+    after.map((x) => [x.id, x.eventCount, x.status]),
+    [[first.id, 3, 'TRIAGED']],
+    'one alert, counted on, its triage kept',
   )
 })
