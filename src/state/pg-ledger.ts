@@ -21,6 +21,7 @@ import type { Location } from '../detect/stored-log.js'
 import { PgAlerts } from './pg-alerts.js'
 import { CONTEXTS, decideGroups, parseState, SPLIT, stateText, writeGroups } from './pg-groups.js'
 import { openPostgres, type PostgresOptions } from './postgres.js'
+import { queueDeliveries } from './pg-outbox-schema.js'
 import { inTransaction } from './transaction.js'
 
 const EMPTY: Checkpoint = { version: 1, logs: {}, outputs: {}, lastKey: null, evaluatedAt: null, records: 0 }
@@ -248,6 +249,10 @@ export class PgLedger implements DetectionLedger {
         for (const [id, c] of decided.contexts) work.contexts.set(id, c)
         const changed = decided.changed.map((g) => ({ g, state: stateText(g) }))
         await writeGroups(client, this.replica, changed, decided.became)
+        await queueDeliveries(
+          client,
+          decided.changed.filter((g) => decided.became.has(g.id)),
+        )
       }
       if (work.lines.length > 0)
         await client.query(
@@ -308,6 +313,10 @@ export class PgLedger implements DetectionLedger {
       this.replica,
       [...groups.values()].map((g) => ({ g, state: stateText(g) })),
       became,
+    )
+    await queueDeliveries(
+      client,
+      [...became].map((id) => groups.get(id)!),
     )
   }
 

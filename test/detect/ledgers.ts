@@ -147,7 +147,14 @@ export async function pgRows(url: string): Promise<Record<string, number>> {
   await c.connect()
   try {
     const out: Record<string, number> = {}
-    for (const table of ['detection_matches', 'alert_groups', 'alert_contexts', 'rule_errors', 'detection_checkpoints'])
+    for (const table of [
+      'detection_matches',
+      'alert_groups',
+      'alert_contexts',
+      'rule_errors',
+      'detection_checkpoints',
+      'deliveries',
+    ])
       out[table] = Number((await c.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n)
     return out
   } finally {

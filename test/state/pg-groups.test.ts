@@ -4,7 +4,9 @@
 // of the one commit that crossed the threshold, inside that commit (`created`) and once it is
 // durable (`committed`); each match line names the group the store chose; a commit whose connection
 // dies (pg_terminate_backend between its rows and its checkpoint) changes nothing and publishes
-// nothing, and a status change it held back applies after it.
+// nothing, and a status change it held back applies after it. The commit that makes an alert
+// inserts its routed deliveries in the shared outbox (pending), so no replica's death between the
+// commit and its outbox loses them.
 import pg from 'pg'
 import pino from 'pino'
 import t from 'tap'
@@ -20,13 +22,29 @@ const rule: RuleMeta = ruleMeta({ id: 'R.Groups', threshold: 2 })
 const fields = (dedup: string) => ({ title: 'a title', dedup, severity: 'HIGH', alertContext: { dedup } })
 const NOW = Date.UTC(2026, 10, 20, 10)
 
+/** The outbox's rows: alert, destination, state. */
+async function deliveries(url: string): Promise<string[]> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    const { rows } = await c.query('SELECT alert_id, destination_id, state FROM deliveries')
+    return rows.map((r) => `${r.alert_id} ${r.destination_id} ${r.state}`)
+  } finally {
+    await c.end()
+  }
+}
+
 /** A book on its own ledger (a replica), with what its alert hook heard. */
 async function replica(url: string, name: string) {
   const ledger = await PgLedger.connect({ url, replica: name }, logger)
   const heard = { created: [] as string[], committed: [] as string[] }
   const book = new AlertBook(ledger, {
     alertHook: {
-      created: (g) => heard.created.push(g.id),
+      created: (g) => {
+        heard.created.push(g.id)
+        // As the destinations' hook routes it: one destination.
+        g.destinations = [{ id: 'hook', state: 'pending', attempts: 0, lastError: null }]
+      },
       committed: (gs) => heard.committed.push(...gs.map((g) => g.id)),
     },
   })
@@ -76,6 +94,12 @@ t.test('two replicas: one group, one alert, heard once, by the commit that cross
   t.equal((await alerts.alert(raced[0]!))?.eventCount, 10, 'counting both commits')
   const page = await alerts.query({ limit: 10 })
   t.same(page.results.map((g) => g.eventCount).sort(), [10, 2], 'two alerts in all')
+  // No outbox was ever told of them (as if both replicas died at once after their commits).
+  t.same(
+    (await deliveries(url)).sort(),
+    [`${id} hook pending`, `${raced[0]} hook pending`].sort(),
+    "each alert's delivery queued by the commit that made it",
+  )
 
   // A status set through one replica is read through the other.
   t.equal((await b.ledger.alerts.setStatus(id, 'CLOSED'))?.status, 'CLOSED')

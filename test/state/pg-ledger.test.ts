@@ -48,7 +48,14 @@ t.test('a commit killed mid-transaction leaves nothing half-written; the next on
   ledger.addGroup(group('g1', { alertContext: { a: 1 } }))
   await ledger.commit({ logs: { 'a.ndjson': 10 }, records: 1 })
   const before = await pgRows(url)
-  t.same(before, { detection_matches: 1, alert_groups: 1, alert_contexts: 1, rule_errors: 0, detection_checkpoints: 1 })
+  t.same(before, {
+    detection_matches: 1,
+    alert_groups: 1,
+    alert_contexts: 1,
+    rule_errors: 0,
+    detection_checkpoints: 1,
+    deliveries: 0,
+  })
 
   // The checkpoint's table locked: the commit writes its lines, then waits at its checkpoint.
   const block = await blockCheckpoints(url)
