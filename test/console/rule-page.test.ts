@@ -119,19 +119,25 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
       '- Sequence:\n    - ID: First\n      RuleID: Page.Live\n    - ID: Then\n      RuleID: Page.Users\n  Transitions:\n    - ID: First FOLLOWED BY Then\n      From: First\n      To: Then\n      WithinTimeFrameMinutes: 30\n      Match:\n        - On: p_alert_context.actor\n  LookbackWindowMinutes: 60\n  Schedule:\n    RateMinutes: 60\n    TimeoutMinutes: 5\n',
   })
   t.equal(corr.status, 200, corr.text)
-  const scheduled: any = await waitFor(
-    'the correlation rule on its schedule',
-    async () =>
-      (await s.request('GET', '/status')).body.detection?.correlation?.rules?.find(
-        (r: any) => r.ruleId === 'Page.Corr',
-      ),
+  // The rule's first run may happen while the page loads: the status read before and after the
+  // page must agree for the page to be compared with it (read again until they do).
+  const statusOf = async () =>
+    (await s.request('GET', '/status')).body.detection?.correlation?.rules?.find((r: any) => r.ruleId === 'Page.Corr')
+  const { scheduled, cells } = await waitFor(
+    'the runs tab with the rule as GET /status has it',
+    async () => {
+      const before = await statusOf()
+      if (!before) return undefined
+      await page.goto(`${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
+      const runs = page.locator('table.runs tbody tr')
+      await runs.waitFor()
+      const shown = await runs.locator('th, td').allTextContents()
+      const after = await statusOf()
+      return JSON.stringify(after) === JSON.stringify(before) ? { scheduled: after, cells: shown } : undefined
+    },
     20_000,
     50,
   )
-  await page.goto(`${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
-  const runs = page.locator('table.runs tbody tr')
-  await runs.waitFor()
-  const cells = await runs.locator('th, td').allTextContents()
   t.equal(cells[0], 'Page.Corr')
   t.equal(cells[1], 'every 60 min')
   t.equal(
