@@ -9,7 +9,7 @@ import { applyTriage, type TriageActor, type TriageChange } from '../detect/aler
 import type { AlertStatus, ContextRef, Group } from '../detect/grouping.js'
 import type { Location } from '../detect/stored-log.js'
 import { parseState } from './pg-groups.js'
-import { inTransaction } from './transaction.js'
+import { inRetriedTransaction } from './transaction.js'
 
 /** What the alerts need of the ledger: contexts and event locations of committed groups. */
 export interface AlertLedger {
@@ -136,11 +136,15 @@ export class PgAlerts implements AlertAccess {
     return this.apply(ids, change)
   }
 
-  /** One transaction: the alerts' rows locked (in id order), changed, written back; undefined: no such alert. */
+  /**
+   * One transaction: the alerts' rows locked (in id order), changed, written back; undefined: no such
+   * alert. Run again when it lost a deadlock (a detection commit locks ordinary groups before
+   * correlation ones, each in id order: a triage of both kinds can cross it).
+   */
   private apply(ids: readonly string[], change: Change): Promise<Array<Group | undefined>> {
     const wanted = ids.filter((id) => !id.includes('\u0000'))
     if (wanted.length === 0) return Promise.resolve(ids.map(() => undefined))
-    return inTransaction(this.db, async (client) => {
+    return inRetriedTransaction(this.db, async (client) => {
       const { rows } = await client.query<{ state: string }>(
         'SELECT state FROM alert_groups WHERE id = ANY($1) AND alert ORDER BY id FOR UPDATE',
         [wanted],
