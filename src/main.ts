@@ -253,7 +253,7 @@ export async function createService(opts: StartOptions): Promise<Service> {
     // there too the delivery outbox and the lease under which one replica runs the schedules.
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const shared = state.postgres
-      ? await openSingletons({ url: state.postgres.url, replica: state.replica }, logger)
+      ? await openSingletons({ url: state.postgres.url, replica: state.replica, ttlMs: state.leaseTtlMs }, logger)
       : null
     if (shared) cleanups.push(() => shared.close())
     const destinations = await createDestinations({

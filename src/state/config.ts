@@ -5,6 +5,8 @@
 // the environment's RULEKEEPER_POSTGRES_URL and RULEKEEPER_REPLICA win over the file.
 // `state.eventsDir` is the shared events directory: each replica stores the events it receives in
 // its own folder there (`<eventsDir>/<replica>/`) and reads every replica's (ingest/events-layout.ts).
+// `state.leaseTtlMs` is how long the schedules lease lasts unrenewed: how soon another replica runs
+// the schedules after their holder dies (default 30 s; renewed at a third of it).
 import os from 'node:os'
 import path from 'node:path'
 import { type ConfigProblem, unknownKeys } from '../config/problems.js'
@@ -19,7 +21,11 @@ export interface StateSettings {
   replica: string
   /** The shared events directory (absolute); null: the events stay in the data directory's `logs/`. */
   eventsDir: string | null
+  /** How long the schedules lease lasts unrenewed (ms). */
+  leaseTtlMs: number
 }
+
+export const DEFAULT_LEASE_TTL_MS = 30_000
 
 const URL = /^postgres(ql)?:\/\/\S*$/
 const REPLICA = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
@@ -36,7 +42,12 @@ export function checkStateConfig(config: Record<string, unknown>): ConfigProblem
   const s = config.state
   if (s === undefined) return []
   if (!isPlainObject(s)) return [{ path: ['state'], message: 'must be a map' }]
-  const problems = unknownKeys(['state'], s, ['postgres', 'replica', 'eventsDir'])
+  const problems = unknownKeys(['state'], s, ['postgres', 'replica', 'eventsDir', 'leaseTtlMs'])
+  if (
+    s.leaseTtlMs !== undefined &&
+    (!Number.isInteger(s.leaseTtlMs) || (s.leaseTtlMs as number) < 1_000 || (s.leaseTtlMs as number) > 600_000)
+  )
+    problems.push({ path: ['state', 'leaseTtlMs'], message: 'must be a whole number of milliseconds, 1000 to 600000' })
   if (
     s.eventsDir !== undefined &&
     s.eventsDir !== null &&
@@ -69,5 +80,6 @@ export function stateSettings(config: Record<string, unknown>, env: Env = {}): S
   const url = env.RULEKEEPER_POSTGRES_URL || (typeof p?.url === 'string' ? p.url : null)
   const replica = env.RULEKEEPER_REPLICA || (typeof s.replica === 'string' ? s.replica : os.hostname())
   const eventsDir = typeof s.eventsDir === 'string' && s.eventsDir.trim() !== '' ? path.resolve(s.eventsDir) : null
-  return { postgres: url ? { url } : null, replica, eventsDir }
+  const leaseTtlMs = typeof s.leaseTtlMs === 'number' ? s.leaseTtlMs : DEFAULT_LEASE_TTL_MS
+  return { postgres: url ? { url } : null, replica, eventsDir, leaseTtlMs }
 }

@@ -21,12 +21,12 @@ const settings = (over: unknown, env: Record<string, string> = {}) =>
   stateSettings(loadServiceConfig({}, over) as unknown as Record<string, unknown>, env)
 
 t.test('state: absent is the file store, named after the host', async (t) => {
-  t.same(settings({}), { postgres: null, replica: os.hostname(), eventsDir: null })
+  t.same(settings({}), { postgres: null, replica: os.hostname(), eventsDir: null, leaseTtlMs: 30_000 })
 })
 
 t.test('state: every wrong value named by its key path', async (t) => {
   t.same(problems({ state: { postgres: { url: 'mysql://db/x', pool: 3 }, replica: '../a', store: 'pg' } }), [
-    '  state.store: unknown key; known keys: postgres, replica, eventsDir',
+    '  state.store: unknown key; known keys: postgres, replica, eventsDir, leaseTtlMs',
     '  state.replica: must be 1 to 100 letters, digits, dots, dashes or underscores, starting with a letter or digit',
     '  state.postgres.pool: unknown key; known keys: url',
     '  state.postgres.url: must be a postgres:// or postgresql:// URL',
@@ -50,11 +50,13 @@ t.test('state: the URL and replica reach the settings, the environment first', a
     postgres: { url: 'postgresql://rk@db.internal/rulekeeper' },
     replica: 'rk-1',
     eventsDir: null,
+    leaseTtlMs: 30_000,
   })
   t.same(settings(over, { RULEKEEPER_POSTGRES_URL: 'postgres://other/db', RULEKEEPER_REPLICA: 'rk-2' }), {
     postgres: { url: 'postgres://other/db' },
     replica: 'rk-2',
     eventsDir: null,
+    leaseTtlMs: 30_000,
   })
 })
 
@@ -65,4 +67,14 @@ t.test('state: the shared events directory is a path, made absolute', async (t) 
   ])
   t.equal(settings({ state: { eventsDir: '/mnt/rk-events', replica: 'rk-1' } }).eventsDir, '/mnt/rk-events')
   t.equal(settings({ state: { eventsDir: 'events' } }).eventsDir, path.resolve('events'))
+})
+
+t.test("state: the schedules lease's time to live, 1 s to 10 min", async (t) => {
+  t.equal(settings({ state: { leaseTtlMs: 5_000 } }).leaseTtlMs, 5_000)
+  for (const bad of [999, 600_001, 1.5, '30s'])
+    t.same(
+      problems({ state: { leaseTtlMs: bad } }),
+      ['  state.leaseTtlMs: must be a whole number of milliseconds, 1000 to 600000'],
+      String(bad),
+    )
 })
