@@ -67,6 +67,8 @@ export interface StartOptions {
   correlationSchedule?: Parameters<typeof createDetection>[0]['correlation']
   /** The scheduled queries' clock, minute length and tick (tests of scheduled queries). */
   scheduledQueries?: Pick<QuerySchedulerOptions, 'now' | 'minuteMs' | 'tickMs'>
+  /** The time to live of the schedules lease over PostgreSQL, in ms (tests of replicas killed; default 30,000). */
+  scheduleLeaseTtlMs?: number
 }
 
 /** A started server, with the rules service's parts (repo, catalog, follower, writer, remote) for tests. */
@@ -253,7 +255,10 @@ export async function createService(opts: StartOptions): Promise<Service> {
     // there too the delivery outbox and the lease under which one replica runs the schedules.
     if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
     const shared = state.postgres
-      ? await openSingletons({ url: state.postgres.url, replica: state.replica }, logger)
+      ? await openSingletons(
+          { url: state.postgres.url, replica: state.replica, ttlMs: opts.scheduleLeaseTtlMs },
+          logger,
+        )
       : null
     if (shared) cleanups.push(() => shared.close())
     const destinations = await createDestinations({
