@@ -1,13 +1,14 @@
 // Three replicas SIGKILLed under load (issue 30): three child `rulekeeper serve` processes (rk-a,
 // rk-b, rk-c: their own data directories, one PostgreSQL, one smart-HTTP Git remote holding the
 // rules, one shared events directory) take records posted round-robin to the live ones, while a
-// receiver fails a seeded fifth of the deliveries (500). At seeded random moments (>= 10) one live
-// replica (a third of the time the schedules lease's holder) is SIGKILLed and started again with
-// the same `state.replica` and data directory. Then: every acknowledged record is stored once
-// (un-acknowledged ones at most once); every alert group exists once per rule, dedup string and
-// window, counting each stored record once, an alert exactly when it reached the threshold; every
-// alert is delivered (2xx) at least once, each request with the alert's id as its Idempotency-Key;
-// the correlation rule's schedule slots (a 6 s test slot, a 2 s lease) ran each once, none skipped.
+// receiver fails a seeded fifth of the deliveries (500, or no answer within the 1 s timeout). At
+// seeded random moments (>= 10) one live replica (a third of the time the schedules lease's holder)
+// is SIGKILLed and started again with the same `state.replica` and data directory. Then: every
+// acknowledged record is stored once (un-acknowledged ones at most once); every alert group exists
+// once per rule, dedup string and window, counting each stored record once, an alert exactly when
+// it reached the threshold; every alert is delivered (2xx) at least once, each request with the
+// alert's id as its Idempotency-Key, and the outbox shows it delivered; the correlation rule's
+// schedule slots (a 6 s test slot, a 2 s lease) ran each once, none skipped, up to the end.
 // The seed is RULEKEEPER_SEED (printed), the number of kills RULEKEEPER_REPLICA_KILLS (at least 10).
 // Real port: a crash (SIGKILL of child servers) and a remote (the Git remote and the receiver).
 import fs from 'node:fs'
@@ -129,8 +130,12 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   t.teardown(() => git.stop())
   await createRemoteRepo(gitRoot, 'rules', rules)
 
-  // The receiver: a seeded fifth of the requests answered 500.
-  const rx = await startReceiver(() => (rxRand.bool(0.2) ? { status: 500 } : { status: 200 }))
+  // The receiver: a seeded fifth of the requests fail: 500, or (one in 20) never answered, so the
+  // sender's 1 s timeout fails it and a delivery is in flight, claimed, when its replica is killed.
+  const rx = await startReceiver(() => {
+    const x = rxRand.next()
+    return x < 0.15 ? { status: 500 } : x < 0.2 ? 'hang' : { status: 200 }
+  })
   t.teardown(() => rx.close())
 
   const url = await freshDatabase()
@@ -438,6 +443,7 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   const repeats = [...rx.acked().values()].reduce((sum, n) => sum + n - 1, 0)
   t.comment(
     `${rx.got.length} delivery requests, ${rx.got.filter((r) => r.answered === 500).length} answered 500, ` +
+      `${rx.got.filter((r) => r.answered === 'hang').length} not answered, ` +
       `${repeats} alerts acknowledged again (same key)`,
   )
 
