@@ -108,7 +108,7 @@ function storedLines(eventsDir: string): Array<{ file: string; text: string }> {
 }
 
 t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`, async (t) => {
-  t.setTimeout(420_000)
+  t.setTimeout(300_000)
   const started = Date.now()
   t.comment(`seed ${SEED}, ${KILLS} kills`)
   const loadRand = new SeededRandom(SEED)
@@ -196,6 +196,8 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   const failures = new Map<string, number>()
   let stopLoad = false
   let turn = 0
+  /** Requests under way per replica (a kill is aimed at one most of the time). */
+  const inflight = new Map<string, number>(REPLICAS.map((r) => [r, 0]))
   const loadStarted = Date.now()
   const sender = async () => {
     const agents = new Map<string, { pid: number; agent: http.Agent }>()
@@ -219,6 +221,7 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
           return s
         })
         requests++
+        inflight.set(replica, inflight.get(replica)! + 1)
         try {
           const res = await post(
             `${child.url}/http/editor-audit`,
@@ -233,6 +236,8 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
         } catch (err) {
           const what = /ECONNRESET|ECONNREFUSED|socket hang up|EPIPE/.exec(String(err))?.[0] ?? String(err)
           failures.set(what, (failures.get(what) ?? 0) + 1)
+        } finally {
+          inflight.set(replica, inflight.get(replica)! - 1)
         }
         await sleep(PAUSE_MS) // wait: the load's pace between requests
       }
@@ -243,7 +248,8 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   const senders = Array.from({ length: SENDERS }, () => sender())
 
   // The kills: at seeded moments 1.5 to 4.5 s apart, one live replica (never the last one live),
-  // a third of the time the lease's holder; each started again at once, in the background.
+  // a third of the time the lease's holder, three times in four while a request to it is under way
+  // (0 to 20 ms into it: storing, fsyncing or answering); each started again at once, in the background.
   const leaseHolder = async () =>
     (
       (await db.query("SELECT holder FROM leases WHERE name = 'schedules' AND expires_at > now()")).rows[0]?.holder as
@@ -253,6 +259,7 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   const restarts: Array<Promise<void>> = []
   const moments: string[] = []
   let holderKills = 0
+  let killsDuringRequests = 0
   let due = Date.now()
   for (let k = 0; k < KILLS; k++) {
     due += 1500 + killRand.int(3000)
@@ -262,15 +269,21 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
     const holder = await leaseHolder()
     const victim = killRand.bool(1 / 3) && holder && live.has(holder) ? holder : killRand.pick(up)
     if (victim === holder) holderKills++
+    if (killRand.bool(0.75)) {
+      await waitFor('a request to the victim', () => inflight.get(victim)! > 0, 3000, 1).catch(() => {})
+      await sleep(killRand.int(20)) // wait: a seeded moment within the request (the crash is the point)
+    }
     const child = live.get(victim)!
     live.delete(victim)
     const at = Date.now() - loadStarted
+    const during = inflight.get(victim)! > 0
+    if (during) killsDuringRequests++
     await child.kill()
     const killedAt = Date.now()
     restarts.push(
       start(victim).then((c) => {
         moments.push(
-          `#${k + 1} ${victim}${victim === holder ? ' (lease holder)' : ''} at ${at} ms, back in ${Date.now() - killedAt} ms (start ${c.startMs} ms)`,
+          `#${k + 1} ${victim}${victim === holder ? ' (lease holder)' : ''}${during ? ' (a request under way)' : ''} at ${at} ms, back in ${Date.now() - killedAt} ms (start ${c.startMs} ms)`,
         )
       }),
     )
@@ -285,6 +298,7 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
       `${ackedRequests} acknowledged (${acked.size} records); not: ${JSON.stringify(Object.fromEntries(failures))}`,
   )
   t.ok(ackedRequests > requests / 2, 'most requests were acknowledged')
+  t.comment(`${killsDuringRequests} kills while a request to the replica was under way`)
 
   // Detection caught up on every replica (each evaluates its own folder from its checkpoint).
   await waitFor(
