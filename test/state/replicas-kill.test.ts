@@ -116,8 +116,14 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
   const rxRand = new SeededRandom(SEED + 2)
 
   // The Git remote: the template's rules (not the scheduled ones: no query engine run) and Kill.Count.
+  // The replicas: the live child of each (none while it is down or starting again); killed before
+  // their directories are removed.
+  const live = new Map<string, ChildServer>()
   const root = tempDir('rk-kill-')
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.teardown(async () => {
+    for (const c of live.values()) await c.kill()
+    fs.rmSync(root, { recursive: true, force: true })
+  })
   const rules = path.join(root, 'rules-src')
   fs.cpSync(TEMPLATE, rules, { recursive: true })
   for (const dir of ['scheduled_rules', 'queries', 'global_helpers'])
@@ -168,12 +174,7 @@ t.test(`three replicas over one PostgreSQL survive ${KILLS} SIGKILLs under load`
     }
   }
 
-  // The replicas: the live child of each (none while it is down or starting again).
-  const live = new Map<string, ChildServer>()
   const dataDirs = new Map<string, string>(REPLICAS.map((r) => [r, path.join(root, `data-${r}`)]))
-  t.teardown(async () => {
-    for (const c of live.values()) await c.kill()
-  })
   const start = async (replica: string) => {
     const child = await startChild({ dataDir: dataDirs.get(replica)!, env: env(replica), timeoutMs: 90_000 })
     live.set(replica, child)
