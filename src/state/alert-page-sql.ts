@@ -5,8 +5,11 @@
 // merges them; contexts and deliveries are joined to the page's rows only, in the same statement.
 import type { AlertQuery } from '../detect/alert-index.js'
 
-/** More lists than this (many rule ids × statuses): one scan with `= ANY` filters instead. */
-export const MAX_LISTS = 64
+/**
+ * More lists than this: a list per rule (or severity), statuses checked per row; more rules (or
+ * severities) than this: one scan with `= ANY` filters, its plan the planner's.
+ */
+export const MAX_LISTS = 32
 
 /** A list's equality: its column and value. */
 type Eq = [column: string, value: string]
@@ -41,8 +44,10 @@ export function pageSql(q: AlertQuery): { text: string; values: unknown[] } {
 
   // The lists: by rule (else severity) and status, as the in-memory index's; the other filter checked per row.
   const lead = rules ? { column: 'rule_id', vs: rules } : severities ? { column: 'severity', vs: severities } : null
+  // Too many (value, status) pairs: a list per value, its statuses checked per row.
+  const pairs = !lead || !statuses || lead.vs.length * statuses.length <= MAX_LISTS
   const lists: Eq[][] = []
-  const byStatus = (eq: Eq[]) => (statuses ? statuses.map((s): Eq[] => [...eq, ['status', s]]) : [eq])
+  const byStatus = (eq: Eq[]) => (statuses && pairs ? statuses.map((s): Eq[] => [...eq, ['status', s]]) : [eq])
   if (lead) for (const v of lead.vs) lists.push(...byStatus([[lead.column, v]]))
   else if (statuses) lists.push(...byStatus([]))
 
@@ -59,7 +64,9 @@ export function pageSql(q: AlertQuery): { text: string; values: unknown[] } {
     page = select(all)
   } else {
     // Every parameter sent is used (an unused one has no type the server can infer).
-    const rest = rules && severities ? [...common, match('severity', severities)] : common
+    const rest = [...common]
+    if (rules && severities) rest.push(match('severity', severities))
+    if (statuses && !pairs) rest.push(match('status', statuses))
     const one = (list: Eq[]) => select([...list.map(([column, v]) => `${column} = ${p(v)}`), ...rest])
     page =
       lists.length === 1

@@ -1,9 +1,10 @@
 // The alerts page over PostgreSQL (src/state/pg-alerts.ts, its SQL built from the filters given by
 // alert-page-sql.ts) against the in-memory alert index (detect/alert-index.ts) over the same alerts:
 // every combination of rule, severity and status filters (one value, several, none, an unknown one,
-// more lists than MAX_LISTS), with and without time bounds, walked page by page through its cursor,
-// gives the same alerts in the same order and the same `next`; groups that are not alerts are never
-// listed; a page's alerts carry their context and their deliveries as the outbox recorded them.
+// more (rule, status) pairs or more rules than MAX_LISTS), with and without time bounds, walked
+// page by page through its cursor, gives the same alerts in the same order and the same `next`;
+// groups that are not alerts are never listed; a page's alerts carry their context and their
+// deliveries as the outbox recorded them.
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { AlertIndex, type AlertQuery } from '../../src/detect/alert-index.js'
@@ -73,8 +74,11 @@ async function setUp(t: Test) {
 
 t.test('every filter combination pages as the in-memory index does', async (t) => {
   const { index, alerts } = await setUp(t)
-  const many = [...RULES, ...Array.from({ length: MAX_LISTS }, (_, i) => `R.none${i}`)]
-  const ruleSets = [undefined, ['R.a'], ['R.b', 'R.d'], ['R.zzz'], ['R.\u0000a'], many]
+  const none = (n: number) => Array.from({ length: n }, (_, i) => `R.none${i}`)
+  // More (rule, status) pairs than MAX_LISTS with two statuses or more; more rules than MAX_LISTS.
+  const mid = [...RULES, ...none(MAX_LISTS / 2 + 1 - RULES.length)]
+  const many = [...RULES, ...none(MAX_LISTS)]
+  const ruleSets = [undefined, ['R.a'], ['R.b', 'R.d'], ['R.zzz'], ['R.\u0000a'], mid, many]
   const severitySets = [undefined, ['HIGH'], ['LOW', 'CRITICAL', 'LOW'], ['Custom'], []]
   const statusSets = [undefined, ['OPEN'], ['TRIAGED', 'CLOSED'], [...STATUSES], []]
   const bounds = [{}, { createdAfter: '2026-11-01T00:20:00.000Z', createdBefore: '2026-11-01T01:10:00.000Z' }]
