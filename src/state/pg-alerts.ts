@@ -1,8 +1,8 @@
 // The alerts as the API reads and changes them over the PostgreSQL store (detect/alert-access.ts):
-// pages and single alerts read from alert_groups (with their context and deliveries, one statement:
-// alert-page-sql.ts builds a page's), triage changes
-// (status, assignee, comments, history) as one transaction that locks the rows it changes. Every
-// replica reads the same alerts: a status set through one is read through another.
+// pages and single alerts read from alert_groups with their context and deliveries, one statement
+// each (alert-page-sql.ts builds a page's); triage changes (status, assignee, comments, history) as
+// one transaction that locks the rows it changes. Every replica reads the same alerts: a status set
+// through one is read through another.
 import type pg from 'pg'
 import type { AlertAccess, AlertPage, RuleActivity } from '../detect/alert-access.js'
 import type { AlertQuery } from '../detect/alert-index.js'
