@@ -92,6 +92,20 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- A scheduled rule's groups read again before its run (PgLedger.ruleGroups): alert or not.
       CREATE INDEX alert_groups_rule_window ON alert_groups (rule_id, window_start_ms);
+      `,
+  },
+  {
+    version: 6,
+    name: 'alerts page lists',
+    sql: `
+      -- The alerts page's lists as the in-memory index keeps them (detect/alert-index.ts), newest
+      -- first: per (rule, status) and per (severity, status), so a page filtered on both reads its
+      -- rows in order (state/alert-page-sql.ts) instead of walking every alert past the others.
+      CREATE INDEX alert_groups_rule_status ON alert_groups (rule_id, status, created_at DESC, id) WHERE alert;
+      CREATE INDEX alert_groups_severity_status ON alert_groups (severity, status, created_at DESC, id) WHERE alert;
+      -- A context is found by its group's id in the id's collation ("C", version 2): a join on the
+      -- two uses the key (in the database's default collation it scanned every context).
+      ALTER TABLE alert_contexts ALTER COLUMN group_id TYPE text COLLATE "C";
     `,
   },
 ]

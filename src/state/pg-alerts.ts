@@ -1,13 +1,15 @@
 // The alerts as the API reads and changes them over the PostgreSQL store (detect/alert-access.ts):
-// pages and single alerts read from alert_groups (with their context, one query), triage changes
-// (status, assignee, comments, history) as one transaction that locks the rows it changes. Every
-// replica reads the same alerts: a status set through one is read through another.
+// pages and single alerts read from alert_groups with their context and deliveries, one statement
+// each (alert-page-sql.ts builds a page's); triage changes (status, assignee, comments, history) as
+// one transaction that locks the rows it changes. Every replica reads the same alerts: a status set
+// through one is read through another.
 import type pg from 'pg'
 import type { AlertAccess, AlertPage, RuleActivity } from '../detect/alert-access.js'
 import type { AlertQuery } from '../detect/alert-index.js'
 import { applyTriage, type TriageActor, type TriageChange } from '../detect/alert-triage.js'
 import type { AlertStatus, ContextRef, Group } from '../detect/grouping.js'
 import type { Location } from '../detect/stored-log.js'
+import { pageSql } from './alert-page-sql.js'
 import { parseState } from './pg-groups.js'
 import { inRetriedTransaction } from './transaction.js'
 
@@ -19,16 +21,28 @@ export interface AlertLedger {
 
 type Change = Omit<TriageChange, 'actor'> & { actor?: TriageActor }
 
-/** Values compared with the text columns: a NUL (which no stored value holds) cannot be sent. */
-const clean = (v: readonly string[] | undefined) => (v?.length ? v.map((s) => s.replaceAll('\u0000', ' ')) : null)
+type Delivery = Group['destinations'][number]
+type Row = { state: string; context: string | null; deliveries: string | null }
 
-const ROW = `SELECT g.state, c.context FROM alert_groups g LEFT JOIN alert_contexts c ON c.group_id = g.id`
-
-function groupOf(r: { state: string; context: string | null }): Group {
+/** A row of pageSql's shape (alert-page-sql.ts): the state, its context, its deliveries as the outbox has them. */
+function groupOf(r: Row): Group {
   const g = parseState(r.state)
   if (r.context !== null) {
     const c = JSON.parse(r.context) as unknown
     g.alertContext = typeof c === 'object' && c !== null ? (c as Record<string, unknown>) : {}
+  }
+  return r.deliveries === null ? g : withDeliveries(g, JSON.parse(r.deliveries) as Delivery[])
+}
+
+/**
+ * The group with its deliveries as the outbox last recorded them (state/pg-outbox.ts): a group's
+ * own state holds them as they were at its creation, and the outbox is every replica's.
+ */
+function withDeliveries(g: Group, recorded: readonly Delivery[]): Group {
+  const seen = new Map(g.destinations.map((d) => [d.id, d]))
+  for (const d of recorded) {
+    if (seen.has(d.id)) Object.assign(seen.get(d.id)!, d)
+    else g.destinations.push(d)
   }
   return g
 }
@@ -41,25 +55,9 @@ export class PgAlerts implements AlertAccess {
 
   /** Newest createdAt first, ties by id (as the in-memory index: alert-index.ts); `next` when more follow. */
   async query(q: AlertQuery): Promise<AlertPage> {
-    const { rows } = await this.db.query<{ state: string; context: string | null }>(
-      `${ROW} WHERE g.alert
-         AND ($1::text[] IS NULL OR g.rule_id = ANY($1)) AND ($2::text[] IS NULL OR g.severity = ANY($2))
-         AND ($3::text[] IS NULL OR g.status = ANY($3))
-         AND ($4::text IS NULL OR g.created_at >= $4) AND ($5::text IS NULL OR g.created_at < $5)
-         AND ($6::text IS NULL OR g.created_at < $6 OR (g.created_at = $6 AND g.id > $7))
-       ORDER BY g.created_at DESC, g.id LIMIT $8`,
-      [
-        clean(q.ruleIds),
-        clean(q.severities),
-        clean(q.statuses),
-        q.createdAfter ?? null,
-        q.createdBefore ?? null,
-        q.after?.createdAt ?? null,
-        q.after?.id.replaceAll('\u0000', ' ') ?? null,
-        q.limit + 1,
-      ],
-    )
-    const results = await this.withDeliveries(rows.slice(0, q.limit).map(groupOf))
+    const { text, values } = pageSql(q)
+    const { rows } = await this.db.query<Row>(text, values)
+    const results = rows.slice(0, q.limit).map(groupOf)
     const last = results[results.length - 1]
     const next = rows.length > q.limit && last ? { createdAt: last.createdAt as string, id: last.id } : null
     return { results, next }
@@ -80,43 +78,14 @@ export class PgAlerts implements AlertAccess {
 
   async alert(id: string): Promise<Group | undefined> {
     if (id.includes('\u0000')) return undefined
-    const { rows } = await this.db.query<{ state: string; context: string | null }>(
-      `${ROW} WHERE g.id = $1 AND g.alert`,
+    const { rows } = await this.db.query<Row>(
+      `SELECT g.state, c.context, (SELECT json_agg(json_build_object('id', d.destination_id, 'state', d.state,
+           'attempts', d.attempts, 'lastError', d.last_error) ORDER BY d.destination_id)::text
+           FROM deliveries d WHERE d.alert_id = $1) AS deliveries
+         FROM alert_groups g LEFT JOIN alert_contexts c ON c.group_id = g.id WHERE g.id = $1 AND g.alert`,
       [id],
     )
-    return rows[0] ? (await this.withDeliveries([groupOf(rows[0])]))[0] : undefined
-  }
-
-  /**
-   * The groups with their deliveries as the outbox last recorded them (state/pg-outbox.ts): a group's
-   * own state holds them as they were at its creation, and the outbox is every replica's.
-   */
-  private async withDeliveries(groups: Group[]): Promise<Group[]> {
-    if (groups.length === 0) return groups
-    const { rows } = await this.db.query<{
-      alert_id: string
-      destination_id: string
-      state: Group['destinations'][number]['state']
-      attempts: number
-      last_error: string | null
-    }>(
-      `SELECT alert_id, destination_id, state, attempts, last_error FROM deliveries
-         WHERE alert_id = ANY($1) ORDER BY alert_id, destination_id`,
-      [groups.map((g) => g.id)],
-    )
-    const byAlert = new Map<string, typeof rows>()
-    for (const r of rows) byAlert.set(r.alert_id, [...(byAlert.get(r.alert_id) ?? []), r])
-    for (const g of groups) {
-      const recorded = byAlert.get(g.id)
-      if (!recorded) continue
-      const seen = new Map(g.destinations.map((d) => [d.id, d]))
-      for (const r of recorded) {
-        const d = { id: r.destination_id, state: r.state, attempts: r.attempts, lastError: r.last_error }
-        if (seen.has(d.id)) Object.assign(seen.get(d.id)!, d)
-        else g.destinations.push(d)
-      }
-    }
-    return groups
+    return rows[0] ? groupOf(rows[0]) : undefined
   }
 
   eventLocations(g: Group): Promise<Location[]> {
