@@ -239,6 +239,14 @@ export async function createService(opts: StartOptions): Promise<Service> {
     const state = stateSettings(config as Record<string, unknown>, opts.env)
     cleanups.push(await startReplicaPush(state, { catalog: rules.catalog, reconciler, logger }))
 
+    // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory;
+    // there too the delivery outbox and the lease under which one replica runs the schedules. Opened
+    // before the log sources: the replica's name is held by this process alone from here.
+    if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
+    const shared = state.postgres
+      ? await openSingletons({ url: state.postgres.url, replica: state.replica, ttlMs: state.leaseTtlMs }, logger)
+      : null
+    if (shared) cleanups.push(() => shared.close())
     const logSources = await createLogSources({
       config: config as Record<string, unknown>,
       dataDir,
@@ -249,13 +257,6 @@ export async function createService(opts: StartOptions): Promise<Service> {
     cleanups.push(() => logSources.close())
     bannerLines.push(...logSources.bannerLines)
 
-    // Detection's output in the shared PostgreSQL store (`state.postgres`), else in the data directory;
-    // there too the delivery outbox and the lease under which one replica runs the schedules.
-    if (state.postgres) bannerLines.push(`State store: PostgreSQL, as replica ${state.replica}`)
-    const shared = state.postgres
-      ? await openSingletons({ url: state.postgres.url, replica: state.replica, ttlMs: state.leaseTtlMs }, logger)
-      : null
-    if (shared) cleanups.push(() => shared.close())
     const destinations = await createDestinations({
       config: config as Record<string, unknown>,
       env: opts.env,
