@@ -6,7 +6,9 @@
 // Reported per N: records/s held in all and its ratio to one replica; CPU seconds per 1,000 records
 // of the replicas' processes (and of PostgreSQL's, and of the load generator, this process, apart);
 // detection lag p99 of the worst replica. All on the machine's shared cores: the load generator,
-// every replica and PostgreSQL compete for them, so more replicas add no cores, only their costs.
+// every replica and PostgreSQL compete for them, so more replicas add no cores, only their costs
+// (CPU per record is the figure to compare; on a machine busy with other work, more processes also
+// win a larger share of the cores from the scheduler, which the cores-busy figure shows).
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
