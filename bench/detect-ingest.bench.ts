@@ -4,75 +4,22 @@
 // ingest throughput held (≥ 30,000 records/s), detection lag p99 from acceptance to evaluation
 // committed (≤ 2 s, the detector's lag histogram), and rule evaluations per CPU-second of the
 // server (≥ 1M/s per core; a lower bound: all the server's CPU counted, ingest included).
-import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { startChild, type ChildServer } from '../test/helpers/child-server.js'
-import { SAMPLE_BODIES } from '../test/helpers/rulekeeper.js'
+import {
+  api,
+  counter,
+  cpuSeconds,
+  detectionCaughtUp,
+  lagSummary,
+  RULES,
+  SOURCE_TOKEN,
+  startDetectServer,
+  USER,
+} from './detect-server.js'
 import { type Autocannon, IngestLoad, importAutocannon } from './ingest-load.js'
 import type { BenchContext, BenchModule, BenchResult } from './lib.js'
-
-const RULES = 100
-const SOURCE_TOKEN = 'bench-detect-source-token'
-const API_TOKEN = 'rk-bench-detect-ingest-bootstrap-token-0123'
-const TICKS = 100 // /proc clock ticks per second (USER_HZ)
-
-/**
- * Rule k: three conditions as real rules have them (most records fail the first or second); rule 21
- * matches 1% of the records (one per request), grouped by user.
- */
-function ruleBody(k: number) {
-  return {
-    ...SAMPLE_BODIES.simple(`Bench.Ingest.${String(k).padStart(3, '0')}`, {
-      logTypes: ['Editor.Audit'],
-      detection: [
-        '- KeyPath: invite_email_sent.role',
-        '  Condition: Equals',
-        `  Value: ${k % 2 ? 'member' : 'admin'}`,
-        '- KeyPath: team_id',
-        '  Condition: IsIn',
-        `  Values: ["${4800 + k}", "${4900 + k}"]`,
-        '- KeyPath: metadata.id',
-        '  Condition: EndsWith',
-        `  Value: "-${k}"`,
-        '',
-      ].join('\n'),
-      tests: [],
-    }),
-    groupBy: '- Key: user_email\n',
-    dedupPeriodMinutes: 60,
-  }
-}
-
-async function api(c: ChildServer, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${c.url}${p}`, {
-    method,
-    headers: { 'X-API-Key': API_TOKEN, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const text = await res.text()
-  if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`)
-  return p === '/metrics' ? text : JSON.parse(text)
-}
-
-/** User + system CPU seconds of a process so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(f[11]) + Number(f[12])) / TICKS
-}
-
-/** Cumulative bucket counts of the detection lag histogram (Prometheus text). */
-function lagBuckets(metrics: string): Array<[number, number]> {
-  const out: Array<[number, number]> = []
-  for (const m of metrics.matchAll(/^rulekeeper_detection_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
-    out.push([m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2])])
-  return out
-}
-
-const counter = (metrics: string, name: string) =>
-  Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics)?.[1] ?? Number.NaN)
 
 interface Run {
   rules: number
@@ -92,16 +39,10 @@ interface Run {
 }
 
 async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number, duration: number): Promise<Run> {
-  const dataDir = path.join(ctx.tmpDir, `rules${rules}`)
-  const child = await startChild({
-    dataDir,
-    env: { RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN, RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN },
-    timeoutMs: 60_000,
-  })
+  const child = await startDetectServer(path.join(ctx.tmpDir, `rules${rules}`), rules)
   try {
-    for (let k = 0; k < rules; k++) await api(child, 'POST', '/simple-rules?run-tests-first=false', ruleBody(k))
     // The audit-ingest bench's load, with ten users (for the grouping).
-    const load = new IngestLoad(autocannon, child.url, SOURCE_TOKEN, (i) => `user${i % 10}@example.com`)
+    const load = new IngestLoad(autocannon, child.url, SOURCE_TOKEN, { user: USER })
     ctx.progress(`detect-ingest: ${rules} rules, ${duration} s of load (load average ${os.loadavg()[0]!.toFixed(1)})`)
     await load.run(1) // warm-up
     const warm = load.accepted
@@ -111,20 +52,11 @@ async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number,
     const seconds = (result.duration as number) ?? duration
     const loadEnd = performance.now()
     // Wait until detection has evaluated every accepted record.
-    let status: any
-    for (;;) {
-      status = await api(child, 'GET', '/status')
-      if (status.detection.checkpoint.records >= warm + load.accepted && status.detection.lagSeconds === 0) break
-      if (performance.now() - loadEnd > 600_000) throw new Error('detection did not catch up within 10 min')
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    const status = await detectionCaughtUp(child, warm + load.accepted)
     const catchUp = (performance.now() - loadEnd) / 1000
     const cpu = (await cpuSeconds(child.pid)) - cpu0
     const metrics = (await api(child, 'GET', '/metrics')) as string
-    const buckets = lagBuckets(metrics)
-    const total = buckets.at(-1)?.[1] ?? 0
-    const p99 = buckets.find(([, n]) => n >= 0.99 * total)?.[0] ?? Number.NaN
-    const at2 = buckets.find(([le]) => le === 2)?.[1] ?? 0
+    const lag = lagSummary(metrics)
     return {
       rules,
       recordsPerSecond: load.accepted / seconds,
@@ -132,8 +64,8 @@ async function measure(ctx: BenchContext, autocannon: Autocannon, rules: number,
       p99Ack: result.latency.p99 as number,
       errors: (result.errors as number) + (result.timeouts as number) + load.refused,
       catchUp,
-      lagP99: p99,
-      within2s: total > 0 ? at2 / total : 0,
+      lagP99: lag.p99,
+      within2s: lag.within2s,
       evaluations: counter(metrics, 'rulekeeper_detection_rule_evaluations_total'),
       records: status.detection.checkpoint.records,
       cpu,

@@ -1,6 +1,7 @@
 // The ingest load shared by the audit-ingest and detect-ingest benches: autocannon posting
 // 100-record NDJSON deliveries to /http/editor-audit on 32 connections, record ids unique per
-// request, counting what the server acknowledged.
+// request, counting what the server acknowledged. Several loads at once (one per replica) share the
+// connections and keep their ids apart by a prefix each.
 export const RECORDS_PER_REQUEST = 100
 export const CONNECTIONS = 32
 
@@ -45,6 +46,15 @@ export function bodyTemplate(user: (i: number) => string = () => 'dana@example.c
   return parts.join('\n').split('@@')
 }
 
+export interface IngestLoadOptions {
+  /** The user of record i of a request (default: one user). */
+  user?: (i: number) => string
+  /** Connections of this load (default CONNECTIONS). */
+  connections?: number
+  /** The start of every record id (default `b`): loads running at once use different ones. */
+  idPrefix?: string
+}
+
 /** Runs of the load against one server; the counters add up over runs until the bench resets them. */
 export class IngestLoad {
   /** Records the server acknowledged (the answers' `accepted`). */
@@ -55,14 +65,18 @@ export class IngestLoad {
   partial = 0
   private seq = 0
   private readonly template: string[]
+  private readonly connections: number
+  private readonly idPrefix: string
 
   constructor(
     private readonly autocannon: Autocannon,
     private readonly url: string,
     private readonly token: string,
-    user?: (i: number) => string,
+    options: IngestLoadOptions = {},
   ) {
-    this.template = bodyTemplate(user)
+    this.template = bodyTemplate(options.user)
+    this.connections = options.connections ?? CONNECTIONS
+    this.idPrefix = options.idPrefix ?? 'b'
   }
 
   /** Zeroes the counters (after a warm-up). */
@@ -76,13 +90,13 @@ export class IngestLoad {
   run(seconds: number): Promise<any> {
     return this.autocannon({
       url: `${this.url}/http/editor-audit`,
-      connections: CONNECTIONS,
+      connections: this.connections,
       duration: seconds,
       requests: [
         {
           method: 'POST',
           headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/x-ndjson' },
-          setupRequest: (req: any) => ({ ...req, body: this.template.join(`b${this.seq++}`) }),
+          setupRequest: (req: any) => ({ ...req, body: this.template.join(`${this.idPrefix}${this.seq++}`) }),
           onResponse: (status: number, body: string) => {
             if (status !== 200) return void this.refused++
             const n = JSON.parse(body).accepted as number
