@@ -1,9 +1,9 @@
-// Pushes across replicas (LISTEN/NOTIFY on the PostgreSQL state store): two services over one
+// Pushes across replicas (LISTEN/NOTIFY on the PostgreSQL state store): three services over one
 // smart-HTTP Git remote and one PostgreSQL, their scheduled reconcile a year apart, so only the
-// notification explains a replica serving the other's write (or a webhook sent to the other) within
+// notification explains a replica serving another's write (or a webhook sent to another) within
 // a second; a replica whose
 // channel connection dies fetches when it connects again; concurrent If-Match writes through the
-// two replicas: exactly one wins, one commit on the remote, and both then serve the winner.
+// three replicas: exactly one wins, one commit on the remote, and all then serve the winner.
 // Real port: a remote (the git server).
 import { createHmac } from 'node:crypto'
 import fs from 'node:fs'
@@ -33,7 +33,7 @@ function pushHook(s: InProcessServer, after: string) {
 }
 const simplePath = (id: string) => `simple_rules/${id.split('.')[0]!.toLowerCase()}/${id}.yml`
 
-async function twoReplicas(t: { teardown(fn: () => unknown): void }) {
+async function threeReplicas(t: { teardown(fn: () => unknown): void }) {
   const root = tempDir('rk-push-remote-')
   const git = await createGitHttpServer({ root })
   t.teardown(() => git.stop())
@@ -54,8 +54,9 @@ async function twoReplicas(t: { teardown(fn: () => unknown): void }) {
   }
   const a = await start('rk-a')
   const b = await start('rk-b')
+  const c = await start('rk-c')
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
-  return { a, b, git, remote, url }
+  return { a, b, c, git, remote, url }
 }
 
 /** Milliseconds until `s` answers `urlPath` as `ok` says (polled every 10 ms). */
@@ -69,19 +70,24 @@ async function msUntil(
   return Date.now() - started
 }
 
-t.test('a rule written through one replica is served by the other within a second', async (t) => {
+t.test('a rule written through one replica is served by the others within a second', async (t) => {
   t.setTimeout(120_000)
-  const { a, b, git, url } = await twoReplicas(t)
+  const { a, b, c: third, git, url } = await threeReplicas(t)
   t.equal((await b.request('GET', '/simple-rules/Push.One')).status, 404, 'not there yet')
   const written = await a.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Push.One'))
   t.equal(written.status, 200, written.text)
-  const ms = await msUntil(b, '/simple-rules/Push.One', (r) => r.status === 200)
-  t.ok(ms < 1000, `served by the other replica after ${ms} ms`)
-  t.equal(
-    (await b.request('GET', '/simple-rules/Push.One')).headers.get('etag'),
-    written.headers.get('etag'),
-    'the same ETag on both',
+  // Both polled at once from the write's answer.
+  const [msB, msC] = await Promise.all(
+    [b, third].map((s) => msUntil(s, '/simple-rules/Push.One', (r) => r.status === 200)),
   )
+  t.ok(msB! < 1000, `served by b after ${msB} ms`)
+  t.ok(msC! < 1000, `served by c after ${msC} ms`)
+  for (const s of [b, third])
+    t.equal(
+      (await s.request('GET', '/simple-rules/Push.One')).headers.get('etag'),
+      written.headers.get('etag'),
+      'the same ETag on every replica',
+    )
 
   // A replica fetches whenever its channel connects again (what was announced meanwhile is lost):
   // a commit pushed past both replicas (no webhook, no announcement) is served once it reconnects.
@@ -100,14 +106,14 @@ t.test('a rule written through one replica is served by the other within a secon
       )
     ).rows.map((r) => r.pid)
   const before = await channels()
-  t.equal(before.length, 2, 'one channel connection per replica')
+  t.equal(before.length, 3, 'one channel connection per replica')
   await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before])
   await msUntil(b, '/simple-rules/Push.Two', (r) => r.status === 200)
   await waitFor(
     'both channels connected again',
-    async () => (await channels()).filter((pid) => !before.includes(pid)).length === 2,
+    async () => (await channels()).filter((pid) => !before.includes(pid)).length === 3,
   )
-  t.pass('both channels connected again')
+  t.pass('every channel connected again')
 
   // A push webhook reaching one replica reaches the other.
   c.write(simplePath('Push.Three'), c.read(simplePath('Push.One'))!.replace(/Push\.One/g, 'Push.Three'))
@@ -119,24 +125,24 @@ t.test('a rule written through one replica is served by the other within a secon
   t.ok(viaHook < 2000, `served by b ${viaHook} ms after a's webhook`)
 })
 
-t.test('concurrent If-Match writes through two replicas: exactly one wins', async (t) => {
+t.test('concurrent If-Match writes through three replicas: exactly one wins', async (t) => {
   t.setTimeout(120_000)
-  const { a, b, remote } = await twoReplicas(t)
+  const { a, b, c, remote } = await threeReplicas(t)
   const created = await a.request('POST', `/simple-rules${NO_TESTS}`, SAMPLE_BODIES.simple('Push.Race'))
   t.equal(created.status, 200, created.text)
   const etag = created.headers.get('etag')!
-  await msUntil(b, '/simple-rules/Push.Race', (r) => r.headers.get('etag') === etag)
+  for (const s of [b, c]) await msUntil(s, '/simple-rules/Push.Race', (r) => r.headers.get('etag') === etag)
   const before = await remote.head()
   const put = (s: InProcessServer, description: string) =>
     s.request('PUT', `/simple-rules/Push.Race${NO_TESTS}`, SAMPLE_BODIES.simple('Push.Race', { description }), {
       'If-Match': etag,
     })
-  const [ra, rb] = await Promise.all([put(a, 'through a'), put(b, 'through b')])
-  t.same([ra.status, rb.status].sort(), [200, 412], `${ra.text} / ${rb.text}`)
-  const winner = ra.status === 200 ? ra : rb
+  const answers = await Promise.all([put(a, 'through a'), put(b, 'through b'), put(c, 'through c')])
+  t.same(answers.map((r) => r.status).sort(), [200, 412, 412], answers.map((r) => r.text).join(' / '))
+  const winner = answers.find((r) => r.status === 200)!
   const after = await remote.head()
   t.equal((await remote.git('rev-list', '--count', `${before}..${after}`)).trim(), '1', 'one commit on the remote')
-  for (const s of [a, b]) {
+  for (const s of [a, b, c]) {
     const ms = await msUntil(s, '/simple-rules/Push.Race', (r) => r.headers.get('etag') === winner.headers.get('etag'))
     t.ok(ms < 1000, `the winner's ETag served after ${ms} ms`)
   }
