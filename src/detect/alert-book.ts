@@ -204,7 +204,7 @@ export class AlertBook implements AlertAccess {
   /** A scheduled rule's groups read again from a store replicas share, before its run (group-refresh.ts). */
   refreshGroups(ruleIds: readonly string[], sinceMs: number): Promise<void> {
     const pending = [this.changed, this.loopChanged, ...this.unsettled]
-    return refreshGroups(this.ledger, this.grouper, this.index, pending, ruleIds, sinceMs)
+    return refreshGroups(this.ledger, this.grouper, this.index, this.limiter, pending, ruleIds, sinceMs)
   }
 
   /** A new alert: indexed and told to the alert hook now, before its commit (what the hook sets is committed with it). */

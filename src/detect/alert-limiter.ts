@@ -31,10 +31,14 @@ export class AlertLimiter {
     now = Date.now(),
   ) {
     this.turn(now)
-    for (const g of restored) {
-      if (!g.alert || g.createdAt === null) continue
-      if (Math.floor(Date.parse(g.createdAt) / HOUR_MS) === this.hour) this.of(g.ruleId).alerts++
-    }
+    for (const g of restored) this.learned(g, now)
+  }
+
+  /** An alert made before this start or by another replica, learned now: counted if made this hour. */
+  learned(g: Group, now = Date.now()): void {
+    this.turn(now)
+    if (!g.alert || g.createdAt === null) return
+    if (Math.floor(Date.parse(g.createdAt) / HOUR_MS) === this.hour) this.of(g.ruleId).alerts++
   }
 
   private turn(now: number): void {

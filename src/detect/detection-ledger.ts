@@ -106,10 +106,11 @@ export interface DetectionLedger extends MatchReader {
   addGroup(g: Group): void
   /**
    * Present when replicas share the store: the committed groups of these rules whose window starts
-   * at or after `sinceMs` (a scheduled rule's groups, read again before its run: the replica holding
-   * the schedules lease may not be the one that last wrote them).
+   * at or after `sinceMs` that `keep` accepts (a scheduled rule's groups, read again before its run:
+   * the replica holding the schedules lease may not be the one that last wrote them); the store
+   * counts what it answers as what the book now holds.
    */
-  ruleGroups?(ruleIds: readonly string[], sinceMs: number): Promise<Group[]>
+  ruleGroups?(ruleIds: readonly string[], sinceMs: number, keep: (id: string) => boolean): Promise<Group[]>
   addError(e: RuleErrorRecord): void
   commit(update?: CheckpointUpdate): Promise<void>
   /** The stored records of an alert's committed matches, sorted by data file then offset. */

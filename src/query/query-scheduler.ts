@@ -321,10 +321,17 @@ export class QueryScheduler {
     if (trigger === 'schedule' && !(await this.claim(name, atMs))) return null
     // Replicas: the groups as the last holder of the schedules lease committed them.
     const longest = Math.max(...plans.map((p) => p.meta.dedupPeriodMinutes))
-    await this.o.book.refreshGroups(
-      plans.map((p) => p.meta.id),
-      atMs - longest * 60_000,
-    )
+    try {
+      await this.o.book.refreshGroups(
+        plans.map((p) => p.meta.id),
+        atMs - longest * 60_000,
+      )
+    } catch (err) {
+      // The slot is recorded: the run ends here as an error of the run (status, metrics), not a lost slot.
+      const error = `the alert groups of the scheduled query ${name}'s rules could not be read: ${errorText(err)}`
+      const nothing = { matches: 0, alertsCreated: [], alertsUpdated: [], ruleErrors: 0 }
+      return finish({ rows: rows.length, cut, queryMs, ...nothing }, error)
+    }
     // From here to the commit nothing awaits: no other commit can take the groups half-changed.
     const out = scheduledOutput({
       query: name,

@@ -71,11 +71,21 @@ export async function writeGroups(
 /**
  * Places every delta (in staged order) in its group under the key's lock; answers each delta's
  * group id, the groups changed (to write), the new contexts, and the ids that became alerts here.
+ * `wholeIds` are the rows the same commit writes whole (pg-ledger.ts `writeWhole`): they are locked
+ * in the same statement, so every row lock of a commit is taken in one id order, the order a triage
+ * takes them in (pg-alerts.ts): no cycle between the two. Their states are answered as `whole`.
  */
 export async function decideGroups(
   client: pg.PoolClient,
   deltas: readonly GroupDelta[],
-): Promise<{ ids: string[]; changed: Group[]; contexts: Map<string, string>; became: Set<string> }> {
+  wholeIds: readonly string[] = [],
+): Promise<{
+  ids: string[]
+  changed: Group[]
+  contexts: Map<string, string>
+  became: Set<string>
+  whole: string[]
+}> {
   const keys = new Map<string, bigint>()
   let from = Number.POSITIVE_INFINITY
   let to = Number.NEGATIVE_INFINITY
@@ -91,12 +101,15 @@ export async function decideGroups(
     order.map(([, l]) => String(l)).join('\n'),
   ])
   // Only the windows that can cover a match: a start after (event - period), at or before the event.
-  const { rows } = await client.query<{ state: string }>(
-    `SELECT state FROM alert_groups WHERE group_key = ANY(${SPLIT(1)})
-       AND window_start_ms > $2 AND window_start_ms <= $3 ORDER BY id FOR UPDATE`,
-    [order.map(([k]) => k).join('\n'), from, to],
+  const { rows } = await client.query<{ id: string; state: string; window: boolean }>(
+    `SELECT id, state, group_key = ANY(${SPLIT(1)}) AND window_start_ms > $2 AND window_start_ms <= $3 AS window
+       FROM alert_groups WHERE (group_key = ANY(${SPLIT(1)}) AND window_start_ms > $2 AND window_start_ms <= $3)
+         OR id = ANY(${SPLIT(4)}) ORDER BY id FOR UPDATE`,
+    [order.map(([k]) => k).join('\n'), from, to, wholeIds.join('\n')],
   )
-  const grouper = new Grouper(rows.map((r) => parseState(r.state)))
+  const grouper = new Grouper(rows.filter((r) => r.window).map((r) => parseState(r.state)))
+  const wholeSet = new Set(wholeIds)
+  const whole = rows.filter((r) => wholeSet.has(r.id)).map((r) => r.state)
   const before = new Set<string>()
   for (const g of grouper.groups.values()) if (g.alert) before.add(g.id)
   const ids: string[] = []
@@ -116,5 +129,5 @@ export async function decideGroups(
       d.onAlert(group, d.rule, d.match)
     }
   }
-  return { ids, changed: [...changed.values()], contexts, became }
+  return { ids, changed: [...changed.values()], contexts, became, whole }
 }

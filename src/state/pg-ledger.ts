@@ -185,7 +185,7 @@ export class PgLedger implements DetectionLedger {
     this.staged.groups.set(g.id, { ...g, alertContext: null, summaryCounts: structuredClone(g.summaryCounts) })
   }
 
-  async ruleGroups(ruleIds: readonly string[], sinceMs: number): Promise<Group[]> {
+  async ruleGroups(ruleIds: readonly string[], sinceMs: number, keep: (id: string) => boolean): Promise<Group[]> {
     const ids = ruleIds.filter((id) => !id.includes('\u0000'))
     if (ids.length === 0) return []
     const { rows } = await this.db.query<{ state: string; theirs: boolean }>(
@@ -193,8 +193,8 @@ export class PgLedger implements DetectionLedger {
          WHERE rule_id = ANY($2) AND window_start_ms >= $3 ORDER BY id`,
       [this.replica, ids, Math.floor(sinceMs)],
     )
-    const groups = rows.map(groupRow)
-    // Read now: the triage the database has is the one this ledger last saw.
+    const groups = rows.map(groupRow).filter((g) => keep(g.id))
+    // Taken by the book: the triage the database has is the one its copy now shows.
     for (const g of groups) if (g.alert) this.triageSeen.set(g.id, triageText(g))
     return groups
   }
@@ -230,17 +230,23 @@ export class PgLedger implements DetectionLedger {
       }
       const behind = update.behind === undefined ? prev.behind : update.behind
       if (behind && Object.keys(behind).length > 0) next.behind = behind
-      await this.transaction(work, next)
+      const seen = await this.transaction(work, next)
+      // Durable: the triage this ledger wrote is the one the database has.
+      for (const [id, text] of seen) this.triageSeen.set(id, text)
       this.checkpoint = next
     })
     this.tail = run.catch(() => undefined)
     return run
   }
 
-  private transaction(work: Staged, next: Checkpoint): Promise<void> {
+  /** The commit's transaction; answers the triage texts of the alerts it wrote whole (for `triageSeen`). */
+  private transaction(work: Staged, next: Checkpoint): Promise<Map<string, string>> {
     return inTransaction(this.db, async (client) => {
+      const seen = new Map<string, string>()
+      let lockedWhole: string[] | undefined
       if (work.deltas.length > 0) {
-        const decided = await decideGroups(client, work.deltas)
+        const decided = await decideGroups(client, work.deltas, [...work.groups.keys()])
+        lockedWhole = decided.whole
         for (const [i, at] of work.deltaLines.entries()) {
           const id = decided.ids[i]!
           work.lines[at] = work.lines[at]!.replace('"alertId":null', () => `"alertId":${JSON.stringify(id)}`)
@@ -267,7 +273,7 @@ export class PgLedger implements DetectionLedger {
            ON CONFLICT (group_id) DO NOTHING`,
           [[...work.contexts.keys()].join('\n'), [...work.contexts.values()].join('\n')],
         )
-      if (work.groups.size > 0) await this.writeWhole(client, work.groups)
+      if (work.groups.size > 0) await this.writeWhole(client, work.groups, seen, lockedWhole)
       if (work.errors.length > 0)
         await client.query(
           `INSERT INTO rule_errors (replica, error)
@@ -279,6 +285,7 @@ export class PgLedger implements DetectionLedger {
          ON CONFLICT (replica) DO UPDATE SET checkpoint = excluded.checkpoint, updated_at = now()`,
         [this.replica, JSON.stringify(next)],
       )
+      return seen
     })
   }
 
@@ -287,14 +294,24 @@ export class PgLedger implements DetectionLedger {
    * as the database has them; so are its triage fields (the API changes them in the database:
    * pg-alerts.ts) unless the staged state changed them since this ledger last read or wrote them.
    */
-  private async writeWhole(client: pg.PoolClient, groups: Map<string, Group>): Promise<void> {
-    const { rows } = await client.query<{ state: string }>(
-      `SELECT state FROM alert_groups WHERE id = ANY(${SPLIT(1)}) ORDER BY id FOR UPDATE`,
-      [[...groups.keys()].join('\n')],
-    )
+  private async writeWhole(
+    client: pg.PoolClient,
+    groups: Map<string, Group>,
+    seen: Map<string, string>,
+    locked?: string[],
+  ): Promise<void> {
+    // Locked already when the commit placed matches too (decideGroups: one id order for every row).
+    const states =
+      locked ??
+      (
+        await client.query<{ state: string }>(
+          `SELECT state FROM alert_groups WHERE id = ANY(${SPLIT(1)}) ORDER BY id FOR UPDATE`,
+          [[...groups.keys()].join('\n')],
+        )
+      ).rows.map((r) => r.state)
     const wasAlert = new Set<string>()
-    for (const r of rows) {
-      const had = parseState(r.state)
+    for (const state of states) {
+      const had = parseState(state)
       const g = groups.get(had.id)
       if (!g || !had.alert) continue
       wasAlert.add(g.id)
@@ -306,7 +323,7 @@ export class PgLedger implements DetectionLedger {
     const became = new Set<string>()
     for (const g of groups.values()) {
       if (g.alert && !wasAlert.has(g.id)) became.add(g.id)
-      if (g.alert) this.triageSeen.set(g.id, triageText(g))
+      if (g.alert) seen.set(g.id, triageText(g))
     }
     await writeGroups(
       client,

@@ -2,7 +2,8 @@
 // held by a connection of its own for the life of the process. A second process started with the
 // same name is refused at its start: it would recover (and cut) the first one's open files in the
 // shared events directory and share its detection checkpoint. A process that dies, SIGKILLed too,
-// drops its connection and with it the lock, so its restart is not kept waiting. A lost connection
+// drops its connection and with it the lock, so its restart is not kept waiting; a host that
+// vanishes is noticed by TCP keepalives (about a minute) and its lock dropped then. A lost connection
 // (PostgreSQL restarted) is reported and the lock taken again on a new one; if another process took
 // the name meanwhile, that is logged as an error every time it is tried (the operator must stop one).
 // The lock's key is the two-integer form, a space of its own beside the one-bigint keys the
@@ -27,7 +28,15 @@ export interface ReplicaLock {
 }
 
 async function tryLock(url: string, replica: string): Promise<pg.Client | null> {
-  const client = new pg.Client({ connectionString: url, application_name: `rulekeeper ${replica}` })
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: `rulekeeper ${replica}`,
+    // A host that vanished (a crash, a partition) is noticed within about a minute on both ends,
+    // not after the kernels' two-hour default: the server then drops the lock, this side re-takes it.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 30_000,
+    options: '-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3',
+  })
   client.on('error', () => {}) // reported through 'end' below
   await client.connect()
   try {
