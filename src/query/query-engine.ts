@@ -269,7 +269,21 @@ export class QueryEngine {
 
   /** Interrupts every query running now (shutdown: a scheduled run does not hold it up). */
   interruptAll(): void {
-    for (const conn of this.active) conn.interrupt()
+    for (const conn of this.active) this.interrupt(conn)
+  }
+
+  /**
+   * Interrupts the connection's query now and every 50 ms until it ends: DuckDB drops an interrupt
+   * that lands before the query starts executing (while it is prepared), which left such a query to
+   * run to its time limit.
+   */
+  private interrupt(conn: DuckDBConnection): void {
+    conn.interrupt()
+    const again = setInterval(() => {
+      if (this.active.has(conn)) conn.interrupt()
+      else clearInterval(again)
+    }, 50)
+    again.unref()
   }
 
   private async execute(conn: DuckDBConnection, req: QueryRequest): Promise<QueryPage> {
@@ -278,7 +292,7 @@ export class QueryEngine {
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      conn.interrupt()
+      this.interrupt(conn)
     }, timeoutMs)
     try {
       const result = await streamOnWorkers(prepared)
