@@ -4,6 +4,7 @@
 // record has exactly one match per rule that matches it), and every alert exists once with the
 // count, first and last event time an independent model of the grouping gives over the stored order.
 // Real port: a crash (SIGKILL of a child server).
+import { writeFileSync } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
@@ -19,7 +20,15 @@ const API_TOKEN = 'rk-detect-crash-bootstrap-token-0123456789'
 const RULE = 'Crash.FailedLogins'
 const PERIOD_MIN = 10
 const THRESHOLD = 3
-const env = { RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN, RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN }
+// No alert limit in reach: on a fast run the rule makes over 1,000 alerts in one clock hour, and
+// the model below counts every alert (the limit has its own tests: test/detect/alert-limit.test.ts).
+const CONFIG = path.join(tempDir('rk-detect-crash-config-'), 'config.json')
+writeFileSync(CONFIG, JSON.stringify({ detection: { alertsPerRuleHour: 1_000_000 } }))
+const env = {
+  RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN,
+  RULEKEEPER_EDITOR_AUDIT_TOKEN: SOURCE_TOKEN,
+  RULEKEEPER_CONFIG: CONFIG,
+}
 const USERS = ['a', 'b', 'c', 'd', 'e'].map((u) => `${u}@example.com`)
 const BASE = Date.parse('2026-11-20T06:00:00Z')
 
