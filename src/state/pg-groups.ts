@@ -101,14 +101,14 @@ export async function decideGroups(
     order.map(([, l]) => String(l)).join('\n'),
   ])
   // Only the windows that can cover a match: a start after (event - period), at or before the event.
-  const { rows } = await client.query<{ id: string; state: string; window: boolean }>(
-    `SELECT id, state, group_key = ANY(${SPLIT(1)}) AND window_start_ms > $2 AND window_start_ms <= $3 AS window
-       FROM alert_groups WHERE (group_key = ANY(${SPLIT(1)}) AND window_start_ms > $2 AND window_start_ms <= $3)
-         OR id = ANY(${SPLIT(4)}) ORDER BY id FOR UPDATE`,
+  // The whole-written rows are other rules' (correlation, scheduled): never one of these windows.
+  const { rows } = await client.query<{ id: string; state: string }>(
+    `SELECT id, state FROM alert_groups WHERE (group_key = ANY(${SPLIT(1)}) AND window_start_ms > $2
+       AND window_start_ms <= $3) OR id = ANY(${SPLIT(4)}) ORDER BY id FOR UPDATE`,
     [order.map(([k]) => k).join('\n'), from, to, wholeIds.join('\n')],
   )
-  const grouper = new Grouper(rows.filter((r) => r.window).map((r) => parseState(r.state)))
   const wholeSet = new Set(wholeIds)
+  const grouper = new Grouper(rows.filter((r) => !wholeSet.has(r.id)).map((r) => parseState(r.state)))
   const whole = rows.filter((r) => wholeSet.has(r.id)).map((r) => r.state)
   const before = new Set<string>()
   for (const g of grouper.groups.values()) if (g.alert) before.add(g.id)
