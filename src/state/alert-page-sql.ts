@@ -1,7 +1,7 @@
 // The SQL of one alerts page over PostgreSQL (pg-alerts.ts), built from only the filters given, so
 // the planner sees concrete predicates: like the in-memory index (detect/alert-index.ts), a page
 // filtered by rule or severity (or status alone) reads one ordered list per (value, status) asked,
-// each an index range of alert_groups (newest first, migrations 2 and 5) cut at the cursor, and
+// each an index range of alert_groups (newest first, migrations 2 and 6) cut at the cursor, and
 // merges them; contexts and deliveries are joined to the page's rows only, in the same statement.
 import type { AlertQuery } from '../detect/alert-index.js'
 
@@ -17,6 +17,16 @@ type Eq = [column: string, value: string]
 /** A value compared with a text column: a NUL (which no stored value holds) cannot be sent. */
 const clean = (s: string) => s.replaceAll('\u0000', ' ')
 const values = (v: readonly string[] | undefined) => (v?.length ? [...new Set(v.map(clean))] : null)
+
+/**
+ * An alert's deliveries as the outbox has them, as JSON text (null: none), for the alert id `id`
+ * (an SQL expression). deliveries.alert_id has the database's default collation: compared in it,
+ * its key is used.
+ */
+export const deliveriesOf = (id: string) =>
+  `(SELECT json_agg(json_build_object('id', o.destination_id, 'state', o.state, 'attempts', o.attempts,
+     'lastError', o.last_error) ORDER BY o.destination_id)::text
+     FROM deliveries o WHERE o.alert_id = ${id} COLLATE "default")`
 
 /**
  * The page's statement: rows (state, context, deliveries as JSON text or null) newest createdAt
@@ -74,13 +84,8 @@ export function pageSql(q: AlertQuery): { text: string; values: unknown[] } {
         : `SELECT * FROM (${lists.map((l) => `(${one(l)})`).join(' UNION ALL ')}) u
              ORDER BY created_at DESC, id LIMIT ${limit}`
   }
-  // deliveries.alert_id has the database's default collation: compared in it, its key is used.
-  const text = `SELECT p.state, c.context, d.deliveries FROM (${page}) p
+  const text = `SELECT p.state, c.context, ${deliveriesOf('p.id')} AS deliveries FROM (${page}) p
       LEFT JOIN alert_contexts c ON c.group_id = p.id
-      LEFT JOIN LATERAL (
-        SELECT json_agg(json_build_object('id', o.destination_id, 'state', o.state, 'attempts', o.attempts,
-          'lastError', o.last_error) ORDER BY o.destination_id)::text AS deliveries
-        FROM deliveries o WHERE o.alert_id = p.id COLLATE "default") d ON true
     ORDER BY p.created_at DESC, p.id`
   return { text, values: params }
 }

@@ -9,7 +9,7 @@ import type { AlertQuery } from '../detect/alert-index.js'
 import { applyTriage, type TriageActor, type TriageChange } from '../detect/alert-triage.js'
 import type { AlertStatus, ContextRef, Group } from '../detect/grouping.js'
 import type { Location } from '../detect/stored-log.js'
-import { pageSql } from './alert-page-sql.js'
+import { deliveriesOf, pageSql } from './alert-page-sql.js'
 import { parseState } from './pg-groups.js'
 import { inRetriedTransaction } from './transaction.js'
 
@@ -79,9 +79,7 @@ export class PgAlerts implements AlertAccess {
   async alert(id: string): Promise<Group | undefined> {
     if (id.includes('\u0000')) return undefined
     const { rows } = await this.db.query<Row>(
-      `SELECT g.state, c.context, (SELECT json_agg(json_build_object('id', d.destination_id, 'state', d.state,
-           'attempts', d.attempts, 'lastError', d.last_error) ORDER BY d.destination_id)::text
-           FROM deliveries d WHERE d.alert_id = $1) AS deliveries
+      `SELECT g.state, c.context, ${deliveriesOf('g.id')} AS deliveries
          FROM alert_groups g LEFT JOIN alert_contexts c ON c.group_id = g.id WHERE g.id = $1 AND g.alert`,
       [id],
     )
