@@ -80,6 +80,9 @@ interface QueryState {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
+/** A run's output fields when it ended before making any (fresh arrays: a run's record keeps them). */
+const noOutput = () => ({ matches: 0, alertsCreated: [] as string[], alertsUpdated: [] as string[] })
+
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err))
 
 export class QueryScheduler {
@@ -305,15 +308,10 @@ export class QueryScheduler {
       await this.o.book.commitOutput({ matches: [], groups: [], created: [], errors }).catch((e: unknown) => {
         this.o.logger.error({ err: e, query: name }, 'cannot commit the rule errors of a failed scheduled query')
       })
-      const none = {
-        rows: 0,
-        cut: false,
-        matches: 0,
-        alertsCreated: [],
-        alertsUpdated: [],
-        queryMs: Date.now() - startedAt,
-      }
-      return finish({ ...none, ruleErrors: errors.length }, error)
+      return finish(
+        { ...noOutput(), rows: 0, cut: false, queryMs: Date.now() - startedAt, ruleErrors: errors.length },
+        error,
+      )
     }
     const queryMs = Date.now() - startedAt
     // Closing waits for this run (close() awaits the queue), so its output is still committed.
@@ -329,8 +327,7 @@ export class QueryScheduler {
     } catch (err) {
       // The slot is recorded: the run ends here as an error of the run (status, metrics), not a lost slot.
       const error = `the alert groups of the scheduled query ${name}'s rules could not be read: ${errorText(err)}`
-      const nothing = { matches: 0, alertsCreated: [], alertsUpdated: [], ruleErrors: 0 }
-      return finish({ rows: rows.length, cut, queryMs, ...nothing }, error)
+      return finish({ ...noOutput(), rows: rows.length, cut, queryMs, ruleErrors: 0 }, error)
     }
     // From here to the commit nothing awaits: no other commit can take the groups half-changed.
     const out = scheduledOutput({
