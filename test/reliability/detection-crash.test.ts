@@ -4,7 +4,7 @@
 // record has exactly one match per rule that matches it), and every alert exists once with the
 // count, first and last event time an independent model of the grouping gives over the stored order.
 // Real port: a crash (SIGKILL of a child server).
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
@@ -22,7 +22,9 @@ const PERIOD_MIN = 10
 const THRESHOLD = 3
 // No alert limit in reach: on a fast run the rule makes over 1,000 alerts in one clock hour, and
 // the model below counts every alert (the limit has its own tests: test/detect/alert-limit.test.ts).
-const CONFIG = path.join(tempDir('rk-detect-crash-config-'), 'config.json')
+const CONFIG_DIR = tempDir('rk-detect-crash-config-')
+t.teardown(() => rmSync(CONFIG_DIR, { recursive: true, force: true }))
+const CONFIG = path.join(CONFIG_DIR, 'config.json')
 writeFileSync(CONFIG, JSON.stringify({ detection: { alertsPerRuleHour: 1_000_000 } }))
 const env = {
   RULEKEEPER_BOOTSTRAP_TOKEN: API_TOKEN,

@@ -34,6 +34,9 @@ async function setUp(t: Test) {
   return db
 }
 
+/** The two cells' values, in id order. */
+const cells = async (db: pg.Pool) => (await db.query('SELECT v FROM cells ORDER BY id')).rows.map((r) => r.v as number)
+
 /** Adds 1 to both cells, locking `first` then the other; the first attempt waits for the other writer between. */
 const writer =
   (first: number, meet: () => Promise<void>) =>
@@ -51,12 +54,7 @@ t.test('a deadlock aborts one of two plain transactions', async (t) => {
   const failed = results.filter((r) => r.status === 'rejected')
   t.equal(failed.length, 1, 'one victim')
   t.equal((failed[0] as PromiseRejectedResult).reason.code, '40P01', 'deadlock_detected')
-  const { rows } = await db.query('SELECT v FROM cells ORDER BY id')
-  t.same(
-    rows.map((r) => r.v),
-    [1, 1],
-    'only the survivor’s change',
-  )
+  t.same(await cells(db), [1, 1], 'only the survivor’s change')
 })
 
 t.test('a retried transaction runs again after losing a deadlock: both changes applied once', async (t) => {
@@ -67,12 +65,7 @@ t.test('a retried transaction runs again after losing a deadlock: both changes a
     inRetriedTransaction(db, writer(2, meet)),
   ])
   t.same([...attempts].sort(), [1, 2], 'the victim went through at its second attempt')
-  const { rows } = await db.query('SELECT v FROM cells ORDER BY id')
-  t.same(
-    rows.map((r) => r.v),
-    [2, 2],
-    'each writer’s change once',
-  )
+  t.same(await cells(db), [2, 2], 'each writer’s change once')
 })
 
 t.test('other errors are not retried', async (t) => {
