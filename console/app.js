@@ -40,8 +40,26 @@ const ROUTES = [
 let generation = 0
 /** The hash of the page shown: where a cancelled leave goes back to. */
 let shownHash = location.hash
+/**
+ * Shows the page of the address. `main` is `aria-busy` until the newest navigation's page is drawn;
+ * then `main.dataset.shown` names the address drawn (what a reader or a test waits for: the page
+ * before stays on screen until the new one replaces it).
+ */
 async function route() {
   const gen = ++generation
+  main.setAttribute('aria-busy', 'true')
+  const hash = location.hash
+  try {
+    await showPage(gen)
+  } finally {
+    if (gen === generation) {
+      main.removeAttribute('aria-busy')
+      main.dataset.shown = hash
+    }
+  }
+}
+
+async function showPage(gen) {
   clearLeaveGuard()
   shownHash = location.hash
   const hash = location.hash.replace(/^#/, '') || '/rules'

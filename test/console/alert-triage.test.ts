@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core'
 import { commandRecord, commandRule, sendAndDetect } from '../detect/helpers.js'
 import { startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { TOKEN as AUDIT_TOKEN } from '../ingest/helpers.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -59,7 +59,7 @@ const main = () => page.locator('main')
 const api = async (id: string) => (await s.request('GET', `/alerts/${encodeURIComponent(id)}`)).body
 const alertPage = async (id: string) => {
   const dedup = (await s.request('GET', `/alerts/${encodeURIComponent(id)}`)).body.dedup as string
-  await page.goto(`${s.url}/#/alerts/${encodeURIComponent(id)}`)
+  await show(page, `${s.url}/#/alerts/${encodeURIComponent(id)}`)
   // The address changes at once; the page before it stays until this alert is drawn, events included
   // (the alerts share a title; their dedup strings differ).
   await page.waitForFunction(
@@ -140,7 +140,7 @@ t.test('bulk: three alerts set to RESOLVED in one action', async (t) => {
   page.on('request', (r) => {
     if (r.method() === 'POST') posts.push(new URL(r.url()).pathname)
   })
-  await page.goto(`${s.url}/#/alerts?rule-id=T.Triage.Console`)
+  await show(page, `${s.url}/#/alerts?rule-id=T.Triage.Console`)
   await main().locator('table.list tbody tr').first().waitFor()
   t.equal(await main().locator('table.list tbody tr').count(), 3)
   await page.getByLabel('Select all on this page').check()
@@ -167,18 +167,18 @@ t.test('bulk: three alerts set to RESOLVED in one action', async (t) => {
 })
 
 t.test('the list filters are the API’s and live in the address', async (t) => {
-  await page.goto(`${s.url}/#/alerts`)
+  await show(page, `${s.url}/#/alerts`)
   await page.getByLabel('Created after').fill('2999-01-01T00:00:00Z')
   await page.getByLabel('Rule id').fill('T.Triage.Console')
   await page.getByRole('button', { name: 'Filter' }).click()
   await page.getByText('No alert matches.').waitFor()
   t.match(page.url(), /created-after=2999-01-01T00%3A00%3A00Z/)
   t.match(page.url(), /rule-id=T.Triage.Console/)
-  await page.goto(`${s.url}/#/alerts?rule-id=T.Triage.Console&created-before=2999-01-01T00:00:00Z&status=RESOLVED`)
+  await show(page, `${s.url}/#/alerts?rule-id=T.Triage.Console&created-before=2999-01-01T00:00:00Z&status=RESOLVED`)
   await main().locator('table.list tbody tr').first().waitFor()
   t.equal(await main().locator('table.list tbody tr').count(), 2, 'status and created-before applied')
   t.equal(await page.getByLabel('Created before').inputValue(), '2999-01-01T00:00:00Z', 'the form shows the address')
-  await page.goto(`${s.url}/#/alerts?created-after=yesterday`)
+  await show(page, `${s.url}/#/alerts?created-after=yesterday`)
   await page
     .getByText(/created-after/)
     .first()
@@ -194,7 +194,7 @@ for (const width of [1280, 390]) {
       ['alerts', '#/alerts?rule-id=T.Triage.Console'],
       ['alert', `#/alerts/${encodeURIComponent(ids[2]!)}`],
     ] as const) {
-      await page.goto(`${s.url}/${hash}`)
+      await show(page, `${s.url}/${hash}`)
       await main().locator('.sev-MEDIUM').first().waitFor()
       await page.waitForLoadState('networkidle')
       const scroll = await page.evaluate(() => document.scrollingElement!.scrollWidth)
@@ -250,17 +250,17 @@ t.test('a token with View Alerts only: the writes are disabled with the reason, 
   p.on('request', (r) => {
     if (r.method() !== 'GET') writes.push(`${r.method()} ${r.url()}`)
   })
-  await p.goto(`${s.url}/`)
+  await show(p, `${s.url}/`)
   await p.getByLabel('API token').fill(viewer)
   await p.getByRole('button', { name: 'Sign in' }).click()
   await p.locator('main h1').waitFor()
-  await p.goto(`${s.url}/#/alerts/${encodeURIComponent(ids[0]!)}`)
+  await show(p, `${s.url}/#/alerts/${encodeURIComponent(ids[0]!)}`)
   await p.getByLabel('Assignee').waitFor()
   for (const name of ['Set assignee', 'Add comment', 'Change status'])
     t.ok(await p.getByRole('button', { name }).isDisabled(), `${name} is disabled`)
   t.match(await p.locator('main').textContent(), /lacks the Manage Alerts permission/)
   t.ok(await p.locator('table.events').isVisible(), 'the events table without View Rules (default columns)')
-  await p.goto(`${s.url}/#/alerts`)
+  await show(p, `${s.url}/#/alerts`)
   await p.getByLabel('Select all on this page').check()
   t.ok(await p.getByRole('button', { name: 'Set status' }).isDisabled(), 'Set status is disabled')
   t.same(writes, [], 'no write request was sent')

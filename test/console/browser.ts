@@ -25,6 +25,19 @@ export async function newPage(browser: Browser, problems: string[]): Promise<Pag
   return page
 }
 
+/**
+ * Goes to `url` and waits until the console has drawn that address's page: the page before stays on
+ * screen until the new one replaces it, so a control found at once could be the old page's
+ * (console/app.js: `main` is `aria-busy` while a page is drawn, then `data-shown` is its address).
+ */
+export async function show(page: Page, url: string): Promise<void> {
+  await page.goto(url)
+  await page.waitForFunction(() => {
+    const main = document.getElementById('main')
+    return main !== null && !main.hasAttribute('aria-busy') && main.dataset.shown === location.hash
+  })
+}
+
 export async function signIn(page: Page, url: string, token: string): Promise<void> {
   await page.goto(`${url}/`)
   await page.getByLabel('API token').fill(token)

@@ -15,7 +15,7 @@ import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
 import { EXAMPLES, TOKEN as AUDIT_TOKEN, post } from '../ingest/helpers.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -80,7 +80,7 @@ t.teardown(async () => {
 const main = () => page.locator('main')
 
 t.test('sign in: a wrong token is refused; the token is kept in sessionStorage only', async (t) => {
-  await page.goto(`${s.url}/`)
+  await show(page, `${s.url}/`)
   await page.getByLabel('API token').fill('not-a-token')
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByText('Wrong token').waitFor()
@@ -97,13 +97,13 @@ t.test('sign in: a wrong token is refused; the token is kept in sessionStorage o
   t.notMatch(await page.content(), s.token, 'not in the page')
   // A new tab of the same browser is not signed in (sessionStorage is per tab).
   const other = await page.context().newPage()
-  await other.goto(`${s.url}/#/rules`)
+  await show(other, `${s.url}/#/rules`)
   await other.getByLabel('API token').waitFor()
   await other.close()
 })
 
 t.test('find: every kind in one list, search, filters, paging', async (t) => {
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
   const rows = main().locator('table.list tbody tr')
   await rows.first().waitFor()
   t.equal(await rows.count(), 50, 'the first page: 50 rules')
@@ -141,11 +141,11 @@ t.test('find: every kind in one list, search, filters, paging', async (t) => {
   await page.getByLabel('Severity').selectOption('LOW')
   await page.waitForFunction(() => document.querySelectorAll('main table.list tbody tr').length === 30)
   t.pass('tag bulk and severity LOW: the 30 low bulk rules')
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
 })
 
 t.test('read: a rule’s page shows its file with highlighting', async (t) => {
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
   await page.getByLabel('Search rules').fill('editor deletion')
   await page.getByRole('link', { name: 'Editor.Audit.Deletion' }).click()
   await page.getByRole('heading', { name: 'Editor.Audit.Deletion', level: 1 }).waitFor()
@@ -158,7 +158,7 @@ t.test('read: a rule’s page shows its file with highlighting', async (t) => {
 })
 
 t.test('run tests: passing, then a failing test with its reason', async (t) => {
-  await page.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
+  await show(page, `${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   await page.getByRole('button', { name: 'Run tests' }).click()
   await page.getByText('All 2 tests passed').waitFor()
   const yaml = page.getByLabel('Rule (YAML)')
@@ -174,7 +174,7 @@ t.test('run tests: passing, then a failing test with its reason', async (t) => {
 })
 
 t.test('edit and save with a reason; problems shown at their line', async (t) => {
-  await page.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
+  await show(page, `${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   const yaml = page.getByLabel('Rule (YAML)')
   await yaml.waitFor()
   const original = await yaml.inputValue()
@@ -214,7 +214,7 @@ t.test('edit and save with a reason; problems shown at their line', async (t) =>
 })
 
 t.test('a new rule from a template', async (t) => {
-  await page.goto(`${s.url}/#/new`)
+  await show(page, `${s.url}/#/new`)
   await page.getByLabel('Kind').selectOption('rules')
   await page.waitForFunction(() =>
     /Custom\.NewPythonRule/.test((document.querySelector('main textarea') as HTMLTextAreaElement)?.value ?? ''),
@@ -231,7 +231,7 @@ t.test('a new rule from a template', async (t) => {
   t.equal((await s.request('GET', '/rules/Console.Created')).status, 200)
   t.match(s.git('log', '-1', '--format=%B', 'main'), /A rule made in the console/)
   // The same id again: the API's 409 is shown.
-  await page.goto(`${s.url}/#/new?kind=rules`)
+  await show(page, `${s.url}/#/new?kind=rules`)
   await yaml.fill((await yaml.inputValue()).replace('Custom.NewPythonRule', 'Console.Created'))
   await page.getByRole('button', { name: 'Create' }).click()
   await page.getByText(/HTTP 409/).waitFor()
@@ -243,7 +243,7 @@ t.test('status: an invalid file pushed with plain git is shown with its path, li
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Condition: Equals', 'Condition: Equalz'))
   }, 'a typo')
   const pushed = s.git('rev-parse', 'main').trim()
-  await page.goto(`${s.url}/#/status`)
+  await show(page, `${s.url}/#/status`)
   await page.getByRole('heading', { name: 'Invalid files (0)' }).waitFor()
   t.notMatch(await main().textContent(), pushed, 'the push is not applied yet')
   // Reconcile now: the status after the run, without reloading the page.
@@ -272,7 +272,7 @@ t.test('status: a pushed Python syntax error at its .py line; a module not insta
       'import policyuniverse\n\n\ndef rule(event):\n    return True\n',
     )
   }, 'Python rules')
-  await page.goto(`${s.url}/#/status`)
+  await show(page, `${s.url}/#/status`)
   await page.getByRole('button', { name: 'Reconcile now' }).click()
   await page.getByText(/^Reconciled at/).waitFor()
   await page.getByRole('heading', { name: 'Invalid files (2)' }).waitFor()
@@ -287,7 +287,7 @@ t.test('status: a pushed Python syntax error at its .py line; a module not insta
 })
 
 t.test('a concurrent edit is answered 412 and shown', async (t) => {
-  await page.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
+  await show(page, `${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   const yaml = page.getByLabel('Rule (YAML)')
   await yaml.waitFor()
   // Someone else saves meanwhile.
@@ -306,7 +306,7 @@ t.test('a concurrent edit is answered 412 and shown', async (t) => {
 })
 
 t.test('history, diff and restore', async (t) => {
-  await page.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
+  await show(page, `${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   await page.getByRole('link', { name: 'History' }).click()
   const rows = main().locator('table.list tbody tr')
   await rows.first().waitFor()
@@ -334,7 +334,7 @@ t.test('alerts: the list, an alert’s page, a status change', async (t) => {
   const res = await post(`${s.url}/http/editor-audit`, await readFile(path.join(EXAMPLES, 'valid.ndjson')))
   t.equal(res.status, 200)
   await s.server.detection.detector.idle()
-  await page.goto(`${s.url}/#/alerts`)
+  await show(page, `${s.url}/#/alerts`)
   const link = main().locator('table.list tbody tr a').first()
   await link.waitFor()
   t.same(await seriousViolations(page), [], 'axe: alerts')
@@ -359,12 +359,12 @@ t.test('a token without Manage Rules: the editor is read-only, Save disabled wit
     if (r.method() !== 'GET') writes.push(`${r.method()} ${r.url()}`)
   })
   await signIn(p, s.url, viewer)
-  await p.goto(`${s.url}/#/rules/simple-rules/AWS.Console.Login`)
+  await show(p, `${s.url}/#/rules/simple-rules/AWS.Console.Login`)
   await p.getByLabel('Rule (YAML)').waitFor()
   t.ok(await p.getByRole('button', { name: 'Save' }).isDisabled())
   t.match(await p.locator('main').textContent(), /lacks the Manage Rules permission/)
   t.ok((await p.getByLabel('Rule (YAML)').getAttribute('readonly')) !== null)
-  await p.goto(`${s.url}/#/status`)
+  await show(p, `${s.url}/#/status`)
   const reconcile = p.getByRole('button', { name: 'Reconcile now' })
   await reconcile.waitFor()
   t.ok(await reconcile.isDisabled(), 'Reconcile now is disabled')
@@ -376,7 +376,7 @@ t.test('a token without Manage Rules: the editor is read-only, Save disabled wit
 
 t.test('keyboard only: sign in, reach a rule, run its tests', async (t) => {
   const p = await newPage(browser, problems)
-  await p.goto(`${s.url}/`)
+  await show(p, `${s.url}/`)
   await p.getByLabel('API token').waitFor()
   t.equal(
     await p.evaluate(() => document.activeElement?.getAttribute('type')),
@@ -427,7 +427,7 @@ t.test('keyboard only: sign in, reach a rule, run its tests', async (t) => {
 
 t.test('labels on every control of the main pages', async (t) => {
   for (const hash of ['#/rules', '#/rules/rules/Editor.Audit.Deletion', '#/new', '#/alerts']) {
-    await page.goto(`${s.url}/${hash}`)
+    await show(page, `${s.url}/${hash}`)
     await page.locator('main h1').waitFor()
     await page.waitForLoadState('networkidle')
     const unlabelled = await page.evaluate(() =>
@@ -447,13 +447,13 @@ t.test('a narrow window: no page is wider than the window; the controls stay usa
   await page.setViewportSize({ width: 390, height: 800 })
   t.teardown(() => page.setViewportSize({ width: 1280, height: 800 }))
   for (const hash of ['#/rules', '#/rules/simple-rules/AWS.Console.Login', '#/status', '#/alerts']) {
-    await page.goto(`${s.url}/${hash}`)
+    await show(page, `${s.url}/${hash}`)
     await page.locator('main h1').waitFor()
     await page.waitForLoadState('networkidle')
     const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
     t.ok(scroll <= inner + 1, `${hash}: ${scroll} ≤ ${inner} px wide`)
   }
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
   await page.locator('main table.list tbody tr').first().waitFor()
   await shot(page, 'rules-narrow', false)
 })

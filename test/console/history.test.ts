@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -53,7 +53,7 @@ t.teardown(async () => {
 const main = () => page.locator('main')
 
 async function saveInConsole(from: string, to: string, reason: string) {
-  await page.goto(`${s.url}/#/rules/simple-rules/${ID}`)
+  await show(page, `${s.url}/#/rules/simple-rules/${ID}`)
   const yaml = page.getByLabel('Rule (YAML)')
   await page.waitForFunction(
     (v) => (document.querySelector('main textarea') as HTMLTextAreaElement)?.value.includes(v),

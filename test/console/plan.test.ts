@@ -12,7 +12,7 @@ import { commandRecord, commandRule, DETECT_ENV } from '../detect/helpers.js'
 import { ndjson, post, TOKEN } from '../ingest/helpers.js'
 import { startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 import { failingRule } from '../plans/fixtures.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -75,7 +75,7 @@ t.test('a plan made through POST /plans, on its page', async (t) => {
   const made = await s.request('POST', '/plans', { base: 'main', head: 'pr-1' })
   t.equal(made.status, 201, made.text.slice(0, 300))
   const plan = made.body
-  await page.goto(`${s.url}/#/plans/${plan.id}`)
+  await show(page, `${s.url}/#/plans/${plan.id}`)
   await page.getByRole('heading', { name: `Plan ${plan.id}`, level: 1 }).waitFor()
   t.equal(await main().locator('.plan-status').textContent(), 'FAIL')
   await main().getByText(plan.summary).waitFor()
@@ -137,10 +137,10 @@ t.test('a plan made through POST /plans, on its page', async (t) => {
 })
 
 t.test('an unknown plan says so; #/plans finds one by id', async (t) => {
-  await page.goto(`${s.url}/#/plans/plan_0000`)
+  await show(page, `${s.url}/#/plans/plan_0000`)
   await main().getByText('No plan has this id.').waitFor()
   const plan = (await s.request('POST', '/plans', { base: 'main', head: 'pr-1', backtestDays: 0 })).body
-  await page.goto(`${s.url}/#/plans`)
+  await show(page, `${s.url}/#/plans`)
   await page.getByLabel('Plan id').fill(plan.id)
   await page.getByRole('button', { name: 'Show plan' }).click()
   await page.getByRole('heading', { name: `Plan ${plan.id}`, level: 1 }).waitFor()

@@ -6,7 +6,7 @@
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -37,7 +37,7 @@ t.teardown(async () => {
 const main = () => page.locator('main')
 
 t.test('list: policies are listed, and the kind filter selects them', async (t) => {
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
   await page.getByLabel('Kind').selectOption('policies')
   await page.waitForFunction(() => {
     const cells = [...document.querySelectorAll('main table.list tbody tr td:nth-child(3)')]
@@ -80,7 +80,7 @@ t.test('run tests: passing, then a failing test with its reason; then save with 
 })
 
 t.test('a new policy from the Policy template', async (t) => {
-  await page.goto(`${s.url}/#/new`)
+  await show(page, `${s.url}/#/new`)
   await page.getByLabel('Kind').selectOption('policies')
   await page.waitForFunction(() =>
     /Custom\.NewPolicy/.test((document.querySelector('main textarea') as HTMLTextAreaElement)?.value ?? ''),

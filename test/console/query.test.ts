@@ -11,7 +11,7 @@ import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { startTestServer, type TestServer } from '../helpers/rulekeeper.js'
 import { EXAMPLES, TOKEN as AUDIT_TOKEN, post } from '../ingest/helpers.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -70,7 +70,7 @@ t.test('run a query: columns, rows, the next page, an error', async (t) => {
 })
 
 t.test('an alert links to the events around it, on the query page', async (t) => {
-  await page.goto(`${s.url}/#/alerts`)
+  await show(page, `${s.url}/#/alerts`)
   const link = main().locator('table.list tbody tr a').first()
   await link.waitFor()
   await link.click()
@@ -102,7 +102,7 @@ t.test('without Query Data, Run is disabled with the reason', async (t) => {
   const viewer = await s.makeToken('viewer', ['View Rules', 'View Alerts'])
   const other = await newPage(browser, problems)
   await signIn(other, s.url, viewer)
-  await other.goto(`${s.url}/#/query`)
+  await show(other, `${s.url}/#/query`)
   await other.getByRole('heading', { name: 'Query', level: 1 }).waitFor()
   t.ok(await other.getByRole('button', { name: 'Run' }).isDisabled())
   t.match(await other.locator('main').textContent(), /lacks the Query Data permission/)
@@ -110,7 +110,7 @@ t.test('without Query Data, Run is disabled with the reason', async (t) => {
 })
 
 t.test('a query file has its page, reached from the rules list (its kind path holds a slash)', async (t) => {
-  await page.goto(`${s.url}/#/rules`)
+  await show(page, `${s.url}/#/rules`)
   const link = main().getByRole('link', { name: 'Editor.Audit.AdminGrants.Hourly' })
   await link.waitFor()
   t.equal(await link.getAttribute('href'), '#/rules/queries%2Fscheduled/Editor.Audit.AdminGrants.Hourly')

@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core'
 import { ndjson, post, TOKEN } from '../ingest/helpers.js'
 import { commandRecord, DETECT_ENV } from '../detect/helpers.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -104,7 +104,7 @@ t.test('the rule errors page: entries, count, record, links, filters', async (t)
   await entries.first().waitFor()
   t.equal(await entries.count(), 3)
 
-  await page.goto(`${s.url}/#/rules/rules/Console.Quiet`)
+  await show(page, `${s.url}/#/rules/rules/Console.Quiet`)
   await page.getByRole('heading', { name: 'Console.Quiet', level: 1 }).waitFor()
   await page.getByRole('navigation', { name: 'Rule views' }).getByRole('link', { name: 'Rule errors' }).click()
   await page.getByText('No rule error of this rule.').waitFor()

@@ -16,7 +16,7 @@ import { commandRecord, commandRule, DETECT_ENV } from '../detect/helpers.js'
 import { ndjson, post, TOKEN } from '../ingest/helpers.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { gitAs, PAT } from '../helpers/git-as.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -107,7 +107,7 @@ t.test(`${RULES} rules with their health columns render ≤ ${LIMIT_MS} ms`, asy
     document.addEventListener('DOMContentLoaded', () => seen.observe(document.body, { childList: true, subtree: true }))
   }, s.token)
   const p = await context.newPage()
-  await p.goto(`${s.url}/#/rules`)
+  await show(p, `${s.url}/#/rules`)
   await p.locator('main table.rules-list tbody tr td.num').first().waitFor({ timeout: 20_000 })
   const ms = await p.evaluate(() => (window as unknown as { listVisibleAt: number }).listVisibleAt)
   t.equal(await p.locator('main table.rules-list tbody tr').count(), 50)
@@ -124,7 +124,7 @@ t.test(`${RULES} rules with their health columns render ≤ ${LIMIT_MS} ms`, asy
 })
 
 t.test('health columns after an alert and a rule error', async (t) => {
-  await page.goto(`${s.url}/#/rules?q=Health.`)
+  await show(page, `${s.url}/#/rules?q=Health.`)
   await rowOf('Health.Alerts').waitFor()
   const alerts = (await s.request('GET', '/alerts?rule-id=Health.Alerts')).body.results
   t.equal(alerts.length, 1, 'one alert')
@@ -147,7 +147,7 @@ t.test('health columns after an alert and a rule error', async (t) => {
 })
 
 t.test('sorting: a header sorts the whole filtered list; aria-sort; the address keeps filters and sort', async (t) => {
-  await page.goto(`${s.url}/#/rules?severity=HIGH`)
+  await show(page, `${s.url}/#/rules?severity=HIGH`)
   await rowOf('Health.Alerts').waitFor()
   await headerOf('Alerts 24 h').getByRole('button').click()
   await page.waitForFunction(() => location.hash.includes('sort=alerts-24h'))
@@ -164,7 +164,7 @@ t.test('sorting: a header sorts the whole filtered list; aria-sort; the address 
   t.equal(await page.getByLabel('Severity').inputValue(), 'HIGH')
 
   // The whole list, not one page: of the 1,000+ rules, the one with an error comes first.
-  await page.goto(`${s.url}/#/rules?sort=last-error&dir=desc`)
+  await show(page, `${s.url}/#/rules?sort=last-error&dir=desc`)
   await page.waitForFunction(
     () => document.querySelector('main table.rules-list tbody tr td:first-child a')?.textContent === 'Health.Raises',
   )
@@ -189,7 +189,7 @@ const gitLog = (n: number) =>
   execFileSync('git', ['--git-dir', s.gitdir, 'log', `-${n}`, '--format=%s%n%b%n--end--', 'main'], { encoding: 'utf8' })
 
 t.test('the toggle: a commit with the typed reason; a reason is required', async (t) => {
-  await page.goto(`${s.url}/#/rules?q=Health.Quiet`)
+  await show(page, `${s.url}/#/rules?q=Health.Quiet`)
   await rowOf('Health.Quiet').waitFor()
   const toggle = page.getByRole('switch', { name: 'Enabled: Health.Quiet' })
   t.ok(await toggle.isChecked())
@@ -231,7 +231,7 @@ t.test('the toggle: a commit with the typed reason; a reason is required', async
 })
 
 t.test('a conflict is shown, not lost: a 412, and a change since the list was shown', async (t) => {
-  await page.goto(`${s.url}/#/rules?q=Health.Quiet`)
+  await show(page, `${s.url}/#/rules?q=Health.Quiet`)
   await rowOf('Health.Quiet').waitFor()
   await page.getByLabel('Change reason').fill('pause it')
   // Another writer changes the rule between the console's read and its write: the server's 412.
@@ -276,7 +276,7 @@ t.test('a conflict is shown, not lost: a 412, and a change since the list was sh
 })
 
 t.test('bulk: the selected rules disabled, one commit each with the reason', async (t) => {
-  await page.goto(`${s.url}/#/rules?q=Many.R000`)
+  await show(page, `${s.url}/#/rules?q=Many.R000`)
   await rowOf('Many.R0001').waitFor()
   await page.getByRole('checkbox', { name: 'Select Many.R0001' }).check()
   await page.getByRole('checkbox', { name: 'Select Many.R0002' }).check()
@@ -311,7 +311,7 @@ t.test('a read-only token: toggles disabled with the reason, nothing sent', asyn
     if (r.method() !== 'GET') writes.push(`${r.method()} ${r.url()}`)
   })
   await signIn(p, s.url, viewer)
-  await p.goto(`${s.url}/#/rules?q=Health.`)
+  await show(p, `${s.url}/#/rules?q=Health.`)
   await p.locator('main table.rules-list tbody tr').first().waitFor()
   t.ok(await p.getByRole('switch', { name: 'Enabled: Health.Quiet' }).isDisabled())
   t.ok(await p.getByRole('button', { name: 'Disable selected' }).isDisabled())
@@ -324,7 +324,7 @@ t.test('layout at 1280 and 390 px: no sideways page scroll, no word broken, ever
   t.teardown(() => page.setViewportSize({ width: 1280, height: 800 }))
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 800 })
-    await page.goto(`${s.url}/#/rules?q=Health.`)
+    await show(page, `${s.url}/#/rules?q=Health.`)
     await rowOf('Health.Raises').waitFor()
     const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
     t.ok(scroll <= inner + 1, `${width} px: the page is ${scroll} ≤ ${inner} px wide`)

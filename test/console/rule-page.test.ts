@@ -13,7 +13,7 @@ import { REPLAY_DAY, writeStoredAudit } from '../detect/stored-records.js'
 import { SAMPLE_BODIES, startTestServer, tempDir, type TestServer } from '../helpers/rulekeeper.js'
 import { TOKEN as AUDIT_TOKEN } from '../ingest/helpers.js'
 import { waitFor } from '../helpers/wait.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -85,7 +85,7 @@ const noSidewaysScroll = () =>
 t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => {
   const alerts = (await s.request('GET', '/alerts?rule-id=Page.Live')).body.results as any[]
   t.equal(alerts.length, 1, 'the API: one alert of the rule')
-  await page.goto(`${s.url}/#/rules/rules/Page.Live`)
+  await show(page, `${s.url}/#/rules/rules/Page.Live`)
   await page.getByRole('heading', { name: 'Page.Live', level: 1 }).waitFor()
   await ruleViews().getByRole('link', { name: 'Alerts' }).click()
   const table = page.locator('table.rule-alerts')
@@ -98,7 +98,7 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
   t.same(await seriousViolations(page), [], 'axe: alerts tab')
 
   // Bookmarkable: the errors tab opened by its address.
-  await page.goto(`${s.url}/#/rules/rules/Page.Live/errors`)
+  await show(page, `${s.url}/#/rules/rules/Page.Live/errors`)
   const entries = page.locator('main li.rule-error')
   await entries.first().waitFor()
   const groups = (await s.request('GET', '/rule-errors/groups?rule-id=Page.Live')).body.results as any[]
@@ -128,7 +128,7 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
     async () => {
       const before = await statusOf()
       if (!before) return undefined
-      await page.goto(`${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
+      await show(page, `${s.url}/#/rules/correlation-rules/Page.Corr/runs`)
       const runs = page.locator('table.runs tbody tr')
       await runs.waitFor()
       const shown = await runs.locator('th, td').allTextContents()
@@ -149,13 +149,13 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
   t.same(await seriousViolations(page), [], 'axe: runs tab')
 
   // Another rule's tabs: none of Page.Live's.
-  await page.goto(`${s.url}/#/rules/rules/Page.Users/alerts`)
+  await show(page, `${s.url}/#/rules/rules/Page.Users/alerts`)
   await page.getByText('This rule has raised no alert.').waitFor()
   await ruleViews().getByRole('link', { name: 'Rule errors' }).click()
   await page.getByText('No rule error of this rule.').waitFor()
 
   // At 390 px: the tabs and the table fit, a badge is one line, nothing scrolls sideways.
-  await page.goto(`${s.url}/#/rules/rules/Page.Live/alerts`)
+  await show(page, `${s.url}/#/rules/rules/Page.Live/alerts`)
   await table.waitFor()
   await page.setViewportSize({ width: 390, height: 800 })
   t.ok(await noSidewaysScroll(), 'no sideways page scroll at 390 px')
@@ -172,7 +172,7 @@ t.test('the Alerts, Rule errors and Runs tabs show this rule’s', async (t) => 
 })
 
 t.test('preview of an unsaved change: the alerts its replay gives; cancel stops it', async (t) => {
-  await page.goto(`${s.url}/#/rules/rules/Page.Users`)
+  await show(page, `${s.url}/#/rules/rules/Page.Users`)
   await page.getByLabel('Python body').fill(EDITED)
   await page.getByLabel('From', { exact: true }).fill(REPLAY_DAY.from)
   await page.getByLabel('To', { exact: true }).fill(REPLAY_DAY.to)
@@ -211,7 +211,7 @@ t.test('preview of an unsaved change: the alerts its replay gives; cancel stops 
 
   // A slow preview (50 ms a record), cancelled: the server's replay stops and frees its place.
   const queue = s.server.detection.replays.queue
-  await page.goto(`${s.url}/#/rules/rules/Page.Slow`)
+  await show(page, `${s.url}/#/rules/rules/Page.Slow`)
   await page.getByLabel('From', { exact: true }).fill(REPLAY_DAY.from)
   await page.getByLabel('To', { exact: true }).fill(REPLAY_DAY.to)
   const started = Date.now()
@@ -227,7 +227,7 @@ t.test('preview of an unsaved change: the alerts its replay gives; cancel stops 
 })
 
 t.test('tests as forms: one run alone, pass and fail; JSON checked; the YAML the same', async (t) => {
-  await page.goto(`${s.url}/#/rules/rules/Page.Users`)
+  await show(page, `${s.url}/#/rules/rules/Page.Users`)
   await page.getByRole('heading', { name: 'Page.Users', level: 1 }).waitFor()
   await page.getByLabel('Forms, one per test').check()
   const forms = page.locator('fieldset.test-form')

@@ -8,7 +8,7 @@
 import t from 'tap'
 import type { Browser, Page, Route } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -71,7 +71,7 @@ t.test('a label renamed and a log type added by the server show in the console',
     .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
   t.ok(offered.includes('Catalog.Extra') && offered.includes('Editor.Audit'), 'the log-type filter offers the server’s')
 
-  await page.goto(`${s.url}/#/new?kind=simple-rules`)
+  await show(page, `${s.url}/#/new?kind=simple-rules`)
   const yaml = page.getByLabel('Rule (YAML)')
   await yaml.waitFor()
   t.equal(await page.getByLabel('Kind').locator('option:checked').textContent(), 'Plain YAML', 'the kind picker too')
@@ -95,7 +95,7 @@ t.test('without the rewrite, the server’s own names', async (t) => {
   const kindOptions = await page.getByLabel('Kind').locator('option').allTextContents()
   t.ok(kindOptions.includes('Simple'), 'the registry’s label')
   t.notOk(kindOptions.includes('Plain YAML'))
-  await page.goto(`${s.url}/#/new?kind=policies`)
+  await show(page, `${s.url}/#/new?kind=policies`)
   await page.getByLabel('Rule (YAML)').waitFor()
   t.equal(await page.getByLabel('Log type').count(), 0, 'no log-type picker for a kind without log types')
 })

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { startTestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, seriousViolations, signIn } from './browser.js'
+import { hasChromium, launch, newPage, seriousViolations, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -33,7 +33,7 @@ t.test('150 invalid files: 100 rows, the count, and the rest on demand', async (
   const problems: string[] = []
   const page = await newPage(browser, problems)
   await signIn(page, s.url, s.token)
-  await page.goto(`${s.url}/#/status`)
+  await show(page, `${s.url}/#/status`)
   await page.getByRole('heading', { name: 'Invalid files (150)' }).waitFor()
   const rows = page.locator('main table.list', { hasText: 'simple_rules/bulk/f000.yml' }).locator('tbody tr')
   t.equal(await rows.count(), 100, 'the first 100 rows, as /status lists them')

@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { Browser, Dialog, Page } from 'playwright-core'
 import { SAMPLE_BODIES, startTestServer, type TestServer } from '../helpers/rulekeeper.js'
-import { hasChromium, launch, newPage, signIn } from './browser.js'
+import { hasChromium, launch, newPage, show, signIn } from './browser.js'
 
 if (!hasChromium) {
   t.plan(0, 'no chromium at /usr/bin/chromium (.ci/run installs it)')
@@ -43,7 +43,7 @@ async function pageAnswering(answer: () => boolean): Promise<{ page: Page; dialo
 }
 
 async function openAndEdit(page: Page): Promise<void> {
-  await page.goto(`${s.url}/#/rules/simple-rules/${ID}`)
+  await show(page, `${s.url}/#/rules/simple-rules/${ID}`)
   const yaml = page.getByLabel('Rule (YAML)')
   await yaml.waitFor()
   await yaml.fill((await yaml.inputValue()).replace('severity: HIGH', 'severity: LOW'))
@@ -128,7 +128,7 @@ t.test('the new-rule page: another kind’s template replaces an edited one only
   let accept = false
   const { page, dialogs } = await pageAnswering(() => accept)
   t.teardown(() => page.close())
-  await page.goto(`${s.url}/#/new?kind=simple-rules`)
+  await show(page, `${s.url}/#/new?kind=simple-rules`)
   const yaml = page.getByLabel('Rule (YAML)')
   await yaml.waitFor()
   // The untouched template is left without a question.

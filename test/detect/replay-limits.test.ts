@@ -65,7 +65,8 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
   const seen: Array<[number, number]> = []
   const full = await runReplay({ ...base0, ...range, progress: (read, total) => seen.push([read, total]) })
   t.equal(full.records, 40_200)
-  t.ok(seen.length >= 9, `progress reported ${seen.length} times`)
+  // Reported after each 10 ms of work: how often depends on the machine's speed, at least twice here.
+  t.ok(seen.length >= 2, `progress reported ${seen.length} times`)
   t.ok(
     seen.every(([read, total], i) => total === day && read <= total && (i === 0 || read > seen[i - 1]![0])),
     'bytes read grow towards the total',
@@ -78,12 +79,12 @@ t.test('one replay at a time; a bound on the bytes read', async (t) => {
       ...range,
       signal: stop.signal,
       progress: () => {
-        if (++reports === 2) stop.abort(new Error('the caller went away'))
+        if (++reports === 1) stop.abort(new Error('the caller went away'))
       },
     }),
     /the caller went away/,
   )
-  t.equal(reports, 2, 'it stopped at the yield after the abort')
+  t.equal(reports, 1, 'it stopped at the yield after the abort')
 
   s = await startInProcess({ dataDir, env, config: { detection: { replay: { maxBytes: hour10 } } } })
   const narrow = await s.request('POST', '/replay', HOUR_10)
