@@ -1,12 +1,14 @@
 // GET /rule-health, in process, over real ingest and detection: a simple rule's alert (last alert,
 // alerts in the last 24 hours), a Python rule raising in the sandbox (its latest error, first line),
 // a correlation rule's last and next run (its scheduler), a scheduled rule's next run (the scheduled
-// query it names, as /status has it); rule id order, `rule-id`, cursor pages, 400s, View Rules, and
-// the OpenAPI document.
+// query it names, as /status has it; both schedulers at a fixed test clock, the query's one run at
+// start waited for, so no run lands between the reads compared); rule id order, `rule-id`, cursor
+// pages, 400s, View Rules, and the OpenAPI document.
 import t from 'tap'
 import { commandRecord, commandRule, DETECT_ENV, sendAndDetect } from '../detect/helpers.js'
 import { startInProcess } from '../helpers/in-process.js'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 import { messageHead } from '../../src/service/rule-health.js'
 
 const RAISES = `def rule(event):
@@ -21,7 +23,12 @@ const SEQUENCE =
 
 t.test('GET /rule-health', async (t) => {
   const clock = Date.parse('2026-11-20T09:00:00Z')
-  const s = await startInProcess({ env: DETECT_ENV, correlationSchedule: { now: () => clock, syncMs: 20 } })
+  const s = await startInProcess({
+    env: DETECT_ENV,
+    correlationSchedule: { now: () => clock, syncMs: 20 },
+    // The clock stands still: the query's slot at start is its only run (none at a real hour's turn).
+    scheduledQueries: { now: () => clock, tickMs: 20 },
+  })
   t.teardown(() => s.close())
   await commandRule(s, 'H.Alerts', 'halert')
   const py = await s.request('POST', '/rules', SAMPLE_BODIES.python('H.Raises', { body: RAISES, tests: [] }))
@@ -46,6 +53,14 @@ t.test('GET /rule-health', async (t) => {
     if (Date.now() > until) throw new Error('the schedule did not run the correlation rule')
     await new Promise((r) => setTimeout(r, 20)) // wait: poll interval of a wait on a condition
   }
+
+  // The scheduled query runs its slot at start once H.Sched names it: read after that run.
+  const QUERY = 'Editor.Audit.AdminGrants.Hourly'
+  const queryRuns = async () =>
+    ((await s.request('GET', '/status')).body.scheduledQueries.queries as Array<{ name: string; runs: number }>).find(
+      (q) => q.name === QUERY,
+    )?.runs
+  await waitFor('the scheduled query run at start', async () => (await queryRuns()) === 1)
 
   const r = await s.request('GET', '/rule-health?rule-id=H.Sched,H.Raises,H.Alerts,H.Corr,H.Quiet&rule-id=H.Nope')
   t.equal(r.status, 200, r.text)
@@ -86,10 +101,9 @@ t.test('GET /rule-health', async (t) => {
   })
   t.equal(by['H.Corr'].lastRunAt, '2026-11-20T09:00:00.000Z', 'the scheduler’s clock')
   t.type(by['H.Corr'].nextRunAt, 'string')
-  const query = status.scheduledQueries.queries.find(
-    (q: { name: string }) => q.name === 'Editor.Audit.AdminGrants.Hourly',
-  )
+  const query = status.scheduledQueries.queries.find((q: { name: string }) => q.name === QUERY)
   t.ok(query, 'the scheduled query of the template')
+  t.equal(query.runs, 1, 'no other run between the reads')
   t.match(by['H.Sched'], {
     kind: 'scheduled',
     nextRunAt: query.nextSlotAt,

@@ -89,7 +89,9 @@ t.test('every invalid sample is kept in _rejected with its reason', async (t) =>
   t.teardown(() => server.close())
   const body = await readFile(path.join(EXAMPLES, 'invalid.ndjson'), 'utf8')
   const lines = body.trim().split('\n')
+  const sentAt = new Date().toISOString()
   const res = await server.post('/http/editor-audit', body)
+  const answeredAt = new Date().toISOString()
   t.equal(res.status, 200)
   t.equal(res.body.accepted, 0)
   t.equal(res.body.rejected, 6)
@@ -114,13 +116,15 @@ t.test('every invalid sample is kept in _rejected with its reason', async (t) =>
   t.same(await storedRecords(dataDir), [], 'nothing invalid reaches the data partitions')
   const rejected = await storedLines(dataDir, '_rejected')
   t.equal(rejected.length, 6)
-  const today = new Date().toISOString().slice(0, 10)
   for (const [i, line] of rejected.entries()) {
     const r = JSON.parse(line.text)
-    t.equal(path.dirname(line.file), `_rejected/Editor.Audit/dt=${today}`, 'rejected area is by arrival date')
+    t.match(r.receivedAt, /^\d{4}-\d\d-\d\dT/)
+    t.ok(r.receivedAt >= sentAt && r.receivedAt <= answeredAt, `received (${r.receivedAt}) during the POST`)
+    // The arrival date as recorded (a run straddling midnight UTC has two dates around the POST).
+    const arrived = r.receivedAt.slice(0, 10)
+    t.equal(path.dirname(line.file), `_rejected/Editor.Audit/dt=${arrived}`, 'rejected area is by arrival date')
     t.match(r.error, expected[i]![1])
     t.equal(r.sourceId, 'editor-audit')
-    t.match(r.receivedAt, /^\d{4}-\d\d-\d\dT/)
     t.same(r.raw, JSON.parse(lines[i]!), 'raw is the record exactly as sent')
   }
 })

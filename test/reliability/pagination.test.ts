@@ -2,10 +2,13 @@
 // order differs from UTF-16 order) are walked 7 at a time while other clients create new ids and
 // delete or replace designated ones. A walk never repeats an id, never skips one that stayed
 // untouched, returns ids in byte order and ends with next = null; an altered cursor is a 400.
+// The walk is paced on the writers' progress (after each page it waits until one more write has
+// been answered, or the writers are done), so writes land between pages however fast either runs.
 import fs from 'node:fs'
 import t from 'tap'
 import { startInProcess, type InProcessServer } from '../helpers/in-process.js'
 import { SAMPLE_BODIES } from '../helpers/rulekeeper.js'
+import { waitFor } from '../helpers/wait.js'
 
 const LIMIT = 7
 const SEED = 300
@@ -13,7 +16,6 @@ const SEED = 300
 const EXOTIC = ['Page.é', 'Page.Ω', 'Page.Ａ', 'Page.😀', 'Page.𝔸', 'Page.\uFFE1', 'Page.a', 'Page.B', 'Page.~']
 
 const byteCompare = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const q = '?run-tests-first=false'
 const enc = encodeURIComponent
 
@@ -73,6 +75,7 @@ t.test(
     const created = new Set<string>()
 
     let walking = true
+    let writersDone = 0
     const writeStatuses: Array<{ op: string; id: string; status: number }> = []
     let writesDuringWalk = 0
     const note = (op: string, id: string, status: number) => {
@@ -124,8 +127,14 @@ t.test(
           })
           cursor = res.body.next
           if (cursor === null) break
-          // wait: writes land between pages (the interleaving is the point)
-          await sleep(15) // let writes land between pages
+          // Writes land between pages (the interleaving is the point): one more answered first.
+          const answered = writeStatuses.length
+          await waitFor(
+            'a write answered since the last page, or the writers done',
+            () => writeStatuses.length > answered || writersDone === 3,
+            60_000,
+            2,
+          )
         }
       } finally {
         walking = false
@@ -133,7 +142,8 @@ t.test(
       return pages
     }
 
-    const [pages] = await Promise.all([walk(), creator(), deleter(), replacer()])
+    const counted = (writes: Promise<void>) => writes.finally(() => writersDone++)
+    const [pages] = await Promise.all([walk(), counted(creator()), counted(deleter()), counted(replacer())])
     t.comment(`${pages.length} pages; ${writesDuringWalk} writes landed while walking`)
 
     t.same(

@@ -92,12 +92,17 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
     })
     t.equal(res.status, 200, 'the correlation rule is created')
   }
-  const runsOf = async (s: InProcessServer) =>
+  const statusOf = async (s: InProcessServer) =>
     ((await s.request('GET', '/status')).body.detection.correlation.rules as any[]).find((r) => r.ruleId === 'C.Seq')
-      ?.runs as number
+  const runsOf = async (s: InProcessServer) => (await statusOf(s))?.runs as number
   const holderA = await waitFor('the first slot run', async () => (await runs(url))[0]?.holder)
   t.match(holderA, /^rk-a\//, 'the replica started first holds the lease and runs the slot')
-  t.equal(await runsOf(a), 1)
+  // The job_runs row is written (claimed) before the run ends and its status counts it: wait for that.
+  const runsA = await waitFor('its status', async () => {
+    const n = await runsOf(a)
+    return n >= 1 && n
+  })
+  t.equal(runsA, 1, 'the slot ran once')
   // The other replica schedules the rule too (once its revision is synced), but runs nothing.
   t.equal(
     await waitFor('the rule scheduled on the other replica', () => runsOf(b)),
@@ -131,6 +136,9 @@ t.test('one replica runs each correlation slot; the other takes over when it sto
     all.map((r) => r.holder.split('/')[0]),
     ['rk-a', 'rk-a', 'rk-b', 'rk-b'],
   )
+  // b's status once its run of the fourth slot has ended (claimed before it ends, counted after).
+  const fourth = new Date(all[3]!.slot).toISOString()
+  await waitFor("the fourth slot's run in b's status", async () => (await statusOf(b))?.lastRun?.evaluatedAt === fourth)
   t.equal(await runsOf(b), 2, 'the new holder ran only the slots after the last recorded one')
 })
 
