@@ -1,8 +1,7 @@
 // Pushes across replicas (LISTEN/NOTIFY on the PostgreSQL state store): three services over one
 // smart-HTTP Git remote and one PostgreSQL, their scheduled reconcile a year apart, so only the
 // notification explains a replica serving another's write (or a webhook sent to another) within
-// a second (or, on a machine so loaded that the reconcile it starts takes over half of that, within
-// 500 ms beyond that reconcile's own recorded duration); a replica whose
+// a second (each replica's own start-up reconcile ended before the interval starts); a replica whose
 // channel connection dies fetches when it connects again; concurrent If-Match writes through the
 // three replicas: exactly one wins, one commit on the remote, and all then serve the winner.
 // Real port: a remote (the git server).
@@ -11,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createGitHttpServer, createRemoteRepo, PersonClone } from '../helpers/git-http-server.js'
 import { type InProcessServer, startInProcess } from '../helpers/in-process.js'
 import { freshDatabase } from '../helpers/postgres.js'
@@ -93,24 +92,6 @@ async function settled(servers: InProcessServer[], since = 0) {
   })
 }
 
-/** How long the reconcile that brought `s` the one new file took (its own record, once ended). */
-async function servingRunMs(t: Test, s: InProcessServer, who: string) {
-  const run = await waitFor(`${who}'s run to end`, async () => {
-    const r = await reconciler(s)
-    return (!r.running && r.lastRun) || undefined
-  })
-  t.equal(run.filesChanged, 1, `${who}'s last run is the one that fetched it`)
-  return run.durationMs
-}
-
-/**
- * The issue's bound ("served by all within one second") holds whenever the reconcile the
- * notification starts (fetch, apply: work the notification does not make faster) takes under half
- * of it; on a machine so loaded that it does not, what is left for the notification to arrive and
- * the replica to begin is still 500 ms beyond that reconcile's own measured duration.
- */
-const bound = (reconcileMs: number, requirement = 1000) => Math.max(requirement, reconcileMs + 500)
-
 t.test('a rule written through one replica is served by the others within a second', async (t) => {
   t.setTimeout(120_000)
   const { a, b, c: third, git, url } = await threeReplicas(t)
@@ -124,10 +105,8 @@ t.test('a rule written through one replica is served by the others within a seco
   const [msB, msC] = await Promise.all(
     [b, third].map((s) => msUntil(s, '/simple-rules/Push.One', (r) => r.status === 200)),
   )
-  const runB = await servingRunMs(t, b, 'b')
-  const runC = await servingRunMs(t, third, 'c')
-  t.ok(msB! < bound(runB), `served by b after ${msB} ms (its reconcile: ${runB} ms)`)
-  t.ok(msC! < bound(runC), `served by c after ${msC} ms (its reconcile: ${runC} ms)`)
+  t.ok(msB! < 1000, `served by b after ${msB} ms`)
+  t.ok(msC! < 1000, `served by c after ${msC} ms`)
   for (const s of [b, third])
     t.equal(
       (await s.request('GET', '/simple-rules/Push.One')).headers.get('etag'),
@@ -171,12 +150,7 @@ t.test('a rule written through one replica is served by the others within a seco
   t.equal((await pushHook(a, pushed)).status, 202, 'the webhook went to a')
   const viaHook = await msUntil(b, '/simple-rules/Push.Three', (r) => r.status === 200)
   // Two reconciles in a row (a's fetch, then b's after the announcement): twice the bound of a write.
-  const runA = await servingRunMs(t, a, 'a')
-  const runB3 = await servingRunMs(t, b, 'b')
-  t.ok(
-    viaHook < bound(runA + runB3, 2000),
-    `served by b ${viaHook} ms after a's webhook (the reconciles: a ${runA} ms, b ${runB3} ms)`,
-  )
+  t.ok(viaHook < 2000, `served by b ${viaHook} ms after a's webhook`)
 })
 
 t.test('concurrent If-Match writes through three replicas: exactly one wins', async (t) => {
